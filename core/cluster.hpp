@@ -1,0 +1,109 @@
+#pragma once
+/// The hardware a plan runs on: devices grouped in nodes, nodes grouped in regions, and the network.
+///
+/// Network model (the simulator builds exactly this, and `path()` is its contention-free summary):
+///  - every device has a port link to its node's switch (`Node::intra`, full duplex);
+///  - every node has a NIC (`Node::nic`, full duplex) to its region's switch;
+///  - nodes of one region are joined by a non-blocking switch with latency `Region::latency_s`,
+///    unless an override gives a node pair its own link;
+///  - each ordered pair of regions has its own WAN link (`inter_region(i, j)`; asymmetric allowed),
+///    shared by every flow between them unless `wan_sharing` is `per_flow`.
+/// A port link contributes half its latency per traversal, so the latency of a link is the latency between
+/// two endpoints that talk only through that kind of link.
+
+#include "core/gpu_spec.hpp"
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace hetsim {
+
+struct Link {
+  double bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  double latency_s             = 0;
+};
+
+struct Device {
+  int id         = 0;
+  int gpu        = 0; ///< index into Cluster::gpus()
+  int node       = 0;
+  int local_rank = 0; ///< position inside its node
+};
+
+struct Node {
+  std::string name;
+  int region = 0;
+  std::vector<int> devices;
+  Link intra; ///< each device's port to the node switch (NVLink, PCIe)
+  Link nic;   ///< the node's network interface, shared by its devices
+};
+
+struct Region {
+  std::string name;
+  double latency_s = 0; ///< node-to-node latency across the region's switch
+  std::vector<int> nodes;
+};
+
+/// A node pair (same region) joined by its own link instead of the region switch.
+struct NodePairOverride {
+  int src_node = 0;
+  int dst_node = 0;
+  Link link;
+};
+
+enum class WanSharing { shared, per_flow };
+
+class Cluster {
+public:
+  explicit Cluster(std::string name = "cluster") : name_(std::move(name)) {}
+
+  // --- construction (used by the JSON loader and by tests/benchmarks) ---
+  int add_gpu(const GpuSpec& spec); ///< returns the index; identical names are merged
+  int add_region(const std::string& name, double latency_s);
+  int add_node(int region, const std::string& name, Link intra, Link nic);
+  int add_device(int node, int gpu);
+  /// Sets the WAN link from region `src` to region `dst`; every ordered pair of distinct regions needs one.
+  void set_inter_region(int src, int dst, Link link);
+  void add_override(NodePairOverride override_link);
+  void set_wan_sharing(WanSharing sharing) { wan_sharing_ = sharing; }
+
+  // --- queries ---
+  const std::string& name() const { return name_; }
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  const std::vector<Device>& devices() const { return devices_; }
+  const Device& device(int id) const;
+  const GpuSpec& gpu_of(int device) const { return gpus_[this->device(device).gpu]; }
+  const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Region>& regions() const { return regions_; }
+  const Node& node_of(int device) const { return nodes_[this->device(device).node]; }
+  int region_of(int device) const { return node_of(device).region; }
+  Link inter_region(int src, int dst) const;
+  const std::vector<NodePairOverride>& overrides() const { return overrides_; }
+  /// The override for this ordered node pair, or nullptr.
+  const NodePairOverride* find_override(int src_node, int dst_node) const;
+  WanSharing wan_sharing() const { return wan_sharing_; }
+
+  /// End-to-end latency and bottleneck bandwidth from one device to another on an idle network.
+  Link path(int src, int dst) const;
+
+private:
+  std::string name_;
+  std::vector<GpuSpec> gpus_;
+  std::vector<Device> devices_;
+  std::vector<Node> nodes_;
+  std::vector<Region> regions_;
+  std::vector<std::vector<Link>> inter_region_; ///< [src][dst]
+  std::vector<std::vector<char>> inter_region_set_; ///< [src][dst]: was the link given?
+  std::vector<NodePairOverride> overrides_;
+  WanSharing wan_sharing_ = WanSharing::shared;
+
+  friend void check_cluster_complete(const Cluster& cluster, const std::string& origin);
+};
+
+/// Throws InputError (prefixed with `origin`) when a region pair has no WAN link or a latency cannot be
+/// represented (a WAN latency below the mean of its two regions' switch latencies).
+void check_cluster_complete(const Cluster& cluster, const std::string& origin);
+
+} // namespace hetsim

@@ -1,0 +1,323 @@
+#include "core/cluster_json.hpp"
+
+#include "core/error.hpp"
+#include "core/json_input.hpp"
+#include "core/presets.hpp"
+#include "core/units.hpp"
+
+#include <map>
+
+namespace hetsim {
+namespace {
+
+// Defaults for links a file leaves out: an NVLink-class port and a 100 Gb/s NIC.
+const Link kDefaultIntraNode{1200 * units::kGbps, 2 * units::kMicrosecond};
+const Link kDefaultNic{100 * units::kGbps, 5 * units::kMicrosecond};
+
+/// A file without "name" is named after itself: "preset:case5_worldwide_geo" or "dir/my.json" -> its stem.
+std::string default_name(const JsonInput& root)
+{
+  std::string name = root.file();
+  if (auto slash = name.find_last_of("/:"); slash != std::string::npos)
+    name = name.substr(slash + 1);
+  if (name.size() > 5 && name.ends_with(".json"))
+    name.resize(name.size() - 5);
+  return name;
+}
+
+double read_latency_s(const JsonInput& object, double fallback_s)
+{
+  auto ms = object.find("latency_ms");
+  auto us = object.find("latency_us");
+  if (ms && us)
+    throw InputError(object.where() + ": give either latency_ms or latency_us, not both");
+  if (ms)
+    return ms->non_negative_number() * units::kMillisecond;
+  if (us)
+    return us->non_negative_number() * units::kMicrosecond;
+  return fallback_s;
+}
+
+double read_bandwidth(const JsonInput& object, double fallback)
+{
+  auto gbps  = object.find("bandwidth_gbps");
+  auto gbyte = object.find("bandwidth_GBps");
+  if (gbps && gbyte)
+    throw InputError(object.where() + ": give either bandwidth_gbps or bandwidth_GBps, not both");
+  if (gbps)
+    return gbps->positive_number() * units::kGbps;
+  if (gbyte)
+    return gbyte->positive_number() * units::kGBps;
+  return fallback;
+}
+
+Link read_link(const std::optional<JsonInput>& object, Link fallback)
+{
+  if (!object)
+    return fallback;
+  object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us"});
+  return Link{read_bandwidth(*object, fallback.bandwidth_bytes_per_s), read_latency_s(*object, fallback.latency_s)};
+}
+
+GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
+{
+  spec.allow_only({"name", "memory_gib", "memory_bandwidth_GBps", "peak_tflops_fp16", "peak_tflops_fp32"});
+  GpuSpec gpu;
+  gpu.name                         = spec.string_or("name", name);
+  gpu.memory_bytes                 = spec.at("memory_gib").positive_number() * units::kGiB;
+  gpu.memory_bandwidth_bytes_per_s = spec.at("memory_bandwidth_GBps").positive_number() * units::kGBps;
+  gpu.peak_flops_fp16              = spec.at("peak_tflops_fp16").positive_number() * units::kTera;
+  gpu.peak_flops_fp32              = spec.positive_number_or("peak_tflops_fp32", gpu.peak_flops_fp16 / 8) * units::kTera;
+  return gpu;
+}
+
+/// Resolves GPU names against the file's own `gpus` first, then the catalog.
+class GpuResolver {
+public:
+  GpuResolver(Cluster& cluster, const std::optional<JsonInput>& inline_specs) : cluster_(cluster)
+  {
+    if (!inline_specs)
+      return;
+    if (!inline_specs->is_object())
+      inline_specs->fail("an object mapping GPU names to specs");
+    for (const auto& [key, unused] : inline_specs->value().items())
+      inline_.emplace(key, read_inline_gpu(inline_specs->at(key), key));
+  }
+
+  int resolve(const JsonInput& value)
+  {
+    if (value.is_object())
+      return cluster_.add_gpu(read_inline_gpu(value, "custom"));
+    const std::string name = value.string();
+    if (auto it = inline_.find(name); it != inline_.end())
+      return cluster_.add_gpu(it->second);
+    if (const GpuSpec* spec = find_catalog_gpu(name))
+      return cluster_.add_gpu(*spec);
+    throw InputError(value.where() + ": unknown GPU '" + name + "'; known: " + catalog_gpu_names() +
+                     " (or define it under \"gpus\")");
+  }
+
+private:
+  Cluster& cluster_;
+  std::map<std::string, GpuSpec> inline_;
+};
+
+/// Reads a square matrix of size `count` whose off-diagonal entries go through `read`.
+template <class Read>
+void read_region_matrix(const JsonInput& matrix, int count, Read read)
+{
+  if (static_cast<int>(matrix.size()) != count)
+    matrix.fail("a " + std::to_string(count) + "x" + std::to_string(count) + " matrix (one row per region)");
+  for (int i = 0; i < count; ++i) {
+    JsonInput row = matrix.at(i);
+    if (static_cast<int>(row.size()) != count)
+      row.fail("a row of " + std::to_string(count) + " numbers");
+    for (int j = 0; j < count; ++j)
+      if (i != j)
+        read(i, j, row.at(j));
+  }
+}
+
+void read_inter_region(Cluster& cluster, const JsonInput& latency_ms, const JsonInput& bandwidth_gbps)
+{
+  const int count = static_cast<int>(cluster.regions().size());
+  std::vector<std::vector<Link>> links(count, std::vector<Link>(count));
+  read_region_matrix(latency_ms, count, [&](int i, int j, const JsonInput& v) {
+    links[i][j].latency_s = v.non_negative_number() * units::kMillisecond;
+  });
+  read_region_matrix(bandwidth_gbps, count, [&](int i, int j, const JsonInput& v) {
+    links[i][j].bandwidth_bytes_per_s = v.positive_number() * units::kGbps;
+  });
+  for (int i = 0; i < count; ++i)
+    for (int j = 0; j < count; ++j)
+      if (i != j)
+        cluster.set_inter_region(i, j, links[i][j]);
+}
+
+void read_wan_sharing(Cluster& cluster, const JsonInput& root)
+{
+  auto sharing = root.find("wan_sharing");
+  if (!sharing)
+    return;
+  const std::string value = sharing->string();
+  if (value == "shared")
+    cluster.set_wan_sharing(WanSharing::shared);
+  else if (value == "per_flow")
+    cluster.set_wan_sharing(WanSharing::per_flow);
+  else
+    sharing->fail("\"shared\" or \"per_flow\"");
+}
+
+void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput& node)
+{
+  node.allow_only({"name", "gpu", "devices", "repeat", "intra_node", "nic"});
+  const int repeat        = node.positive_int_or("repeat", 1);
+  const std::string base  = node.string_or("name", cluster.regions()[region].name + ".node" +
+                                                      std::to_string(cluster.regions()[region].nodes.size()));
+  const Link intra        = read_link(node.find("intra_node"), kDefaultIntraNode);
+  const Link nic          = read_link(node.find("nic"), kDefaultNic);
+  JsonInput devices       = node.at("devices");
+  std::vector<int> device_gpus;
+  if (devices.is_number()) {
+    const int gpu = gpus.resolve(node.at("gpu"));
+    device_gpus.assign(devices.positive_int(), gpu);
+  } else {
+    if (node.has("gpu"))
+      throw InputError(node.where() + ": give either \"gpu\" with a device count or a list of GPU names in "
+                                      "\"devices\", not both");
+    if (devices.size() == 0)
+      devices.fail("a positive device count or a non-empty list of GPU names");
+    for (const auto& d : devices.elements())
+      device_gpus.push_back(gpus.resolve(d));
+  }
+  for (int r = 0; r < repeat; ++r) {
+    const int id = cluster.add_node(region, repeat == 1 ? base : base + "." + std::to_string(r), intra, nic);
+    for (int gpu : device_gpus)
+      cluster.add_device(id, gpu);
+  }
+}
+
+void read_overrides(Cluster& cluster, const JsonInput& list)
+{
+  std::map<std::string, int> node_ids;
+  for (std::size_t i = 0; i < cluster.nodes().size(); ++i)
+    node_ids.emplace(cluster.nodes()[i].name, static_cast<int>(i));
+  for (const auto& entry : list.elements()) {
+    entry.allow_only({"src_node", "dst_node", "bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us",
+                      "symmetric"});
+    auto node_id = [&](const char* field) {
+      JsonInput v = entry.at(field);
+      auto it     = node_ids.find(v.string());
+      if (it == node_ids.end())
+        v.fail("the name of a node of this cluster");
+      return it->second;
+    };
+    NodePairOverride o;
+    o.src_node = node_id("src_node");
+    o.dst_node = node_id("dst_node");
+    if (o.src_node == o.dst_node)
+      entry.at("dst_node").fail("a node other than src_node");
+    if (cluster.nodes()[o.src_node].region != cluster.nodes()[o.dst_node].region)
+      throw InputError(entry.where() + ": expected two nodes of the same region; links between regions belong in "
+                                       "inter_region (give each node its own region for per-node matrices)");
+    o.link = Link{read_bandwidth(entry, Link{}.bandwidth_bytes_per_s),
+                  read_latency_s(entry, cluster.regions()[cluster.nodes()[o.src_node].region].latency_s)};
+    cluster.add_override(o);
+    if (entry.boolean_or("symmetric", true))
+      cluster.add_override(NodePairOverride{o.dst_node, o.src_node, o.link});
+  }
+}
+
+Cluster read_native(const JsonInput& root)
+{
+  root.allow_only({"name", "description", "source", "gpus", "regions", "inter_region", "overrides", "wan_sharing"});
+  Cluster cluster(root.string_or("name", default_name(root)));
+  GpuResolver gpus(cluster, root.find("gpus"));
+  JsonInput regions = root.at("regions");
+  if (regions.size() == 0)
+    regions.fail("a non-empty list of regions");
+  for (const auto& region : regions.elements()) {
+    region.allow_only({"name", "latency_ms", "latency_us", "nodes"});
+    const int id = cluster.add_region(region.string_or("name", "region" + std::to_string(cluster.regions().size())),
+                                      read_latency_s(region, 0));
+    JsonInput nodes = region.at("nodes");
+    if (nodes.size() == 0)
+      nodes.fail("a non-empty list of nodes");
+    for (const auto& node : nodes.elements())
+      add_nodes(cluster, gpus, id, node);
+  }
+  if (cluster.regions().size() > 1) {
+    JsonInput inter = root.at("inter_region");
+    inter.allow_only({"latency_ms", "bandwidth_gbps"});
+    read_inter_region(cluster, inter.at("latency_ms"), inter.at("bandwidth_gbps"));
+  }
+  if (auto overrides = root.find("overrides"))
+    read_overrides(cluster, *overrides);
+  read_wan_sharing(cluster, root);
+  return cluster;
+}
+
+/// shared/data/geo shape: single-GPU machines per region.
+Cluster read_geo_regions(const JsonInput& root)
+{
+  root.allow_only({"name", "description", "source", "gpu", "regions", "devices_per_region", "intra_region",
+                   "intra_region_per_region", "latency_ms", "bandwidth_gbps", "wan_sharing"});
+  Cluster cluster(root.string_or("name", default_name(root)));
+  GpuResolver gpus(cluster, std::nullopt);
+  const int gpu         = gpus.resolve(root.at("gpu"));
+  JsonInput names       = root.at("regions");
+  const int per_region  = root.at("devices_per_region").positive_int();
+  auto shared_intra     = root.find("intra_region");
+  auto per_region_intra = root.find("intra_region_per_region");
+  if (!shared_intra && !per_region_intra)
+    throw InputError(root.where() + ": missing required field 'intra_region' (or 'intra_region_per_region')");
+  for (std::size_t r = 0; r < names.size(); ++r) {
+    JsonInput intra = per_region_intra ? per_region_intra->at(r) : *shared_intra;
+    intra.allow_only({"latency_ms", "bandwidth_gbps"});
+    const std::string name = names.at(r).string();
+    const int region       = cluster.add_region(name, read_latency_s(intra, 0));
+    // Each machine's NIC carries the measured intra-region bandwidth; latency sits on the region switch.
+    const Link nic{read_bandwidth(intra, kDefaultNic.bandwidth_bytes_per_s), 0};
+    for (int d = 0; d < per_region; ++d) {
+      const int node = cluster.add_node(region, name + "." + std::to_string(d), kDefaultIntraNode, nic);
+      cluster.add_device(node, gpu);
+    }
+  }
+  if (names.size() > 1)
+    read_inter_region(cluster, root.at("latency_ms"), root.at("bandwidth_gbps"));
+  read_wan_sharing(cluster, root);
+  return cluster;
+}
+
+/// shared/data/geo data-centre shape: multi-GPU nodes in one region.
+Cluster read_geo_groups(const JsonInput& root)
+{
+  root.allow_only({"name", "description", "source", "gpu", "groups", "inter_group"});
+  Cluster cluster(root.string_or("name", default_name(root)));
+  GpuResolver gpus(cluster, std::nullopt);
+  const int gpu      = gpus.resolve(root.at("gpu"));
+  JsonInput inter    = root.at("inter_group");
+  inter.allow_only({"latency_ms", "bandwidth_gbps"});
+  const Link nic{read_bandwidth(inter, kDefaultNic.bandwidth_bytes_per_s), kDefaultNic.latency_s};
+  const int region   = cluster.add_region("datacenter", read_latency_s(inter, 0));
+  JsonInput groups   = root.at("groups");
+  if (groups.size() == 0)
+    groups.fail("a non-empty list of groups");
+  for (const auto& group : groups.elements()) {
+    group.allow_only({"name", "devices", "intra_bandwidth_gbps"});
+    Link intra = kDefaultIntraNode;
+    if (auto bw = group.find("intra_bandwidth_gbps"))
+      intra.bandwidth_bytes_per_s = bw->positive_number() * units::kGbps;
+    const int node = cluster.add_node(region, group.at("name").string(), intra, nic);
+    for (int d = 0, n = group.at("devices").positive_int(); d < n; ++d)
+      cluster.add_device(node, gpu);
+  }
+  return cluster;
+}
+
+} // namespace
+
+Cluster cluster_from_json(const nlohmann::json& json, const std::string& origin)
+{
+  JsonInput root(json, origin);
+  if (!root.is_object())
+    root.fail("an object describing a cluster");
+  Cluster cluster;
+  if (root.has("groups"))
+    cluster = read_geo_groups(root);
+  else if (root.has("regions") && root.at("regions").is_array() && root.at("regions").size() > 0 &&
+           root.at("regions").at(0).is_string())
+    cluster = read_geo_regions(root);
+  else
+    cluster = read_native(root);
+  check_cluster_complete(cluster, origin);
+  return cluster;
+}
+
+Cluster load_cluster(const std::string& file_or_preset)
+{
+  InputText input = read_input("cluster", file_or_preset);
+  return cluster_from_json(JsonInput::parse_text(input.text, input.origin), input.origin);
+}
+
+} // namespace hetsim

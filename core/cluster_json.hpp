@@ -1,0 +1,23 @@
+#pragma once
+/// Cluster files. Three shapes are accepted:
+///  - the native shape: `regions` is a list of region objects, each with `nodes`;
+///  - the compact geo shape of shared/data/geo: `regions` is a list of names, with `devices_per_region`
+///    single-GPU machines, `intra_region` (or `intra_region_per_region`) and `latency_ms`/`bandwidth_gbps`
+///    matrices between regions;
+///  - the compact data-centre shape: `groups` of multi-GPU nodes joined by `inter_group`.
+/// See README.md ("Cluster files") for every field.
+
+#include "core/cluster.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace hetsim {
+
+/// Loads `preset:NAME` from the built-in presets or a file path.
+Cluster load_cluster(const std::string& file_or_preset);
+/// Builds a cluster from parsed JSON; `origin` prefixes every error message.
+Cluster cluster_from_json(const nlohmann::json& json, const std::string& origin);
+
+} // namespace hetsim

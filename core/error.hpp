@@ -1,0 +1,43 @@
+#pragma once
+/// Error types shared by every HetSim library. The CLI turns each into one line and exit code 2.
+
+#include <stdexcept>
+#include <string>
+
+namespace hetsim {
+
+/// Base of every error HetSim reports to a user.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Malformed or inconsistent input: the message names the file, the JSON path and what was expected.
+class InputError : public Error {
+public:
+  using Error::Error;
+};
+
+/// A plan that is valid but cannot run, e.g. a device runs out of memory.
+class InfeasiblePlan : public Error {
+public:
+  using Error::Error;
+};
+
+/// A requested backend (executor, library) is not part of this build.
+class BackendUnavailable : public Error {
+public:
+  using Error::Error;
+};
+
+/// Broken internal invariant: a bug in HetSim, never a user mistake.
+class InternalError : public Error {
+public:
+  using Error::Error;
+};
+
+[[noreturn]] void fail_assertion(const char* expression, const char* file, int line);
+
+} // namespace hetsim
+
+#define HETSIM_ASSERT(expr) ((expr) ? static_cast<void>(0) : ::hetsim::fail_assertion(#expr, __FILE__, __LINE__))

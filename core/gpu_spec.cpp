@@ -1,0 +1,78 @@
+#include "core/gpu_spec.hpp"
+
+#include "core/units.hpp"
+
+#include <utility>
+
+namespace hetsim {
+namespace {
+
+GpuSpec make(const char* name, double memory_gib, double bandwidth_gbytes, double fp16_tflops, double fp32_tflops)
+{
+  return GpuSpec{name, memory_gib * units::kGiB, bandwidth_gbytes * units::kGBps, fp16_tflops * units::kTera,
+                 fp32_tflops * units::kTera};
+}
+
+// Short names people write in configs, mapped to the catalog entry they almost always mean.
+const std::vector<std::pair<std::string, std::string>>& aliases()
+{
+  static const std::vector<std::pair<std::string, std::string>> list = {
+      {"V100", "V100-SXM2-16GB"},        {"V100-16GB", "V100-SXM2-16GB"},     {"V100-32GB", "V100-SXM2-32GB"},
+      {"A100", "A100-SXM4-40GB"},        {"A100-40GB", "A100-SXM4-40GB"},     {"A100-80GB", "A100-SXM4-80GB"},
+      {"A800", "A800-SXM4-80GB"},        {"A40-48GB", "A40"},                 {"H100", "H100-SXM5-80GB"},
+      {"H100-80GB", "H100-SXM5-80GB"},   {"H200", "H200-SXM-141GB"},          {"T4-16GB", "T4"},
+      {"MI250X-128GB", "MI250X"},        {"Ascend910", "Ascend-910"},
+  };
+  return list;
+}
+
+} // namespace
+
+const std::vector<GpuSpec>& gpu_catalog()
+{
+  static const std::vector<GpuSpec> catalog = {
+      make("V100-SXM2-16GB", 16, 900, 125, 15.7),
+      make("V100-SXM2-32GB", 32, 900, 125, 15.7),
+      make("V100-PCIe-16GB", 16, 900, 112, 14),
+      make("V100-PCIe-32GB", 32, 900, 112, 14),
+      make("V100S-PCIe-32GB", 32, 1134, 130, 16.4),
+      make("T4", 16, 320, 65, 8.1),
+      make("A100-SXM4-40GB", 40, 1555, 312, 19.5),
+      make("A100-SXM4-80GB", 80, 2039, 312, 19.5),
+      make("A100-PCIe-40GB", 40, 1555, 312, 19.5),
+      make("A100-PCIe-80GB", 80, 1935, 312, 19.5),
+      make("A800-SXM4-80GB", 80, 2039, 312, 19.5),
+      make("A40", 48, 696, 149.7, 37.4),
+      make("H100-SXM5-80GB", 80, 3350, 989, 67),
+      make("H100-PCIe-80GB", 80, 2000, 756, 51),
+      // The H200's 141 GB is decimal, unlike the others.
+      GpuSpec{"H200-SXM-141GB", 141e9, 4800 * units::kGBps, 989 * units::kTera, 67 * units::kTera},
+      make("RTX-4090", 24, 1008, 165, 82.6),
+      make("RTX-3060", 12, 360, 51, 12.7),
+      make("MI250X", 128, 3277, 383, 47.9),
+      make("Ascend-910", 32, 1200, 320, 0),
+  };
+  return catalog;
+}
+
+const GpuSpec* find_catalog_gpu(const std::string& name)
+{
+  std::string canonical = name;
+  for (const auto& [alias, target] : aliases())
+    if (alias == name)
+      canonical = target;
+  for (const auto& spec : gpu_catalog())
+    if (spec.name == canonical)
+      return &spec;
+  return nullptr;
+}
+
+std::string catalog_gpu_names()
+{
+  std::string names;
+  for (const auto& spec : gpu_catalog())
+    names += (names.empty() ? "" : ", ") + spec.name;
+  return names;
+}
+
+} // namespace hetsim

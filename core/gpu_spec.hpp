@@ -1,0 +1,28 @@
+#pragma once
+/// Datasheet figures of one GPU type, and the built-in catalog of common ones.
+
+#include "core/dtype.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hetsim {
+
+struct GpuSpec {
+  std::string name;
+  double memory_bytes                 = 0;
+  double memory_bandwidth_bytes_per_s = 0;
+  double peak_flops_fp16              = 0; ///< dense tensor-core peak, also used for bf16
+  double peak_flops_fp32              = 0;
+
+  double peak_flops(Dtype dtype) const { return dtype == Dtype::fp32 ? peak_flops_fp32 : peak_flops_fp16; }
+};
+
+/// The built-in catalog (see shared/data/gpus.md), in a stable order.
+const std::vector<GpuSpec>& gpu_catalog();
+/// Looks a GPU up by catalog name or alias ("A40-48GB", "V100"); nullptr when unknown.
+const GpuSpec* find_catalog_gpu(const std::string& name);
+/// Comma-separated catalog names, for error messages.
+std::string catalog_gpu_names();
+
+} // namespace hetsim

@@ -1,0 +1,230 @@
+#include "core/json_input.hpp"
+
+#include "core/error.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace hetsim {
+
+nlohmann::json JsonInput::parse_file(const std::string& file)
+{
+  std::ifstream in(file);
+  if (!in)
+    throw InputError(file + ": cannot open file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_text(buffer.str(), file);
+}
+
+nlohmann::json JsonInput::parse_text(const std::string& text, const std::string& origin)
+{
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's message starts with "[json.exception.parse_error.101] "; keep the useful part.
+    std::string what = e.what();
+    auto pos         = what.find("] ");
+    throw InputError(origin + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+  }
+}
+
+std::string json_type_name(const nlohmann::json& value)
+{
+  if (value.is_number())
+    return "number " + value.dump();
+  if (value.is_string())
+    return "string " + value.dump();
+  return value.type_name();
+}
+
+JsonInput::JsonInput(const nlohmann::json& value, std::string file, std::string path)
+    : value_(&value), file_(std::move(file)), path_(std::move(path))
+{
+}
+
+std::string JsonInput::where() const
+{
+  return file_ + ": " + (path_.empty() ? "(top level)" : path_);
+}
+
+void JsonInput::fail(const std::string& expected) const
+{
+  throw InputError(where() + ": expected " + expected + ", got " + json_type_name(*value_));
+}
+
+void JsonInput::require_object() const
+{
+  if (!value_->is_object())
+    fail("an object");
+}
+
+void JsonInput::require_array() const
+{
+  if (!value_->is_array())
+    fail("an array");
+}
+
+JsonInput JsonInput::at(std::string_view key) const
+{
+  auto child = find(key);
+  if (!child)
+    throw InputError(where() + ": missing required field '" + std::string(key) + "'");
+  return *child;
+}
+
+std::optional<JsonInput> JsonInput::find(std::string_view key) const
+{
+  require_object();
+  auto it = value_->find(key);
+  if (it == value_->end() || it->is_null())
+    return std::nullopt;
+  return JsonInput(*it, file_, path_.empty() ? std::string(key) : path_ + "." + std::string(key));
+}
+
+JsonInput JsonInput::at(std::size_t index) const
+{
+  require_array();
+  if (index >= value_->size())
+    throw InputError(where() + ": expected at least " + std::to_string(index + 1) + " elements, got " +
+                     std::to_string(value_->size()));
+  return JsonInput((*value_)[index], file_, path_ + "[" + std::to_string(index) + "]");
+}
+
+std::vector<JsonInput> JsonInput::elements() const
+{
+  require_array();
+  std::vector<JsonInput> out;
+  out.reserve(value_->size());
+  for (std::size_t i = 0; i < value_->size(); ++i)
+    out.push_back(at(i));
+  return out;
+}
+
+std::size_t JsonInput::size() const
+{
+  require_array();
+  return value_->size();
+}
+
+double JsonInput::number() const
+{
+  if (!value_->is_number())
+    fail("a number");
+  double v = value_->get<double>();
+  if (!std::isfinite(v))
+    fail("a finite number");
+  return v;
+}
+
+double JsonInput::positive_number() const
+{
+  double v = number();
+  if (!(v > 0))
+    fail("a positive number");
+  return v;
+}
+
+double JsonInput::non_negative_number() const
+{
+  double v = number();
+  if (v < 0)
+    fail("a non-negative number");
+  return v;
+}
+
+long long JsonInput::integer() const
+{
+  if (!value_->is_number_integer() && !(value_->is_number_float() && std::trunc(value_->get<double>()) == value_->get<double>()))
+    fail("an integer");
+  double as_double = value_->get<double>();
+  if (std::fabs(as_double) > 9e15)
+    fail("an integer of reasonable size");
+  return static_cast<long long>(as_double);
+}
+
+int JsonInput::positive_int() const
+{
+  long long v = integer();
+  if (v <= 0 || v > std::numeric_limits<int>::max())
+    fail("a positive integer");
+  return static_cast<int>(v);
+}
+
+int JsonInput::non_negative_int() const
+{
+  long long v = integer();
+  if (v < 0 || v > std::numeric_limits<int>::max())
+    fail("a non-negative integer");
+  return static_cast<int>(v);
+}
+
+std::string JsonInput::string() const
+{
+  if (!value_->is_string())
+    fail("a string");
+  return value_->get<std::string>();
+}
+
+bool JsonInput::boolean() const
+{
+  if (!value_->is_boolean())
+    fail("true or false");
+  return value_->get<bool>();
+}
+
+double JsonInput::number_or(std::string_view key, double fallback) const
+{
+  auto child = find(key);
+  return child ? child->number() : fallback;
+}
+
+double JsonInput::positive_number_or(std::string_view key, double fallback) const
+{
+  auto child = find(key);
+  return child ? child->positive_number() : fallback;
+}
+
+double JsonInput::non_negative_number_or(std::string_view key, double fallback) const
+{
+  auto child = find(key);
+  return child ? child->non_negative_number() : fallback;
+}
+
+int JsonInput::positive_int_or(std::string_view key, int fallback) const
+{
+  auto child = find(key);
+  return child ? child->positive_int() : fallback;
+}
+
+std::string JsonInput::string_or(std::string_view key, const std::string& fallback) const
+{
+  auto child = find(key);
+  return child ? child->string() : fallback;
+}
+
+bool JsonInput::boolean_or(std::string_view key, bool fallback) const
+{
+  auto child = find(key);
+  return child ? child->boolean() : fallback;
+}
+
+void JsonInput::allow_only(std::initializer_list<std::string_view> known) const
+{
+  require_object();
+  for (const auto& [key, unused] : value_->items()) {
+    bool ok = false;
+    for (auto k : known)
+      ok = ok || k == key;
+    if (ok)
+      continue;
+    std::string list;
+    for (auto k : known)
+      list += (list.empty() ? "" : ", ") + std::string(k);
+    throw InputError(where() + ": unknown field '" + key + "'; known fields: " + list);
+  }
+}
+
+} // namespace hetsim

@@ -1,0 +1,53 @@
+#include "core/presets.hpp"
+
+#include "core/error.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace hetsim {
+
+// Defined in the generated presets_data.cpp (see cmake/embed_presets.cmake).
+extern const std::vector<Preset>& embedded_presets();
+
+const std::vector<Preset>& presets()
+{
+  return embedded_presets();
+}
+
+const Preset* find_preset(const std::string& kind, const std::string& name)
+{
+  for (const auto& p : presets())
+    if (p.kind == kind && p.name == name)
+      return &p;
+  return nullptr;
+}
+
+std::string preset_names(const std::string& kind)
+{
+  std::string names;
+  for (const auto& p : presets())
+    if (p.kind == kind)
+      names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+
+InputText read_input(const std::string& kind, const std::string& file_or_preset)
+{
+  static const std::string prefix = "preset:";
+  if (file_or_preset.rfind(prefix, 0) == 0) {
+    const std::string name = file_or_preset.substr(prefix.size());
+    const Preset* preset   = find_preset(kind, name);
+    if (!preset)
+      throw InputError(file_or_preset + ": unknown " + kind + " preset '" + name + "'; known: " + preset_names(kind));
+    return InputText{file_or_preset, preset->text};
+  }
+  std::ifstream in(file_or_preset);
+  if (!in)
+    throw InputError(file_or_preset + ": cannot open file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return InputText{file_or_preset, buffer.str()};
+}
+
+} // namespace hetsim

@@ -1,0 +1,33 @@
+#pragma once
+/// Fitted parameters that replace the cost model's defaults: per GPU type, compute efficiency as a function
+/// of tokens per micro-batch (points interpolated monotonically); per link class, latency and bandwidth.
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace hetsim::costmodel {
+
+struct LinkCalibration {
+  double alpha_s                 = 0; ///< per-message latency
+  double beta_seconds_per_byte   = 0; ///< inverse bandwidth
+};
+
+struct Calibration {
+  /// GPU name -> (tokens, efficiency) points sorted by tokens.
+  std::map<std::string, std::vector<std::pair<double, double>>> efficiency_points;
+  /// "intra_node", "inter_node", "inter_region" -> fitted α, β.
+  std::map<std::string, LinkCalibration> links;
+
+  /// Interpolated efficiency, or a negative value when the GPU is not calibrated.
+  double efficiency(const std::string& gpu, double tokens) const;
+};
+
+Calibration load_calibration(const std::string& file);
+Calibration calibration_from_json(const nlohmann::json& json, const std::string& origin);
+nlohmann::json calibration_to_json(const Calibration& calibration);
+
+} // namespace hetsim::costmodel

@@ -1,0 +1,29 @@
+#pragma once
+/// Closed-form parameter, FLOP and activation-memory figures of decoder/encoder transformer blocks.
+
+#include "models/workload.hpp"
+
+namespace hetsim::models {
+
+/// The shape of a transformer, whatever the family it was read from.
+struct TransformerShape {
+  std::string name;
+  std::string family; ///< "llama", "gpt2", "bert"
+  int layers           = 0;
+  int hidden           = 0;
+  int heads            = 0;
+  int kv_heads         = 0; ///< grouped-query attention; equals heads without it
+  int intermediate     = 0; ///< MLP width
+  int vocab            = 0;
+  int seq_len          = 0;
+  int max_positions    = 0; ///< learned position embeddings (gpt2, bert); 0 for rotary (llama)
+  int type_vocab       = 0; ///< bert token-type embeddings
+  bool gated_mlp       = false; ///< llama SwiGLU: three projections instead of two
+  bool biases          = true;
+  bool tied_embeddings = true;  ///< output projection shares the input embedding
+};
+
+/// The layer list: embedding, one block per layer, then the head (final norm, output projection, pooler).
+Workload build_transformer(const TransformerShape& shape);
+
+} // namespace hetsim::models

@@ -1,0 +1,44 @@
+#pragma once
+/// The model to train, as an ordered list of layers with the figures every planner and estimator needs.
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace hetsim::models {
+
+/// One layer of the model. Byte figures assume 16-bit activations; lowering rescales them for fp32.
+struct Layer {
+  std::string name;
+  std::string kind; ///< "embedding", "transformer", "attention", "mlp", "head" or anything else
+  double params                            = 0;
+  double forward_flops_per_sample          = 0;
+  double backward_flops_per_sample         = 0; ///< 2x forward unless the input says otherwise
+  double activation_bytes_per_sample       = 0; ///< the layer's output, what a pipeline stage boundary sends
+  double saved_activation_bytes_per_sample = 0; ///< what the layer keeps for backward without recompute
+  /// Megatron-style tensor-parallel all-reduces of the layer's output per forward pass (backward has as many):
+  /// 2 for a transformer block, 1 for attention, MLP, embedding; 0 for layers that are not split.
+  int tensor_parallel_all_reduces = 0;
+};
+
+struct Workload {
+  std::string name;
+  int seq_len = 0;
+  std::vector<Layer> layers;
+
+  double total_params() const;
+  double forward_flops_per_sample() const;
+  double backward_flops_per_sample() const;
+};
+
+/// Default number of tensor-parallel all-reduces per forward for a layer kind.
+int default_tensor_parallel_all_reduces(const std::string& kind);
+
+/// Loads `preset:NAME` or a file holding either a Hugging Face config.json (llama, gpt2, bert families)
+/// or an explicit layer list `{"name", "seq_len", "layers": [...]}`.
+Workload load_workload(const std::string& file_or_preset);
+/// Same from parsed JSON; `origin` prefixes every error message.
+Workload workload_from_json(const nlohmann::json& json, const std::string& origin);
+
+} // namespace hetsim::models

@@ -1,0 +1,65 @@
+#pragma once
+/// A Plan lowered to what each device does, in order: the IR shared by the simulator and the executors.
+///
+/// Every device runs its tasks on streams. Tasks of the compute, tensor-parallel and data-parallel streams run
+/// one after the other in list order (like CUDA streams / NCCL communicators); pipeline send/recv tasks are
+/// unordered and start as soon as their dependencies are met. A task also waits for all of its `deps`.
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace hetsim::strategies {
+
+enum class TaskKind { forward, backward, optimizer, send, recv, all_reduce, reduce_scatter, all_gather };
+enum class Stream { compute, tensor_parallel, data_parallel, pipeline };
+inline constexpr int kStreamCount = 4;
+
+std::string_view task_kind_name(TaskKind kind);
+std::string_view stream_name(Stream stream);
+bool is_collective(TaskKind kind);
+
+struct Task {
+  int id = 0; ///< index in Schedule::tasks; stable for the same plan and inputs
+  TaskKind kind = TaskKind::forward;
+  Stream stream = Stream::compute;
+  int device    = 0;
+  // Where in the plan it comes from (for names and for the executors).
+  int stage       = -1;
+  int replica     = -1;
+  int tp_rank     = -1;
+  int micro_batch = -1; ///< index of the micro-batch, -1 when not tied to one
+  int first_layer = -1; ///< layers [first_layer, first_layer + layer_count)
+  int layer_count = 0;
+  int piece       = 0;  ///< which part of a split computation or which bucket
+  // Work.
+  int samples     = 0;  ///< sequences processed (compute tasks), for batch-dependent efficiency
+  double flops    = 0;  ///< compute tasks: FLOPs on this device
+  double params   = 0;  ///< optimizer tasks: parameters updated on this device
+  double bytes    = 0;  ///< send/recv: message size; collectives: buffer size per member (all-gather: output)
+  int peer        = -1; ///< send/recv: the other device
+  int match       = -1; ///< send/recv: the id of the matching recv/send task
+  int collective  = -1; ///< collectives: index in Schedule::collectives
+  std::vector<int> deps;
+};
+
+struct Collective {
+  TaskKind kind = TaskKind::all_reduce;
+  std::vector<int> devices; ///< members, in ring order
+  std::vector<int> tasks;   ///< one task per member, same order
+  double bytes = 0;
+  int algorithm = 0;        ///< a CollectiveAlgorithm value
+};
+
+struct Schedule {
+  int device_count = 0;
+  std::vector<Task> tasks;
+  std::vector<Collective> collectives;
+  /// queues[device][stream]: task ids in execution order (the pipeline stream is in issue order only).
+  std::vector<std::array<std::vector<int>, kStreamCount>> queues;
+
+  /// A readable stable name such as "fwd s1 r0 t0 mb3" (computed, not stored).
+  std::string task_name(int id) const;
+};
+
+} // namespace hetsim::strategies
