@@ -1,1 +1,43 @@
-int main() { return 0; }
+/// `hetsim`: plan, simulate and (later) run distributed training on heterogeneous clusters.
+/// Every HetSim error becomes one line on stderr and exit code 2; only this file calls exit paths.
+
+#include "cli/command.hpp"
+#include "core/error.hpp"
+
+#include <iostream>
+
+int main(int argc, char** argv)
+{
+  CLI::App app{"HetSim: plan and simulate distributed training on heterogeneous GPU clusters.\n"
+               "Run `hetsim simulate` with no options for the built-in default scenario."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "hetsim 0.1");
+
+  auto simulate = hetsim::cli::add_simulate_command(app);
+  auto inspect  = hetsim::cli::add_inspect_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Help and version exit 0; usage mistakes exit 2 like every other input error.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  try {
+    if (app.got_subcommand("simulate"))
+      return simulate();
+    if (app.got_subcommand("inspect"))
+      return inspect();
+  } catch (const hetsim::Error& e) {
+    std::cerr << "hetsim: " << e.what() << '\n';
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "hetsim: out of memory\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "hetsim: internal error: " << e.what() << '\n';
+    return 3;
+  }
+  return 0;
+}

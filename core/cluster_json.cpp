@@ -158,6 +158,8 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   const Link nic          = read_link(node.find("nic"), kDefaultNic);
   JsonInput devices       = node.at("devices");
   std::vector<int> device_gpus;
+  if (!devices.is_number() && !devices.is_array())
+    devices.fail("a device count or a list of GPU names");
   if (devices.is_number()) {
     const int gpu = gpus.resolve(node.at("gpu"));
     device_gpus.assign(devices.positive_int(), gpu);

@@ -1,1 +1,97 @@
-// placeholder, being written
+#include "costmodel/calibration.hpp"
+
+#include "core/error.hpp"
+#include "core/json_input.hpp"
+
+// Boost 1.74's pchip.hpp calls unqualified isnan; <math.h> declares it globally.
+#include <math.h>
+
+#include <boost/math/interpolators/pchip.hpp>
+
+#include <algorithm>
+
+namespace hetsim::costmodel {
+
+double Calibration::efficiency(const std::string& gpu, double tokens) const
+{
+  auto it = efficiency_points.find(gpu);
+  if (it == efficiency_points.end() || it->second.empty())
+    return -1;
+  const auto& points = it->second;
+  // Outside the measured range the nearest measurement is the honest answer.
+  if (tokens <= points.front().first)
+    return points.front().second;
+  if (tokens >= points.back().first)
+    return points.back().second;
+  if (points.size() < 4) {
+    auto upper = std::lower_bound(points.begin(), points.end(), std::make_pair(tokens, 0.0));
+    auto lower = upper - 1;
+    const double t = (tokens - lower->first) / (upper->first - lower->first);
+    return lower->second + t * (upper->second - lower->second);
+  }
+  // PCHIP keeps the curve monotone between measurements (no overshoot past peak efficiency).
+  std::vector<double> x, y;
+  for (const auto& [tok, eff] : points) {
+    x.push_back(tok);
+    y.push_back(eff);
+  }
+  boost::math::interpolators::pchip<std::vector<double>> spline(std::move(x), std::move(y));
+  return spline(tokens);
+}
+
+Calibration calibration_from_json(const nlohmann::json& json, const std::string& origin)
+{
+  JsonInput root(json, origin);
+  root.allow_only({"efficiency", "links"});
+  Calibration calibration;
+  if (auto efficiency = root.find("efficiency")) {
+    if (!efficiency->is_object())
+      efficiency->fail("an object mapping GPU names to [[tokens, efficiency], ...]");
+    for (const auto& [gpu, unused] : efficiency->value().items()) {
+      auto& points = calibration.efficiency_points[gpu];
+      for (const auto& point : efficiency->at(gpu).elements()) {
+        if (point.size() != 2)
+          point.fail("a [tokens, efficiency] pair");
+        const double tokens = point.at(0).positive_number();
+        const double eff    = point.at(1).positive_number();
+        if (eff > 1)
+          point.at(1).fail("an efficiency in (0, 1]");
+        points.emplace_back(tokens, eff);
+      }
+      std::sort(points.begin(), points.end());
+      for (std::size_t i = 1; i < points.size(); ++i)
+        if (points[i].first == points[i - 1].first)
+          throw InputError(efficiency->at(gpu).where() + ": expected distinct token counts, got " +
+                           std::to_string(points[i].first) + " twice");
+    }
+  }
+  if (auto links = root.find("links")) {
+    if (!links->is_object())
+      links->fail("an object mapping link classes to {alpha_s, beta_seconds_per_byte}");
+    for (const auto& [name, unused] : links->value().items()) {
+      JsonInput entry = links->at(name);
+      entry.allow_only({"alpha_s", "beta_seconds_per_byte"});
+      calibration.links[name] =
+          LinkCalibration{entry.at("alpha_s").non_negative_number(), entry.at("beta_seconds_per_byte").positive_number()};
+    }
+  }
+  return calibration;
+}
+
+Calibration load_calibration(const std::string& file)
+{
+  return calibration_from_json(JsonInput::parse_file(file), file);
+}
+
+nlohmann::json calibration_to_json(const Calibration& calibration)
+{
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [gpu, points] : calibration.efficiency_points)
+    for (const auto& [tokens, eff] : points)
+      out["efficiency"][gpu].push_back({tokens, eff});
+  for (const auto& [name, link] : calibration.links)
+    out["links"][name] = {{"alpha_s", link.alpha_s}, {"beta_seconds_per_byte", link.beta_seconds_per_byte}};
+  return out;
+}
+
+} // namespace hetsim::costmodel

@@ -3,6 +3,8 @@
 
 #include "models/workload.hpp"
 
+#include <string>
+
 namespace hetsim::models {
 
 /// The shape of a transformer, whatever the family it was read from.
@@ -21,9 +23,16 @@ struct TransformerShape {
   bool gated_mlp       = false; ///< llama SwiGLU: three projections instead of two
   bool biases          = true;
   bool tied_embeddings = true;  ///< output projection shares the input embedding
+  bool rms_norm        = false; ///< llama RMSNorm: a scale and no bias
+  bool post_norm       = false; ///< bert: norms after each sublayer and on the embeddings, none before the output
+  bool pooler          = false; ///< bert: dense + tanh on the first token
 };
 
+/// Parameters of one block: attention, MLP and the two norms.
+double transformer_block_params(const TransformerShape& shape);
+
 /// The layer list: embedding, one block per layer, then the head (final norm, output projection, pooler).
+/// Layers are named "embedding", "block.0", ..., "head".
 Workload build_transformer(const TransformerShape& shape);
 
 } // namespace hetsim::models

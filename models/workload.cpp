@@ -1,1 +1,78 @@
-// placeholder, being written
+#include "models/workload.hpp"
+
+#include "core/error.hpp"
+#include "core/json_input.hpp"
+#include "core/presets.hpp"
+#include "models/hf_config.hpp"
+#include "models/layer_list.hpp"
+#include "models/transformer.hpp"
+
+namespace hetsim::models {
+namespace {
+
+/// A model without a name is named after its origin: "preset:llama-2-7b" or "dir/my.json" -> its stem.
+std::string default_name(const std::string& origin)
+{
+  std::string name = origin;
+  if (auto slash = name.find_last_of("/:"); slash != std::string::npos)
+    name = name.substr(slash + 1);
+  if (name.size() > 5 && name.ends_with(".json"))
+    name.resize(name.size() - 5);
+  return name;
+}
+
+double sum(const Workload& workload, double Layer::*field)
+{
+  double total = 0;
+  for (const auto& layer : workload.layers)
+    total += layer.*field;
+  return total;
+}
+
+} // namespace
+
+double Workload::total_params() const
+{
+  return sum(*this, &Layer::params);
+}
+
+double Workload::forward_flops_per_sample() const
+{
+  return sum(*this, &Layer::forward_flops_per_sample);
+}
+
+double Workload::backward_flops_per_sample() const
+{
+  return sum(*this, &Layer::backward_flops_per_sample);
+}
+
+int default_tensor_parallel_all_reduces(const std::string& kind)
+{
+  // Megatron splits a block into column- then row-parallel halves: one all-reduce closes each half.
+  if (kind == "transformer")
+    return 2;
+  if (kind == "attention" || kind == "mlp" || kind == "embedding")
+    return 1;
+  return 0;
+}
+
+Workload load_workload(const std::string& file_or_preset)
+{
+  InputText input = read_input("model", file_or_preset);
+  return workload_from_json(JsonInput::parse_text(input.text, input.origin), input.origin);
+}
+
+Workload workload_from_json(const nlohmann::json& json, const std::string& origin)
+{
+  JsonInput root(json, origin);
+  if (!root.is_object())
+    root.fail("an object (a Hugging Face config.json or a layer list)");
+  if (is_layer_list(json))
+    return read_layer_list(root, default_name(origin));
+  if (is_hf_config(json))
+    return build_transformer(read_hf_config(root, default_name(origin)));
+  throw InputError(root.where() + ": expected a Hugging Face config.json (with \"model_type\") or a layer list "
+                                  "(with \"layers\")");
+}
+
+} // namespace hetsim::models

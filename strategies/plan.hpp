@@ -5,6 +5,7 @@
 #include "core/dtype.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hetsim::strategies {
@@ -36,9 +37,16 @@ struct Plan {
   int stage_end(int stage, int layer_count) const;
   /// Sequences per iteration over all replicas.
   long long global_batch() const;
+
+  bool operator==(const Plan&) const = default;
 };
 
+/// "gpipe" or "1f1b", as in plan files.
 std::string_view schedule_name(PipelineSchedule schedule);
+/// "ring", "tree" or "hierarchical", as in plan files.
 std::string_view algorithm_name(CollectiveAlgorithm algorithm);
+/// Inverses of the two above; return false for an unknown name.
+bool parse_schedule(std::string_view name, PipelineSchedule& out);
+bool parse_algorithm(std::string_view name, CollectiveAlgorithm& out);
 
 } // namespace hetsim::strategies

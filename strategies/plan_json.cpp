@@ -1,1 +1,249 @@
-// placeholder, being written
+#include "strategies/plan_json.hpp"
+
+#include "core/error.hpp"
+#include "core/json_input.hpp"
+#include "core/presets.hpp"
+#include "core/units.hpp"
+
+#include <climits>
+#include <numeric>
+
+namespace hetsim::strategies {
+namespace {
+
+std::string str(long long value)
+{
+  return std::to_string(value);
+}
+
+/// An integer that fits an int (signs are checked by the validation, which knows the limits).
+int read_int(const JsonInput& value)
+{
+  const long long v = value.integer();
+  if (v < INT_MIN || v > INT_MAX)
+    value.fail("an integer of reasonable size");
+  return static_cast<int>(v);
+}
+
+std::vector<int> read_int_list(const JsonInput& value)
+{
+  if (!value.is_array())
+    value.fail("an array of integers");
+  std::vector<int> out;
+  out.reserve(value.size());
+  for (const auto& element : value.elements())
+    out.push_back(read_int(element));
+  return out;
+}
+
+/// A positive number used for every replica, or one positive number per replica.
+std::vector<int> read_per_replica(const JsonInput& value, int dp)
+{
+  if (value.is_number())
+    return std::vector<int>(dp, value.positive_int());
+  if (!value.is_array() || static_cast<int>(value.size()) != dp)
+    value.fail("a positive integer or an array of " + str(dp) + " (one per replica)");
+  std::vector<int> out;
+  out.reserve(dp);
+  for (const auto& element : value.elements())
+    out.push_back(element.positive_int());
+  return out;
+}
+
+/// The per-replica vector as a number when every replica has the same value.
+nlohmann::json per_replica_json(const std::vector<int>& values)
+{
+  bool uniform = !values.empty();
+  for (int v : values)
+    uniform = uniform && v == values.front();
+  if (uniform)
+    return values.front();
+  return values;
+}
+
+int layer_count(const models::Workload& workload)
+{
+  return static_cast<int>(workload.layers.size());
+}
+
+} // namespace
+
+std::vector<int> uniform_stage_starts(int layer_count, int pp)
+{
+  HETSIM_ASSERT(pp > 0 && pp <= layer_count);
+  std::vector<int> starts(pp);
+  const int base  = layer_count / pp;
+  const int extra = layer_count % pp;
+  int layer       = 0;
+  for (int s = 0; s < pp; ++s) {
+    starts[s] = layer;
+    layer += base + (s < extra ? 1 : 0);
+  }
+  return starts;
+}
+
+void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workload& workload,
+                   const std::string& origin)
+{
+  auto fail = [&](const std::string& path, const std::string& message) {
+    throw InputError(origin + ": " + path + ": " + message);
+  };
+  for (auto [name, degree] : {std::pair{"tp", plan.tp}, std::pair{"pp", plan.pp}, std::pair{"dp", plan.dp}})
+    if (degree < 1)
+      fail(name, "expected a positive integer, got " + str(degree));
+
+  const long long world = static_cast<long long>(plan.tp) * plan.pp * plan.dp;
+  if (world != cluster.device_count())
+    fail("(top level)", "expected tp * pp * dp to equal the " + str(cluster.device_count()) + " devices of cluster '" +
+                            cluster.name() + "', got " + str(plan.tp) + " * " + str(plan.pp) + " * " +
+                            str(plan.dp) + " = " + str(world));
+
+  const int layers = layer_count(workload);
+  if (plan.pp > layers)
+    fail("pp", "expected at most " + str(layers) + " pipeline stages (model '" + workload.name + "' has " +
+                   str(layers) + " layers), got " + str(plan.pp));
+
+  if (static_cast<long long>(plan.placement.size()) != world)
+    fail("placement", "expected " + str(world) + " device ids (one per virtual rank), got " +
+                          str(plan.placement.size()));
+  std::vector<int> rank_of_device(cluster.device_count(), -1);
+  for (int rank = 0; rank < static_cast<int>(world); ++rank) {
+    const int device      = plan.placement[rank];
+    const std::string at  = "placement[" + str(rank) + "]";
+    if (device < 0 || device >= cluster.device_count())
+      fail(at, "expected a device id of cluster '" + cluster.name() + "' (0 to " + str(cluster.device_count() - 1) +
+                   "), got " + str(device));
+    if (rank_of_device[device] >= 0)
+      fail(at, "expected each device once, got device " + str(device) + " again (also at placement[" +
+                   str(rank_of_device[device]) + "])");
+    rank_of_device[device] = rank;
+  }
+
+  if (static_cast<int>(plan.stage_starts.size()) != plan.pp)
+    fail("stage_starts", "expected " + str(plan.pp) + " layer indices (one per pipeline stage), got " +
+                             str(plan.stage_starts.size()));
+  for (int s = 0; s < plan.pp; ++s) {
+    const int start      = plan.stage_starts[s];
+    const std::string at = "stage_starts[" + str(s) + "]";
+    if (s == 0 && start != 0)
+      fail(at, "expected 0 (the first stage starts at the first layer), got " + str(start));
+    if (s > 0 && start <= plan.stage_starts[s - 1])
+      fail(at, "expected a layer index greater than stage_starts[" + str(s - 1) + "] = " +
+                   str(plan.stage_starts[s - 1]) + " (every stage needs at least one layer), got " + str(start));
+    if (start >= layers)
+      fail(at, "expected a layer index below " + str(layers) + " (the model's layer count), got " + str(start));
+  }
+
+  auto check_per_replica = [&](const char* name, const std::vector<int>& values) {
+    if (static_cast<int>(values.size()) != plan.dp)
+      fail(name, "expected " + str(plan.dp) + " values (one per replica), got " + str(values.size()));
+    for (int r = 0; r < plan.dp; ++r)
+      if (values[r] < 1)
+        fail(std::string(name) + "[" + str(r) + "]", "expected a positive integer, got " + str(values[r]));
+  };
+  check_per_replica("micro_batch", plan.micro_batch);
+  check_per_replica("grad_accum", plan.grad_accum);
+
+  if (plan.zero_stage < 0 || plan.zero_stage > 3)
+    fail("zero_stage", "expected 0, 1, 2 or 3, got " + str(plan.zero_stage));
+  if (plan.zero_stage >= 2 && plan.dp > 1)
+    for (int r = 1; r < plan.dp; ++r)
+      if (plan.grad_accum[r] != plan.grad_accum[0])
+        fail("grad_accum", "expected the same value for every replica with zero_stage " + str(plan.zero_stage) +
+                               " (it synchronises every micro-batch), got " + str(plan.grad_accum[0]) + " and " +
+                               str(plan.grad_accum[r]));
+  if (!(plan.bucket_bytes > 0))
+    fail("bucket_mib", "expected a positive number");
+}
+
+Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const Cluster& cluster,
+                    const models::Workload& workload)
+{
+  JsonInput root(json, origin);
+  if (!root.is_object())
+    root.fail("an object describing a plan");
+  root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
+                   "global_batch", "zero_stage", "schedule", "recompute", "dtype", "collective_algorithm",
+                   "bucket_mib"});
+  Plan plan;
+  plan.tp = root.positive_int_or("tp", 1);
+  plan.pp = root.positive_int_or("pp", 1);
+  plan.dp = root.positive_int_or("dp", 1);
+
+  if (auto placement = root.find("placement")) {
+    plan.placement = read_int_list(*placement);
+  } else {
+    // Identity; degrees that do not match the cluster are reported by the validation.
+    const long long world = static_cast<long long>(plan.tp) * plan.pp * plan.dp;
+    if (world == cluster.device_count()) {
+      plan.placement.resize(static_cast<std::size_t>(world));
+      std::iota(plan.placement.begin(), plan.placement.end(), 0);
+    }
+  }
+
+  if (auto starts = root.find("stage_starts"))
+    plan.stage_starts = read_int_list(*starts);
+  else if (plan.pp <= layer_count(workload))
+    plan.stage_starts = uniform_stage_starts(layer_count(workload), plan.pp);
+
+  plan.micro_batch = read_per_replica(root.at("micro_batch"), plan.dp);
+
+  auto grad_accum   = root.find("grad_accum");
+  auto global_batch = root.find("global_batch");
+  if (grad_accum && global_batch)
+    throw InputError(root.where() + ": give either grad_accum or global_batch, not both");
+  if (grad_accum) {
+    plan.grad_accum = read_per_replica(*grad_accum, plan.dp);
+  } else if (global_batch) {
+    const int total     = global_batch->positive_int();
+    const long long per = std::accumulate(plan.micro_batch.begin(), plan.micro_batch.end(), 0LL);
+    if (total % per != 0)
+      global_batch->fail("a multiple of " + str(per) + " (the micro-batch summed over the " + str(plan.dp) +
+                         " replicas)");
+    plan.grad_accum.assign(plan.dp, static_cast<int>(total / per));
+  } else {
+    plan.grad_accum.assign(plan.dp, 1);
+  }
+
+  if (auto zero = root.find("zero_stage"))
+    plan.zero_stage = zero->non_negative_int();
+  if (auto schedule = root.find("schedule"); schedule && !parse_schedule(schedule->string(), plan.schedule))
+    schedule->fail("\"gpipe\" or \"1f1b\"");
+  plan.recompute = root.boolean_or("recompute", plan.recompute);
+  if (auto dtype = root.find("dtype"); dtype && !parse_dtype(dtype->string(), plan.dtype))
+    dtype->fail("\"fp16\", \"bf16\" or \"fp32\"");
+  if (auto algorithm = root.find("collective_algorithm");
+      algorithm && !parse_algorithm(algorithm->string(), plan.collective_algorithm))
+    algorithm->fail("\"ring\", \"tree\" or \"hierarchical\"");
+  plan.bucket_bytes = root.positive_number_or("bucket_mib", plan.bucket_bytes / units::kMiB) * units::kMiB;
+
+  validate_plan(plan, cluster, workload, origin);
+  return plan;
+}
+
+Plan load_plan(const std::string& file_or_preset, const Cluster& cluster, const models::Workload& workload)
+{
+  InputText input = read_input("plan", file_or_preset);
+  return plan_from_json(JsonInput::parse_text(input.text, input.origin), input.origin, cluster, workload);
+}
+
+nlohmann::json plan_to_json(const Plan& plan)
+{
+  nlohmann::json json;
+  json["tp"]                   = plan.tp;
+  json["pp"]                   = plan.pp;
+  json["dp"]                   = plan.dp;
+  json["placement"]            = plan.placement;
+  json["stage_starts"]         = plan.stage_starts;
+  json["micro_batch"]          = per_replica_json(plan.micro_batch);
+  json["grad_accum"]           = per_replica_json(plan.grad_accum);
+  json["zero_stage"]           = plan.zero_stage;
+  json["schedule"]             = schedule_name(plan.schedule);
+  json["recompute"]            = plan.recompute;
+  json["dtype"]                = dtype_name(plan.dtype);
+  json["collective_algorithm"] = algorithm_name(plan.collective_algorithm);
+  json["bucket_mib"]           = plan.bucket_bytes / units::kMiB;
+  return json;
+}
+
+} // namespace hetsim::strategies

@@ -1,1 +1,116 @@
-// placeholder, being written
+#include "traces/trace.hpp"
+
+#include "core/error.hpp"
+#include "core/json_input.hpp"
+#include "core/output_file.hpp"
+
+#include <algorithm>
+#include <array>
+#include <sstream>
+#include <set>
+#include <string_view>
+#include <tuple>
+
+namespace hetsim::traces {
+namespace {
+
+// Thread ids of the streams inside each device's track, in display order.
+constexpr std::array<std::string_view, 4> kStreams = {"compute", "tensor_parallel", "data_parallel", "pipeline"};
+
+int stream_tid(const std::string& stream)
+{
+  for (std::size_t i = 0; i < kStreams.size(); ++i)
+    if (kStreams[i] == stream)
+      return static_cast<int>(i);
+  return static_cast<int>(kStreams.size());
+}
+
+constexpr double kMicrosecondsPerSecond = 1e6;
+
+} // namespace
+
+void write_chrome_trace(const Trace& trace, std::ostream& out)
+{
+  std::vector<const TraceEvent*> events;
+  events.reserve(trace.events.size());
+  for (const auto& e : trace.events)
+    events.push_back(&e);
+  std::sort(events.begin(), events.end(), [](const TraceEvent* a, const TraceEvent* b) {
+    return std::tie(a->device, a->start_s, a->task_id) < std::tie(b->device, b->start_s, b->task_id);
+  });
+
+  nlohmann::json list = nlohmann::json::array();
+  std::set<std::pair<int, int>> named_threads;
+  for (std::size_t d = 0; d < trace.device_labels.size(); ++d) {
+    list.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", trace.device_labels[d]}}}});
+    list.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", d}, {"args", {{"sort_index", d}}}});
+  }
+  for (const TraceEvent* e : events) {
+    const int tid = stream_tid(e->stream);
+    if (named_threads.emplace(e->device, tid).second)
+      list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", e->device}, {"tid", tid}, {"args", {{"name", e->stream}}}});
+    list.push_back({{"name", e->name},
+                    {"cat", e->kind},
+                    {"ph", "X"},
+                    {"pid", e->device},
+                    {"tid", tid},
+                    {"ts", e->start_s * kMicrosecondsPerSecond},
+                    {"dur", (e->end_s - e->start_s) * kMicrosecondsPerSecond},
+                    {"args",
+                     {{"task_id", e->task_id},
+                      {"kind", e->kind},
+                      {"stream", e->stream},
+                      {"bytes", e->bytes},
+                      {"flops", e->flops},
+                      {"start_s", e->start_s},
+                      {"end_s", e->end_s}}}});
+  }
+  nlohmann::json doc = {{"displayTimeUnit", "ms"}, {"otherData", {{"source", trace.source}}}, {"traceEvents", list}};
+  out << doc.dump(1) << '\n';
+}
+
+void write_chrome_trace(const Trace& trace, const std::string& file)
+{
+  std::ostringstream out;
+  write_chrome_trace(trace, out);
+  write_file_atomically(file, out.str());
+}
+
+Trace read_chrome_trace(const std::string& file)
+{
+  const nlohmann::json doc = JsonInput::parse_file(file);
+  JsonInput root(doc, file);
+  Trace trace;
+  if (auto other = root.find("otherData"))
+    trace.source = other->string_or("source", "");
+  for (const auto& entry : root.at("traceEvents").elements()) {
+    const std::string phase = entry.at("ph").string();
+    if (phase == "M") {
+      if (entry.at("name").string() == "process_name") {
+        const int pid = entry.at("pid").non_negative_int();
+        if (static_cast<int>(trace.device_labels.size()) <= pid)
+          trace.device_labels.resize(pid + 1);
+        trace.device_labels[pid] = entry.at("args").at("name").string();
+      }
+      continue;
+    }
+    if (phase != "X")
+      continue;
+    JsonInput args = entry.at("args");
+    TraceEvent e;
+    e.task_id = static_cast<int>(args.at("task_id").integer());
+    e.name    = entry.at("name").string();
+    e.kind    = args.at("kind").string();
+    e.stream  = args.string_or("stream", "compute");
+    e.device  = entry.at("pid").non_negative_int();
+    // Exact seconds when present; the microsecond fields are what other tools write.
+    e.start_s = args.number_or("start_s", entry.at("ts").number() / kMicrosecondsPerSecond);
+    e.end_s   = args.number_or("end_s", e.start_s + entry.at("dur").non_negative_number() / kMicrosecondsPerSecond);
+    e.bytes   = args.non_negative_number_or("bytes", 0);
+    e.flops   = args.non_negative_number_or("flops", 0);
+    trace.events.push_back(std::move(e));
+  }
+  return trace;
+}
+
+} // namespace hetsim::traces

@@ -1,1 +1,154 @@
-// placeholder, being written
+#include "core/cluster_json.hpp"
+#include "core/error.hpp"
+#include "core/presets.hpp"
+#include "core/units.hpp"
+
+#include <doctest/doctest.h>
+
+using hetsim::Cluster;
+using hetsim::InputError;
+using hetsim::units::kGbps;
+
+namespace {
+
+Cluster parse(const std::string& text)
+{
+  return hetsim::cluster_from_json(nlohmann::json::parse(text), "c.json");
+}
+
+/// The message of the InputError thrown by parsing `text`, or "" when it parses.
+std::string error_of(const std::string& text)
+{
+  try {
+    parse(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kTwoRegions = R"({
+  "name": "two",
+  "regions": [
+    {"name": "east", "latency_ms": 1, "nodes": [
+      {"name": "e0", "gpu": "A100-SXM4-40GB", "devices": 4, "intra_node": {"bandwidth_GBps": 300, "latency_us": 2},
+       "nic": {"bandwidth_gbps": 100, "latency_us": 10}},
+      {"name": "e1", "devices": ["T4", "T4"], "nic": {"bandwidth_gbps": 25}}]},
+    {"name": "west", "nodes": [{"name": "w", "gpu": "V100", "devices": 2, "repeat": 3}]}],
+  "inter_region": {"latency_ms": [[0, 30], [40, 0]], "bandwidth_gbps": [[0, 10], [5, 0]]},
+  "overrides": [{"src_node": "e0", "dst_node": "e1", "bandwidth_gbps": 8, "latency_ms": 3}]
+})";
+
+} // namespace
+
+TEST_CASE("every geo preset loads as a cluster")
+{
+  struct Expected {
+    const char* name;
+    int devices;
+    std::size_t regions;
+  };
+  for (auto e : {Expected{"case1_datacenter_on_demand", 64, 1}, Expected{"case2_datacenter_spot", 48, 1},
+                 Expected{"case3_multi_datacenter", 64, 2}, Expected{"case4_regional_geo", 64, 4},
+                 Expected{"case5_worldwide_geo", 64, 8}, Expected{"fluidstack_a40", 32, 2}}) {
+    CAPTURE(e.name);
+    const Cluster c = hetsim::load_cluster(std::string("preset:") + e.name);
+    CHECK(c.device_count() == e.devices);
+    CHECK(c.regions().size() == e.regions);
+    CHECK(c.name() == e.name);
+  }
+}
+
+TEST_CASE("geo preset figures become links")
+{
+  const Cluster c = hetsim::load_cluster("preset:case5_worldwide_geo");
+  // Oregon (0) -> Virginia (1): 67 ms, 1.15 Gb/s; devices 0..7 are in Oregon, 8..15 in Virginia.
+  const hetsim::Link wan = c.path(0, 8);
+  CHECK(wan.latency_s == doctest::Approx(0.067));
+  CHECK(wan.bandwidth_bytes_per_s == doctest::Approx(1.15 * kGbps));
+  // Inside a region: 5 ms and the 2 Gb/s of each machine.
+  const hetsim::Link local = c.path(0, 1);
+  CHECK(local.latency_s == doctest::Approx(0.005));
+  CHECK(local.bandwidth_bytes_per_s == doctest::Approx(2 * kGbps));
+
+  const Cluster fluid = hetsim::load_cluster("preset:fluidstack_a40");
+  CHECK(fluid.gpu_of(0).name == "A40");
+  // Asymmetric: Mid -> East 3.87 Gb/s, East -> Mid 3.73 Gb/s.
+  CHECK(fluid.path(0, 16).bandwidth_bytes_per_s == doctest::Approx(3.87 * kGbps));
+  CHECK(fluid.path(16, 0).bandwidth_bytes_per_s == doctest::Approx(3.73 * kGbps));
+  CHECK(fluid.path(16, 17).bandwidth_bytes_per_s == doctest::Approx(11.98 * kGbps));
+
+  const Cluster dc = hetsim::load_cluster("preset:case1_datacenter_on_demand");
+  CHECK(dc.nodes().size() == 8);
+  CHECK(dc.path(0, 1).bandwidth_bytes_per_s == doctest::Approx(1200 * kGbps));
+  CHECK(dc.path(0, 8).bandwidth_bytes_per_s == doctest::Approx(25 * kGbps));
+}
+
+TEST_CASE("native cluster: nodes, repeats, mixed GPUs, overrides and paths")
+{
+  const Cluster c = parse(kTwoRegions);
+  CHECK(c.device_count() == 4 + 2 + 6);
+  CHECK(c.nodes().size() == 5);
+  CHECK(c.gpu_of(4).name == "T4");
+  CHECK(c.gpu_of(6).name == "V100-SXM2-16GB");
+  CHECK(c.nodes()[2].name == "w.0");
+
+  // Same node: the port link.
+  CHECK(c.path(0, 1).bandwidth_bytes_per_s == doctest::Approx(300e9));
+  CHECK(c.path(0, 1).latency_s == doctest::Approx(2e-6));
+  // e0 -> e1 uses the override: 8 Gb/s, 3 ms plus half of each end's port and NIC latency.
+  const hetsim::Link o = c.path(0, 4);
+  CHECK(o.bandwidth_bytes_per_s == doctest::Approx(8 * kGbps));
+  CHECK(o.latency_s == doctest::Approx(3e-3 + (2e-6 + 10e-6 + 2e-6 + 5e-6) / 2));
+  // Region to region, asymmetric.
+  CHECK(c.path(0, 6).bandwidth_bytes_per_s == doctest::Approx(10 * kGbps));
+  CHECK(c.path(6, 0).bandwidth_bytes_per_s == doctest::Approx(5 * kGbps));
+  CHECK(c.path(6, 0).latency_s > 0.040);
+}
+
+TEST_CASE("inline GPU specs")
+{
+  const Cluster c = parse(R"({"gpus": {"X1": {"memory_gib": 24, "memory_bandwidth_GBps": 500, "peak_tflops_fp16": 100}},
+    "regions": [{"nodes": [{"gpu": "X1", "devices": 2}]}]})");
+  CHECK(c.gpu_of(1).name == "X1");
+  CHECK(c.gpu_of(1).memory_bytes == doctest::Approx(24 * hetsim::units::kGiB));
+}
+
+TEST_CASE("bad cluster input gives one line naming the file, the path and the expectation")
+{
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "A10x", "devices": 2}]}]})")
+            .find("c.json: regions[0].nodes[0].gpu: unknown GPU 'A10x'; known: V100-SXM2-16GB") == 0);
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4"}]}]})") ==
+        "c.json: regions[0].nodes[0]: missing required field 'devices'");
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": "two"}]}]})") ==
+        "c.json: regions[0].nodes[0].devices: expected a device count or a list of GPU names, got string \"two\"");
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2, "nic": {"bandwidth_gbps": 0}}]}]})") ==
+        "c.json: regions[0].nodes[0].nic.bandwidth_gbps: expected a positive number, got number 0");
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2, "nic": {"bandwidth_gbps": -3}}]}]})") ==
+        "c.json: regions[0].nodes[0].nic.bandwidth_gbps: expected a positive number, got number -3");
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2, "nic": {"bandwith_gbps": 3}}]}]})")
+            .find("c.json: regions[0].nodes[0].nic: unknown field 'bandwith_gbps'") == 0);
+  CHECK(error_of(R"({"regions": []})") == "c.json: regions: expected a non-empty list of regions, got array");
+  CHECK(error_of(R"([1, 2])") == "c.json: (top level): expected an object describing a cluster, got array");
+
+  std::string two = kTwoRegions;
+  std::string bad_matrix = two;
+  bad_matrix.replace(bad_matrix.find("[[0, 10], [5, 0]]"), 17, "[[0, 10]]");
+  CHECK(error_of(bad_matrix) == "c.json: inter_region.bandwidth_gbps: expected a 2x2 matrix (one row per region), got array");
+  std::string no_inter = two.substr(0, two.find(",\n  \"inter_region\"")) + "}";
+  CHECK(error_of(no_inter) == "c.json: (top level): missing required field 'inter_region'");
+  std::string cross = two;
+  cross.replace(cross.find("\"dst_node\": \"e1\""), 16, "\"dst_node\": \"w.1\"");
+  CHECK(error_of(cross).find("c.json: overrides[0]: expected two nodes of the same region") == 0);
+  std::string short_wan = two;
+  short_wan.replace(short_wan.find("[[0, 30], [40, 0]]"), 18, "[[0, 0.1], [40, 0]]");
+  CHECK(error_of(short_wan).find("c.json: inter_region.latency_ms[0][1]: expected at least 0.5 ms") == 0);
+}
+
+TEST_CASE("files and presets that do not exist")
+{
+  CHECK_THROWS_WITH_AS(hetsim::load_cluster("/nonexistent/c.json"), "/nonexistent/c.json: cannot open file", InputError);
+  CHECK_THROWS_WITH_AS(hetsim::load_cluster("preset:mars"),
+                       doctest::Contains("preset:mars: unknown cluster preset 'mars'; known: case1_datacenter_on_demand"),
+                       InputError);
+}

@@ -1,1 +1,153 @@
-// placeholder, being written
+#include "models/workload.hpp"
+
+#include "core/presets.hpp"
+#include "models/transformer.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace hetsim::models;
+
+namespace {
+
+TransformerShape llama(int layers, int hidden, int intermediate, int heads, int kv_heads, int seq_len)
+{
+  TransformerShape s;
+  s.name            = "llama";
+  s.family          = "llama";
+  s.layers          = layers;
+  s.hidden          = hidden;
+  s.heads           = heads;
+  s.kv_heads        = kv_heads;
+  s.intermediate    = intermediate;
+  s.vocab           = 32000;
+  s.seq_len         = seq_len;
+  s.gated_mlp       = true;
+  s.biases          = false;
+  s.tied_embeddings = false;
+  s.rms_norm        = true;
+  return s;
+}
+
+TransformerShape gpt2_medium()
+{
+  TransformerShape s;
+  s.name          = "gpt2-medium";
+  s.family        = "gpt2";
+  s.layers        = 24;
+  s.hidden        = 1024;
+  s.heads         = 16;
+  s.kv_heads      = 16;
+  s.intermediate  = 4096;
+  s.vocab         = 50257;
+  s.seq_len       = 1024;
+  s.max_positions = 1024;
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("parameter counts match the published models")
+{
+  SUBCASE("llama-2-7b: exactly the checkpoint's 6,738,415,616")
+  {
+    CHECK(build_transformer(llama(32, 4096, 11008, 32, 32, 4096)).total_params() == 6738415616.0);
+  }
+  SUBCASE("llama-2-70b: grouped-query attention, 68.98 B")
+  {
+    CHECK(build_transformer(llama(80, 8192, 28672, 64, 8, 4096)).total_params() == doctest::Approx(68.98e9).epsilon(0.01));
+  }
+  SUBCASE("gpt2-medium: tied output projection, 355 M")
+  {
+    Workload w = build_transformer(gpt2_medium());
+    CHECK(w.total_params() == doctest::Approx(355e6).epsilon(0.02));
+    CHECK(w.layers.back().params == 2 * 1024); // only the final norm: the projection is the embedding
+  }
+  SUBCASE("the presets, loaded through their Hugging Face configs")
+  {
+    CHECK(load_workload("preset:llama-2-7b").total_params() == 6738415616.0);
+    CHECK(load_workload("preset:llama-2-70b").total_params() == doctest::Approx(68.98e9).epsilon(0.01));
+    CHECK(load_workload("preset:gpt2-medium").total_params() == doctest::Approx(355e6).epsilon(0.02));
+    CHECK(load_workload("preset:bert-base-uncased").total_params() == doctest::Approx(109.5e6).epsilon(0.02));
+    CHECK(load_workload("preset:gpt3-1.3b").total_params() == doctest::Approx(1.3e9).epsilon(0.02));
+  }
+}
+
+TEST_CASE("layers are the embedding, one block per layer, then the head")
+{
+  Workload w = build_transformer(gpt2_medium());
+  REQUIRE(w.layers.size() == 26);
+  CHECK(w.name == "gpt2-medium");
+  CHECK(w.seq_len == 1024);
+  CHECK(w.layers[0].name == "embedding");
+  CHECK(w.layers[0].kind == "embedding");
+  CHECK(w.layers[1].name == "block.0");
+  CHECK(w.layers[24].name == "block.23");
+  CHECK(w.layers[25].name == "head");
+  CHECK(w.layers[25].kind == "head");
+  CHECK(w.layers[0].tensor_parallel_all_reduces == 1);
+  CHECK(w.layers[1].tensor_parallel_all_reduces == 2);
+  CHECK(w.layers[25].tensor_parallel_all_reduces == 0);
+}
+
+TEST_CASE("forward FLOPs are about 2 x params x tokens for a large model at a short sequence")
+{
+  Workload w = build_transformer(llama(32, 4096, 11008, 32, 32, 128));
+  CHECK(w.forward_flops_per_sample() == doctest::Approx(2 * w.total_params() * 128).epsilon(0.03));
+  CHECK(w.backward_flops_per_sample() == doctest::Approx(2 * w.forward_flops_per_sample()));
+}
+
+TEST_CASE("block FLOPs: projections plus attention scores and context")
+{
+  Workload w     = build_transformer(gpt2_medium());
+  const double s = 1024, h = 1024;
+  // 12 h^2 matmul weights at 2 FLOPs per weight per token, then QK^T and AV at 2 s^2 h each.
+  CHECK(w.layers[1].forward_flops_per_sample == doctest::Approx(2 * 12 * h * h * s + 4 * s * s * h));
+  // The tied head still runs its projection.
+  CHECK(w.layers.back().forward_flops_per_sample == doctest::Approx(2 * h * 50257 * s));
+}
+
+TEST_CASE("activation bytes: boundary 2sh, saved per block as in Korthikanti et al.")
+{
+  Workload w     = build_transformer(gpt2_medium());
+  const double s = 1024, h = 1024, a = 16;
+  CHECK(w.layers[0].activation_bytes_per_sample == 2 * s * h);
+  CHECK(w.layers[1].activation_bytes_per_sample == 2 * s * h);
+  CHECK(w.layers[1].saved_activation_bytes_per_sample == doctest::Approx(34 * s * h + 5 * a * s * s));
+  CHECK(w.layers.back().saved_activation_bytes_per_sample >= 4 * s * 50257); // fp32 logits
+
+  SUBCASE("a gated MLP keeps four ffn-wide tensors, grouped-query attention smaller K and V")
+  {
+    Workload l      = build_transformer(llama(80, 8192, 28672, 64, 8, 4096));
+    const double ls = 4096, lh = 8192, kv = 1024, ffn = 28672;
+    CHECK(l.layers[1].saved_activation_bytes_per_sample ==
+          doctest::Approx(14 * ls * lh + 4 * ls * kv + 8 * ls * ffn + 5 * 64 * ls * ls));
+  }
+}
+
+TEST_CASE("every model preset loads")
+{
+  for (const auto& preset : hetsim::presets()) {
+    if (preset.kind != "model")
+      continue;
+    CAPTURE(preset.name);
+    Workload w = load_workload("preset:" + preset.name);
+    CHECK(w.name == preset.name);
+    CHECK(w.seq_len > 0);
+    CHECK(w.layers.size() >= 3);
+  }
+  CHECK(load_workload("preset:llama-2-7b").seq_len == 4096);
+  CHECK(load_workload("preset:bert-base-uncased").seq_len == 512);
+  CHECK(load_workload("preset:gpt3-1.3b").seq_len == 2048);
+}
+
+TEST_CASE("default tensor-parallel all-reduces by kind")
+{
+  CHECK(default_tensor_parallel_all_reduces("transformer") == 2);
+  CHECK(default_tensor_parallel_all_reduces("attention") == 1);
+  CHECK(default_tensor_parallel_all_reduces("mlp") == 1);
+  CHECK(default_tensor_parallel_all_reduces("embedding") == 1);
+  CHECK(default_tensor_parallel_all_reduces("head") == 0);
+  CHECK(default_tensor_parallel_all_reduces("conv") == 0);
+}

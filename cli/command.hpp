@@ -1,0 +1,16 @@
+#pragma once
+/// Each `hetsim` subcommand registers itself on the CLI11 app and runs when selected.
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace hetsim::cli {
+
+/// Adds a subcommand to `app`; the returned callback runs it (after parsing) and returns the exit code.
+using CommandRunner = std::function<int()>;
+
+CommandRunner add_simulate_command(CLI::App& app);
+CommandRunner add_inspect_command(CLI::App& app);
+
+} // namespace hetsim::cli

@@ -1,0 +1,113 @@
+/// `hetsim inspect cluster|model FILE`: show what HetSim understood from an input file.
+
+#include "cli/command.hpp"
+#include "core/cluster_json.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "models/workload.hpp"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+
+namespace hetsim::cli {
+namespace {
+
+void print_link(const char* label, const Link& link)
+{
+  std::printf("%s %.4g Gb/s, %.4g ms", label, link.bandwidth_bytes_per_s / units::kGbps, link.latency_s * 1e3);
+}
+
+void inspect_cluster(const std::string& file)
+{
+  const Cluster cluster = load_cluster(file);
+  std::map<std::string, int> per_gpu;
+  for (const auto& d : cluster.devices())
+    ++per_gpu[cluster.gpus()[d.gpu].name];
+  std::printf("cluster %s: %d devices, %zu nodes, %zu regions\n", cluster.name().c_str(), cluster.device_count(),
+              cluster.nodes().size(), cluster.regions().size());
+  for (const auto& [gpu, count] : per_gpu)
+    std::printf("  %4d x %s\n", count, gpu.c_str());
+  for (const auto& region : cluster.regions()) {
+    std::printf("region %s: %zu nodes, switch latency %.4g ms\n", region.name.c_str(), region.nodes.size(),
+                region.latency_s * 1e3);
+    // Consecutive identical nodes are summarised on one line.
+    for (std::size_t i = 0; i < region.nodes.size();) {
+      const Node& first = cluster.nodes()[region.nodes[i]];
+      std::size_t j     = i + 1;
+      while (j < region.nodes.size()) {
+        const Node& other = cluster.nodes()[region.nodes[j]];
+        if (other.devices.size() != first.devices.size() ||
+            other.nic.bandwidth_bytes_per_s != first.nic.bandwidth_bytes_per_s ||
+            other.intra.bandwidth_bytes_per_s != first.intra.bandwidth_bytes_per_s ||
+            cluster.gpu_of(other.devices[0]).name != cluster.gpu_of(first.devices[0]).name)
+          break;
+        ++j;
+      }
+      std::printf("  %s%s: %zu x %s;", first.name.c_str(), j - i > 1 ? (" (+" + std::to_string(j - i - 1) + " alike)").c_str() : "",
+                  first.devices.size(), cluster.gpu_of(first.devices[0]).name.c_str());
+      print_link(" port", first.intra);
+      print_link("; NIC", first.nic);
+      std::printf("\n");
+      i = j;
+    }
+  }
+  const auto count = cluster.regions().size();
+  if (count > 1) {
+    std::printf("inter-region bandwidth (Gb/s) / latency (ms), row = source:\n");
+    for (std::size_t i = 0; i < count; ++i) {
+      std::printf("  %-12s", cluster.regions()[i].name.c_str());
+      for (std::size_t j = 0; j < count; ++j) {
+        if (i == j) {
+          std::printf("        -       ");
+          continue;
+        }
+        const Link l = cluster.inter_region(static_cast<int>(i), static_cast<int>(j));
+        std::printf(" %7.3g/%-7.3g", l.bandwidth_bytes_per_s / units::kGbps, l.latency_s * 1e3);
+      }
+      std::printf("\n");
+    }
+  }
+  if (!cluster.overrides().empty())
+    std::printf("%zu node-pair overrides\n", cluster.overrides().size());
+}
+
+void inspect_model(const std::string& file)
+{
+  const models::Workload w = models::load_workload(file);
+  std::printf("model %s: %zu layers, sequence %d, %.4g B parameters, %.4g TFLOP forward per sequence\n",
+              w.name.c_str(), w.layers.size(), w.seq_len, w.total_params() / 1e9,
+              w.forward_flops_per_sample() / units::kTera);
+  std::printf("  %-4s %-16s %-12s %12s %14s %14s %14s\n", "#", "name", "kind", "params (M)", "fwd GFLOP/seq",
+              "out MiB/seq", "saved MiB/seq");
+  for (std::size_t i = 0; i < w.layers.size(); ++i) {
+    const auto& l = w.layers[i];
+    std::printf("  %-4zu %-16s %-12s %12.2f %14.2f %14.2f %14.2f\n", i, l.name.c_str(), l.kind.c_str(), l.params / 1e6,
+                l.forward_flops_per_sample / 1e9, l.activation_bytes_per_sample / units::kMiB,
+                l.saved_activation_bytes_per_sample / units::kMiB);
+  }
+}
+
+} // namespace
+
+CommandRunner add_inspect_command(CLI::App& app)
+{
+  struct Options {
+    std::string what;
+    std::string file;
+  };
+  auto options      = std::make_shared<Options>();
+  CLI::App* command = app.add_subcommand("inspect", "Show what HetSim reads from a cluster or model file "
+                                                    "(devices, links, layers, parameter counts).");
+  command->add_option("what", options->what, "cluster or model")->required()->check(CLI::IsMember({"cluster", "model"}));
+  command->add_option("file", options->file, "the file, or preset:NAME")->required();
+  return [options] {
+    if (options->what == "cluster")
+      inspect_cluster(options->file);
+    else
+      inspect_model(options->file);
+    return 0;
+  };
+}
+
+} // namespace hetsim::cli

@@ -1,0 +1,48 @@
+#include "cli/scenario.hpp"
+
+#include "core/cluster_json.hpp"
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "strategies/plan_json.hpp"
+
+namespace hetsim::cli {
+
+void ScenarioOptions::add_to(CLI::App& command)
+{
+  command.add_option("--cluster", cluster, "cluster JSON file, or preset:NAME (e.g. preset:case5_worldwide_geo)");
+  command.add_option("--model", model, "Hugging Face config.json or layer-list JSON, or preset:NAME");
+  command.add_option("--plan", plan, "plan JSON file, or preset:NAME");
+  command.add_option("--memory-limit-gib", memory_limit_gib, "cap on usable memory per device (default: its own)")
+      ->check(CLI::NonNegativeNumber);
+  command.add_option("--workspace-gib", workspace_gib, "per-device memory reserved for buffers (default 1)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+void resolve_defaults(ScenarioOptions& options)
+{
+  const int given = !options.cluster.empty() + !options.model.empty() + !options.plan.empty();
+  if (given == 3)
+    return;
+  if (given != 0)
+    throw InputError("give --cluster, --model and --plan together, or none of them for the default scenario");
+  options.cluster = kDefaultCluster;
+  options.model   = kDefaultModel;
+  options.plan    = kDefaultPlan;
+}
+
+void load_scenario(const ScenarioOptions& options, Scenario& scenario)
+{
+  scenario.cluster  = load_cluster(options.cluster);
+  scenario.workload = models::load_workload(options.model);
+  scenario.plan     = strategies::load_plan(options.plan, scenario.cluster, scenario.workload);
+
+  auto& problem              = scenario.problem;
+  problem.cluster            = &scenario.cluster;
+  problem.workload           = &scenario.workload;
+  problem.global_batch       = static_cast<int>(scenario.plan.global_batch());
+  problem.dtype              = scenario.plan.dtype;
+  problem.memory_limit_bytes = options.memory_limit_gib * units::kGiB;
+  problem.workspace_bytes    = options.workspace_gib * units::kGiB;
+}
+
+} // namespace hetsim::cli

@@ -1,0 +1,47 @@
+#pragma once
+/// The three inputs of a simulation, loaded and checked together.
+
+#include "core/cluster.hpp"
+#include "models/workload.hpp"
+#include "strategies/plan.hpp"
+#include "strategies/problem.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace hetsim::cli {
+
+/// Where the inputs come from; all empty means the built-in default scenario.
+struct ScenarioOptions {
+  std::string cluster;
+  std::string model;
+  std::string plan;
+  double memory_limit_gib = 0;
+  double workspace_gib    = 1;
+
+  void add_to(CLI::App& command);
+  /// The inputs as given, for checks that outputs do not overwrite them.
+  std::vector<std::string> inputs() const { return {cluster, model, plan}; }
+};
+
+/// The default scenario: GPT-3 1.3B on case5_worldwide_geo, 8-stage 1F1B x 8-way data parallel.
+inline constexpr const char* kDefaultCluster = "preset:case5_worldwide_geo";
+inline constexpr const char* kDefaultModel   = "preset:gpt3-1.3b";
+inline constexpr const char* kDefaultPlan    = "preset:gpt3-1.3b-case5";
+
+struct Scenario {
+  Cluster cluster;
+  models::Workload workload;
+  strategies::Plan plan;
+  strategies::Problem problem; ///< points into this object: do not copy a Scenario
+  Scenario() = default;
+  Scenario(const Scenario&) = delete;
+  Scenario& operator=(const Scenario&) = delete;
+};
+
+/// Fills in the default scenario when no input is given; a partial set is an InputError.
+void resolve_defaults(ScenarioOptions& options);
+void load_scenario(const ScenarioOptions& options, Scenario& scenario);
+
+} // namespace hetsim::cli

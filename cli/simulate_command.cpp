@@ -1,0 +1,107 @@
+/// `hetsim simulate`: lower a plan and replay one training iteration in the SimGrid simulator.
+
+#include "cli/command.hpp"
+#include "cli/scenario.hpp"
+#include "core/output_file.hpp"
+#include "costmodel/calibration.hpp"
+#include "sim/report.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/estimate.hpp"
+#include "strategies/lower.hpp"
+#include "strategies/memory.hpp"
+#include "traces/trace.hpp"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace hetsim::cli {
+namespace {
+
+struct SimulateOptions {
+  ScenarioOptions scenario;
+  std::string report_file;
+  std::string trace_file;
+  std::string calibration_file;
+  bool allow_oom           = false;
+  bool analytic_intra_node = false;
+};
+
+int run_simulate(SimulateOptions& options)
+{
+  resolve_defaults(options.scenario);
+  auto inputs = options.scenario.inputs();
+  if (!options.calibration_file.empty())
+    inputs.push_back(options.calibration_file);
+  if (!options.report_file.empty())
+    check_output_is_not_input(options.report_file, inputs, "--report");
+  if (!options.trace_file.empty())
+    check_output_is_not_input(options.trace_file, inputs, "--trace");
+
+  auto scenario = std::make_unique<Scenario>();
+  load_scenario(options.scenario, *scenario);
+  std::optional<costmodel::Calibration> calibration;
+  if (!options.calibration_file.empty())
+    calibration = costmodel::load_calibration(options.calibration_file);
+
+  const auto& plan    = scenario->plan;
+  const auto& problem = scenario->problem;
+  std::cout << "scenario: " << scenario->workload.name << " on " << scenario->cluster.name() << " ("
+            << scenario->cluster.device_count() << " devices), tp " << plan.tp << " x pp " << plan.pp << " x dp "
+            << plan.dp << ", " << strategies::schedule_name(plan.schedule) << ", ZeRO-" << plan.zero_stage
+            << ", global batch " << plan.global_batch() << '\n';
+
+  const auto memory = strategies::plan_memory(plan, problem);
+  try {
+    strategies::check_memory(memory);
+  } catch (const InfeasiblePlan& e) {
+    if (!options.allow_oom)
+      throw;
+    std::cerr << "warning: " << e.what() << " (simulating anyway: --allow-oom)\n";
+  }
+
+  const strategies::Schedule schedule = strategies::lower(plan, problem);
+  sim::SimOptions sim_options;
+  sim_options.analytic_intra_node = options.analytic_intra_node;
+  sim_options.calibration         = calibration ? &*calibration : nullptr;
+  const sim::SimResult result     = sim::simulate(plan, problem, schedule, sim_options);
+
+  sim::print_report(result.report, std::cout);
+  const double analytic = strategies::estimate(plan, problem, calibration ? &*calibration : nullptr).iteration_time_s;
+  std::printf("analytic estimate: %.4g s (simulated / analytic = %.3f)\n", analytic,
+              result.report.iteration_time_s / analytic);
+
+  if (!options.report_file.empty()) {
+    write_file_atomically(options.report_file, sim::report_to_json(result.report).dump(1) + "\n");
+    std::cout << "report written to " << options.report_file << '\n';
+  }
+  if (!options.trace_file.empty()) {
+    traces::write_chrome_trace(result.trace, options.trace_file);
+    std::cout << "trace written to " << options.trace_file << " (open it in https://ui.perfetto.dev)\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+CommandRunner add_simulate_command(CLI::App& app)
+{
+  auto options = std::make_shared<SimulateOptions>();
+  CLI::App* command = app.add_subcommand(
+      "simulate", "Replay one training iteration of a plan in the SimGrid simulator and report time, throughput, "
+                  "MFU and per-device compute/comm/idle time. Without --cluster/--model/--plan it runs the "
+                  "default scenario: GPT-3 1.3B on case5_worldwide_geo (64 V100 in 8 regions), 8-stage 1F1B x "
+                  "8-way data parallel, global batch 1,024, micro-batch 4.");
+  options->scenario.add_to(*command);
+  command->add_option("--report", options->report_file, "write the report as JSON to this file");
+  command->add_option("--trace", options->trace_file, "write a Chrome trace-event JSON timeline (Perfetto) to this file");
+  command->add_option("--calibration", options->calibration_file, "calibration JSON replacing the default cost model figures");
+  command->add_flag("--allow-oom", options->allow_oom, "simulate a plan even when a device runs out of memory");
+  command->add_flag("--analytic-intra-node", options->analytic_intra_node,
+                    "time collectives that stay inside one node with the alpha-beta model instead of flows "
+                    "(faster on large clusters)");
+  return [options] { return run_simulate(*options); };
+}
+
+} // namespace hetsim::cli

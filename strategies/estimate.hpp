@@ -1,0 +1,23 @@
+#pragma once
+/// The closed-form twin of the simulator: an iteration-time estimate of a plan in microseconds of CPU,
+/// used inside searches. It composes costmodel's compute, α-β collective and pipeline (AMP eq. 5) formulas.
+
+#include "costmodel/calibration.hpp"
+#include "strategies/plan.hpp"
+#include "strategies/problem.hpp"
+
+#include <vector>
+
+namespace hetsim::strategies {
+
+struct PlanEstimate {
+  double iteration_time_s = 0;
+  double pipeline_s       = 0; ///< slowest replica's pipeline (AMP eq. 5)
+  double data_parallel_s  = 0; ///< gradient synchronisation left exposed after the pipeline
+  double optimizer_s      = 0;
+  std::vector<double> stage_seconds; ///< per micro-batch forward+backward of each stage (slowest replica)
+};
+
+PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration = nullptr);
+
+} // namespace hetsim::strategies

@@ -1,0 +1,228 @@
+#include "models/hf_config.hpp"
+
+#include "input_error.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace hetsim::models;
+using hetsim::models::test::input_error_of;
+using nlohmann::json;
+
+namespace {
+
+json llama_7b()
+{
+  return json{{"architectures", {"LlamaForCausalLM"}},
+              {"model_type", "llama"},
+              {"hidden_size", 4096},
+              {"intermediate_size", 11008},
+              {"num_hidden_layers", 32},
+              {"num_attention_heads", 32},
+              {"num_key_value_heads", 32},
+              {"vocab_size", 32000},
+              {"max_position_embeddings", 4096},
+              {"rope_scaling", nullptr}};
+}
+
+json gpt2_small()
+{
+  return json{{"model_type", "gpt2"}, {"n_embd", 768}, {"n_layer", 12}, {"n_head", 12}, {"n_positions", 1024},
+              {"vocab_size", 50257}, {"n_inner", nullptr}};
+}
+
+json bert_base()
+{
+  return json{{"model_type", "bert"},         {"hidden_size", 768},       {"num_hidden_layers", 12},
+              {"num_attention_heads", 12},    {"intermediate_size", 3072}, {"vocab_size", 30522},
+              {"max_position_embeddings", 512}, {"type_vocab_size", 2}};
+}
+
+TransformerShape shape_of(const json& config)
+{
+  return read_hf_config(hetsim::JsonInput(config, "config.json"), "config");
+}
+
+std::string error_of(const json& config)
+{
+  return input_error_of([&] { workload_from_json(config, "config.json"); });
+}
+
+} // namespace
+
+TEST_CASE("llama configs")
+{
+  TransformerShape s = shape_of(llama_7b());
+  CHECK(s.family == "llama");
+  CHECK(s.name == "config");
+  CHECK(s.seq_len == 4096); // max positions when the file sets no seq_len
+  CHECK(s.max_positions == 0);
+  CHECK(s.gated_mlp);
+  CHECK(s.rms_norm);
+  CHECK_FALSE(s.biases);
+  CHECK_FALSE(s.tied_embeddings); // llama's default
+
+  SUBCASE("seq_len extension")
+  {
+    json config       = llama_7b();
+    config["seq_len"] = 2048;
+    CHECK(shape_of(config).seq_len == 2048);
+  }
+  SUBCASE("key/value heads default to the query heads")
+  {
+    json config = llama_7b();
+    config.erase("num_key_value_heads");
+    CHECK(shape_of(config).kv_heads == 32);
+  }
+  SUBCASE("tied embeddings drop the output projection's weights")
+  {
+    json config                = llama_7b();
+    config["tie_word_embeddings"] = true;
+    CHECK(workload_from_json(llama_7b(), "a.json").total_params() -
+              workload_from_json(config, "b.json").total_params() ==
+          32000.0 * 4096);
+  }
+  SUBCASE("mistral reads as llama")
+  {
+    json config          = llama_7b();
+    config["model_type"] = "mistral";
+    CHECK(shape_of(config).family == "llama");
+  }
+  SUBCASE("_name_or_path names the model")
+  {
+    json config              = llama_7b();
+    config["_name_or_path"] = "meta-llama/Llama-2-7b-hf";
+    CHECK(workload_from_json(config, "config.json").name == "meta-llama/Llama-2-7b-hf");
+  }
+}
+
+TEST_CASE("the family comes from architectures when model_type is absent")
+{
+  json config = llama_7b();
+  config.erase("model_type");
+  CHECK(shape_of(config).family == "llama");
+  json gpt2 = gpt2_small();
+  gpt2.erase("model_type");
+  gpt2["architectures"] = {"GPT2LMHeadModel"};
+  CHECK(shape_of(gpt2).family == "gpt2");
+}
+
+TEST_CASE("gpt2 configs")
+{
+  TransformerShape s = shape_of(gpt2_small());
+  CHECK(s.family == "gpt2");
+  CHECK(s.intermediate == 4 * 768); // n_inner null means 4 n_embd
+  CHECK(s.max_positions == 1024);
+  CHECK(s.seq_len == 1024);
+  CHECK(s.tied_embeddings);
+  // GPT-2 small: 124,439,808 parameters in the released checkpoint.
+  CHECK(workload_from_json(gpt2_small(), "config.json").total_params() == 124439808.0);
+}
+
+TEST_CASE("bert configs")
+{
+  TransformerShape s = shape_of(bert_base());
+  CHECK(s.family == "bert");
+  CHECK(s.type_vocab == 2);
+  CHECK(s.post_norm);
+  CHECK(s.pooler);
+  // BertModel("bert-base-uncased"): 109,482,240 parameters, pooler included.
+  CHECK(workload_from_json(bert_base(), "config.json").total_params() == 109482240.0);
+}
+
+TEST_CASE("presets load from their files too")
+{
+  Workload w = load_workload(std::string(HETSIM_SOURCE_DIR) + "/presets/model/llama-2-7b.json");
+  CHECK(w.name == "llama-2-7b");
+  CHECK(w.total_params() == 6738415616.0);
+}
+
+TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
+{
+  SUBCASE("unknown model type lists the supported families")
+  {
+    json config          = llama_7b();
+    config["model_type"] = "falcon";
+    CHECK(error_of(config) ==
+          "config.json: model_type: expected a supported model type (llama, mistral, gpt2, bert), got string \"falcon\"");
+  }
+  SUBCASE("unknown architecture")
+  {
+    json config = llama_7b();
+    config.erase("model_type");
+    config["architectures"] = {"FalconForCausalLM"};
+    CHECK(error_of(config) == "config.json: architectures[0]: expected an architecture of a supported family "
+                              "(llama, mistral, gpt2, bert), got string \"FalconForCausalLM\"");
+  }
+  SUBCASE("model_type not a string")
+  {
+    json config          = llama_7b();
+    config["model_type"] = 7;
+    CHECK(error_of(config) == "config.json: model_type: expected a string, got number 7");
+  }
+  SUBCASE("missing field")
+  {
+    json config = llama_7b();
+    config.erase("hidden_size");
+    CHECK(error_of(config) == "config.json: (top level): missing required field 'hidden_size'");
+  }
+  SUBCASE("wrong type")
+  {
+    json config      = gpt2_small();
+    config["n_embd"] = "768";
+    CHECK(error_of(config) == "config.json: n_embd: expected an integer, got string \"768\"");
+  }
+  SUBCASE("heads must divide the hidden size")
+  {
+    json config               = bert_base();
+    config["num_attention_heads"] = 10;
+    CHECK(error_of(config) == "config.json: num_attention_heads: expected a divisor of hidden_size (768), got number 10");
+  }
+  SUBCASE("key/value heads must divide the heads")
+  {
+    json config                = llama_7b();
+    config["num_key_value_heads"] = 5;
+    CHECK(error_of(config) == "config.json: num_key_value_heads: expected a divisor of num_attention_heads (32), got number 5");
+  }
+  SUBCASE("head_dim other than hidden / heads")
+  {
+    json config       = llama_7b();
+    config["head_dim"] = 256;
+    CHECK(error_of(config) == "config.json: head_dim: expected hidden_size / num_attention_heads (128), got number 256");
+  }
+  SUBCASE("seq_len must be positive")
+  {
+    json config       = llama_7b();
+    config["seq_len"] = -4;
+    CHECK(error_of(config) == "config.json: seq_len: expected a positive integer, got number -4");
+  }
+  SUBCASE("seq_len cannot exceed learned positions")
+  {
+    json config       = gpt2_small();
+    config["seq_len"] = 2048;
+    CHECK(error_of(config) == "config.json: seq_len: expected at most the 1024 learned positions, got number 2048");
+  }
+  SUBCASE("tie_word_embeddings must be a boolean")
+  {
+    json config                  = llama_7b();
+    config["tie_word_embeddings"] = "no";
+    CHECK(error_of(config) == "config.json: tie_word_embeddings: expected true or false, got string \"no\"");
+  }
+  SUBCASE("neither a config nor a layer list")
+  {
+    CHECK(error_of(json{{"hidden_size", 8}}) == "config.json: (top level): expected a Hugging Face config.json (with "
+                                                "\"model_type\") or a layer list (with \"layers\")");
+  }
+  SUBCASE("not an object")
+  {
+    CHECK(error_of(json::array()) ==
+          "config.json: (top level): expected an object (a Hugging Face config.json or a layer list), got array");
+  }
+}
+
+TEST_CASE("unreadable model inputs")
+{
+  CHECK(input_error_of([] { load_workload("/nonexistent/model.json"); }) == "/nonexistent/model.json: cannot open file");
+  CHECK(input_error_of([] { load_workload("preset:nope"); }).starts_with("preset:nope: unknown model preset 'nope'; known: "));
+}
