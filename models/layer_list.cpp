@@ -15,6 +15,14 @@ std::string non_empty_string(const JsonInput& value)
   return text;
 }
 
+/// Like JsonInput::non_negative_number, but a non-number also reads "expected a non-negative number".
+double non_negative(const JsonInput& value)
+{
+  if (!value.is_number())
+    value.fail("a non-negative number");
+  return value.non_negative_number();
+}
+
 Layer read_layer(const JsonInput& entry)
 {
   entry.allow_only({"name", "kind", "params", "forward_flops_per_sample", "backward_flops_per_sample",
@@ -23,12 +31,12 @@ Layer read_layer(const JsonInput& entry)
   Layer layer;
   layer.name                              = non_empty_string(entry.at("name"));
   layer.kind                              = non_empty_string(entry.at("kind"));
-  layer.params                            = entry.at("params").non_negative_number();
-  layer.forward_flops_per_sample          = entry.at("forward_flops_per_sample").non_negative_number();
-  layer.backward_flops_per_sample         = entry.non_negative_number_or("backward_flops_per_sample",
-                                                                         2 * layer.forward_flops_per_sample);
-  layer.activation_bytes_per_sample       = entry.at("activation_bytes_per_sample").non_negative_number();
-  layer.saved_activation_bytes_per_sample = entry.at("saved_activation_bytes_per_sample").non_negative_number();
+  layer.params                            = non_negative(entry.at("params"));
+  layer.forward_flops_per_sample          = non_negative(entry.at("forward_flops_per_sample"));
+  auto backward                           = entry.find("backward_flops_per_sample");
+  layer.backward_flops_per_sample         = backward ? non_negative(*backward) : 2 * layer.forward_flops_per_sample;
+  layer.activation_bytes_per_sample       = non_negative(entry.at("activation_bytes_per_sample"));
+  layer.saved_activation_bytes_per_sample = non_negative(entry.at("saved_activation_bytes_per_sample"));
   auto all_reduces                        = entry.find("tensor_parallel_all_reduces");
   layer.tensor_parallel_all_reduces =
       all_reduces ? all_reduces->non_negative_int() : default_tensor_parallel_all_reduces(layer.kind);

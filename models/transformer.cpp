@@ -13,8 +13,9 @@ struct Dims {
 Dims dims_of(const TransformerShape& shape)
 {
   const double head_dim = static_cast<double>(shape.hidden) / shape.heads;
-  return Dims{static_cast<double>(shape.seq_len), static_cast<double>(shape.hidden), static_cast<double>(shape.heads),
-              head_dim * shape.kv_heads,          static_cast<double>(shape.intermediate), static_cast<double>(shape.vocab)};
+  return Dims{static_cast<double>(shape.seq_len),      static_cast<double>(shape.hidden),
+              static_cast<double>(shape.heads),        head_dim * shape.kv_heads,
+              static_cast<double>(shape.intermediate), static_cast<double>(shape.vocab)};
 }
 
 /// Weights that take part in matrix multiplications (2 FLOPs per weight per token): Q and O are h x h,
@@ -42,7 +43,7 @@ double norm_params(const TransformerShape& shape)
 /// Dropout masks are counted for every family, which overestimates llama (trained without dropout) by 2sh.
 double block_saved_bytes(const TransformerShape& shape)
 {
-  const Dims d     = dims_of(shape);
+  const Dims d = dims_of(shape);
   double attention = 7 * d.s * d.h + 4 * d.s * d.kv + 5 * d.a * d.s * d.s;
   double mlp       = 3 * d.s * d.h + (shape.gated_mlp ? 8 : 4) * d.s * d.ffn;
   double norms     = 4 * d.s * d.h;
@@ -108,8 +109,8 @@ Layer head_layer(const TransformerShape& shape)
 
 double transformer_block_params(const TransformerShape& shape)
 {
-  const Dims d    = dims_of(shape);
-  double biases   = 0;
+  const Dims d = dims_of(shape);
+  double biases = 0;
   if (shape.biases)
     biases = (2 * d.h + 2 * d.kv) + (shape.gated_mlp ? 2 : 1) * d.ffn + d.h;
   return block_matmul_params(shape) + biases + 2 * norm_params(shape);

@@ -1,1 +1,183 @@
-// placeholder, being written
+/// End-to-end: the `hetsim` binary on real inputs, compared by numbers and exit codes, not stdout diffs.
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output; ///< stdout and stderr together
+};
+
+RunResult run_hetsim(const std::string& args)
+{
+  const std::string command = std::string(HETSIM_CLI_PATH) + " " + args + " 2>&1";
+  RunResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe))
+    result.output += buffer.data();
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string read_file(const fs::path& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// A scratch directory removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("hetsim_e2e_" + name))
+  {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name, const std::string& content = "") const
+  {
+    const fs::path p = path / name;
+    if (!content.empty())
+      std::ofstream(p) << content;
+    return p.string();
+  }
+};
+
+/// Writes a plan that is the default plan with one field replaced.
+std::string default_plan_with(const TempDir& dir, const std::string& field, const nlohmann::json& value)
+{
+  auto plan   = nlohmann::json::parse(read_file(fs::path(HETSIM_SOURCE_DIR) / "presets/plan/gpt3-1.3b-case5.json"));
+  plan[field] = value;
+  return dir.file("plan.json", plan.dump());
+}
+
+const std::string kDefaultInputs = "--cluster preset:case5_worldwide_geo --model preset:gpt3-1.3b";
+
+} // namespace
+
+TEST_CASE("the default scenario runs and reports sensible numbers")
+{
+  TempDir dir("default");
+  const auto report = dir.file("report.json");
+  const auto trace  = dir.file("trace.json");
+  const RunResult r = run_hetsim("simulate --report " + report + " --trace " + trace);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(read_file(report));
+  CHECK(j["iteration_time_s"].get<double>() > 0);
+  CHECK(j["mfu"].get<double>() > 0);
+  CHECK(j["mfu"].get<double>() < 0.6);
+  CHECK(j["devices"].size() == 64);
+  // Tokens per second is exactly the global batch over the iteration time.
+  CHECK(j["tokens_per_s"].get<double>() ==
+        doctest::Approx(1024.0 * 2048 / j["iteration_time_s"].get<double>()).epsilon(1e-9));
+  for (const auto& d : j["devices"]) {
+    CHECK(d["compute_s"].get<double>() > 0);
+    CHECK(d["peak_memory_bytes"].get<double>() < 16.0 * (1ull << 30));
+    CHECK(d["compute_s"].get<double>() + d["idle_s"].get<double>() <= j["iteration_time_s"].get<double>() * (1 + 1e-9));
+  }
+  const auto t = nlohmann::json::parse(read_file(trace));
+  CHECK(t["traceEvents"].size() > 64);
+}
+
+TEST_CASE("determinism: two runs give identical report and trace bytes")
+{
+  TempDir dir("determinism");
+  for (int run = 0; run < 2; ++run) {
+    const RunResult r = run_hetsim("simulate --report " + dir.file("r" + std::to_string(run) + ".json") + " --trace " +
+                                   dir.file("t" + std::to_string(run) + ".json"));
+    REQUIRE(r.exit_code == 0);
+  }
+  CHECK(read_file(dir.path / "r0.json") == read_file(dir.path / "r1.json"));
+  CHECK(read_file(dir.path / "t0.json") == read_file(dir.path / "t1.json"));
+}
+
+TEST_CASE("bad input: one line naming the file and the field, exit code 2")
+{
+  TempDir dir("bad");
+  struct Case {
+    const char* what;
+    std::string args;
+    std::string expected;
+  };
+  const std::string plan_flag = " --plan ";
+  std::vector<Case> cases = {
+      {"unknown GPU", "--cluster " + dir.file("c1.json", R"({"regions":[{"nodes":[{"gpu":"A10x","devices":64}]}]})") +
+                          " --model preset:gpt3-1.3b --plan preset:gpt3-1.3b-case5",
+       "c1.json: regions[0].nodes[0].gpu: unknown GPU 'A10x'"},
+      {"missing field", "--cluster " + dir.file("c2.json", R"({"regions":[{"nodes":[{"gpu":"T4"}]}]})") +
+                            " --model preset:gpt3-1.3b --plan preset:gpt3-1.3b-case5",
+       "c2.json: regions[0].nodes[0]: missing required field 'devices'"},
+      {"zero bandwidth", "--cluster " + dir.file("c3.json", R"({"regions":[{"nodes":[{"gpu":"T4","devices":64,"nic":{"bandwidth_gbps":0}}]}]})") +
+                             " --model preset:gpt3-1.3b --plan preset:gpt3-1.3b-case5",
+       "c3.json: regions[0].nodes[0].nic.bandwidth_gbps: expected a positive number"},
+      {"invalid JSON", "--cluster " + dir.file("c4.json", "{\"regions\": [") + " --model preset:gpt3-1.3b --plan preset:gpt3-1.3b-case5",
+       "c4.json: invalid JSON"},
+      {"degrees", kDefaultInputs + plan_flag + default_plan_with(dir, "dp", 4), "plan.json"},
+      {"missing file", kDefaultInputs + " --plan " + dir.file("nope.json"), "nope.json: cannot open file"},
+      {"partial inputs", "simulate --cluster preset:case5_worldwide_geo", "give --cluster, --model and --plan together"},
+      {"unknown preset", "--cluster preset:moon --model preset:gpt3-1.3b --plan preset:gpt3-1.3b-case5",
+       "unknown cluster preset 'moon'"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    const std::string args = c.args.rfind("simulate", 0) == 0 ? c.args : "simulate " + c.args;
+    const RunResult r      = run_hetsim(args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find(c.expected) != std::string::npos);
+    INFO(r.output);
+    // One line: the message and its newline.
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("a plan that does not fit names the device and the bytes over")
+{
+  TempDir dir("oom");
+  const RunResult r = run_hetsim("simulate " + kDefaultInputs + " --plan " + default_plan_with(dir, "recompute", false));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("device") != std::string::npos);
+  CHECK(r.output.find("over") != std::string::npos);
+}
+
+TEST_CASE("outputs never overwrite inputs")
+{
+  TempDir dir("clobber");
+  const std::string plan   = default_plan_with(dir, "zero_stage", 0);
+  const std::string before = read_file(plan);
+  const RunResult r        = run_hetsim("simulate " + kDefaultInputs + " --plan " + plan + " --report " + plan);
+  CHECK(r.exit_code == 2);
+  CHECK(read_file(plan) == before);
+}
+
+TEST_CASE("inspect and help")
+{
+  const RunResult cluster = run_hetsim("inspect cluster preset:case5_worldwide_geo");
+  CHECK(cluster.exit_code == 0);
+  CHECK(cluster.output.find("64 devices") != std::string::npos);
+  const RunResult model = run_hetsim("inspect model preset:llama-2-7b");
+  CHECK(model.exit_code == 0);
+  CHECK(model.output.find("6.7") != std::string::npos);
+  const RunResult help = run_hetsim("--help");
+  CHECK(help.exit_code == 0);
+  CHECK(help.output.find("simulate") != std::string::npos);
+  CHECK(help.output.find("inspect") != std::string::npos);
+  CHECK(run_hetsim("frobnicate").exit_code == 2);
+}

@@ -34,8 +34,8 @@ json gpt2_small()
 
 json bert_base()
 {
-  return json{{"model_type", "bert"},         {"hidden_size", 768},       {"num_hidden_layers", 12},
-              {"num_attention_heads", 12},    {"intermediate_size", 3072}, {"vocab_size", 30522},
+  return json{{"model_type", "bert"},        {"hidden_size", 768},     {"num_hidden_layers", 12},
+              {"num_attention_heads", 12}, {"intermediate_size", 3072}, {"vocab_size", 30522},
               {"max_position_embeddings", 512}, {"type_vocab_size", 2}};
 }
 
@@ -65,7 +65,7 @@ TEST_CASE("llama configs")
 
   SUBCASE("seq_len extension")
   {
-    json config       = llama_7b();
+    json config = llama_7b();
     config["seq_len"] = 2048;
     CHECK(shape_of(config).seq_len == 2048);
   }
@@ -77,7 +77,7 @@ TEST_CASE("llama configs")
   }
   SUBCASE("tied embeddings drop the output projection's weights")
   {
-    json config                = llama_7b();
+    json config = llama_7b();
     config["tie_word_embeddings"] = true;
     CHECK(workload_from_json(llama_7b(), "a.json").total_params() -
               workload_from_json(config, "b.json").total_params() ==
@@ -85,13 +85,13 @@ TEST_CASE("llama configs")
   }
   SUBCASE("mistral reads as llama")
   {
-    json config          = llama_7b();
+    json config = llama_7b();
     config["model_type"] = "mistral";
     CHECK(shape_of(config).family == "llama");
   }
   SUBCASE("_name_or_path names the model")
   {
-    json config              = llama_7b();
+    json config = llama_7b();
     config["_name_or_path"] = "meta-llama/Llama-2-7b-hf";
     CHECK(workload_from_json(config, "config.json").name == "meta-llama/Llama-2-7b-hf");
   }
@@ -142,7 +142,7 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
 {
   SUBCASE("unknown model type lists the supported families")
   {
-    json config          = llama_7b();
+    json config = llama_7b();
     config["model_type"] = "falcon";
     CHECK(error_of(config) ==
           "config.json: model_type: expected a supported model type (llama, mistral, gpt2, bert), got string \"falcon\"");
@@ -157,7 +157,7 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
   }
   SUBCASE("model_type not a string")
   {
-    json config          = llama_7b();
+    json config = llama_7b();
     config["model_type"] = 7;
     CHECK(error_of(config) == "config.json: model_type: expected a string, got number 7");
   }
@@ -169,43 +169,43 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
   }
   SUBCASE("wrong type")
   {
-    json config      = gpt2_small();
+    json config = gpt2_small();
     config["n_embd"] = "768";
     CHECK(error_of(config) == "config.json: n_embd: expected an integer, got string \"768\"");
   }
   SUBCASE("heads must divide the hidden size")
   {
-    json config               = bert_base();
+    json config = bert_base();
     config["num_attention_heads"] = 10;
     CHECK(error_of(config) == "config.json: num_attention_heads: expected a divisor of hidden_size (768), got number 10");
   }
   SUBCASE("key/value heads must divide the heads")
   {
-    json config                = llama_7b();
+    json config = llama_7b();
     config["num_key_value_heads"] = 5;
     CHECK(error_of(config) == "config.json: num_key_value_heads: expected a divisor of num_attention_heads (32), got number 5");
   }
   SUBCASE("head_dim other than hidden / heads")
   {
-    json config       = llama_7b();
+    json config = llama_7b();
     config["head_dim"] = 256;
     CHECK(error_of(config) == "config.json: head_dim: expected hidden_size / num_attention_heads (128), got number 256");
   }
   SUBCASE("seq_len must be positive")
   {
-    json config       = llama_7b();
+    json config = llama_7b();
     config["seq_len"] = -4;
     CHECK(error_of(config) == "config.json: seq_len: expected a positive integer, got number -4");
   }
   SUBCASE("seq_len cannot exceed learned positions")
   {
-    json config       = gpt2_small();
+    json config = gpt2_small();
     config["seq_len"] = 2048;
     CHECK(error_of(config) == "config.json: seq_len: expected at most the 1024 learned positions, got number 2048");
   }
   SUBCASE("tie_word_embeddings must be a boolean")
   {
-    json config                  = llama_7b();
+    json config = llama_7b();
     config["tie_word_embeddings"] = "no";
     CHECK(error_of(config) == "config.json: tie_word_embeddings: expected true or false, got string \"no\"");
   }

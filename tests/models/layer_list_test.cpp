@@ -41,10 +41,10 @@ std::string error_of(const json& model)
 
 TEST_CASE("a layer list reads as written, with defaults for the optional fields")
 {
-  json model                                         = four_layers();
-  model["layers"][1]["backward_flops_per_sample"]   = 7e6;
+  json model = four_layers();
+  model["layers"][1]["backward_flops_per_sample"] = 7e6;
   model["layers"][2]["tensor_parallel_all_reduces"] = 0;
-  Workload w                                         = workload_from_json(model, "model.json");
+  Workload w = workload_from_json(model, "model.json");
   CHECK(w.name == "toy");
   CHECK(w.seq_len == 8);
   REQUIRE(w.layers.size() == 4);

@@ -1,1 +1,56 @@
-// placeholder, being written
+#include "core/error.hpp"
+#include "traces/trace.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace hetsim::traces;
+
+TEST_CASE("chrome traces round-trip task ids, kinds, bytes, flops and times")
+{
+  Trace t;
+  t.source        = "simulation";
+  t.device_labels = {"dev0 V100", "dev1 T4"};
+  t.events.push_back({7, "bwd s0 r0 t0 mb0", "backward", "compute", 1, 0.25, 0.75, 0, 3e12});
+  t.events.push_back({3, "send s0 r0 t0 mb0", "send", "pipeline", 0, 0.1, 0.2, 1.5e7, 0});
+  const auto path = std::filesystem::temp_directory_path() / "hetsim_trace_test.json";
+  write_chrome_trace(t, path.string());
+  const Trace back = read_chrome_trace(path.string());
+  std::filesystem::remove(path);
+
+  CHECK(back.source == "simulation");
+  CHECK(back.device_labels == t.device_labels);
+  REQUIRE(back.events.size() == 2);
+  // Written sorted by device then start.
+  CHECK(back.events[0].task_id == 3);
+  CHECK(back.events[0].bytes == 1.5e7);
+  CHECK(back.events[0].stream == "pipeline");
+  CHECK(back.events[1].kind == "backward");
+  CHECK(back.events[1].flops == 3e12);
+  CHECK(back.events[1].start_s == 0.25);
+  CHECK(back.events[1].end_s == 0.75);
+}
+
+TEST_CASE("the same trace gives the same bytes")
+{
+  Trace t;
+  t.device_labels = {"d0"};
+  t.events.push_back({1, "a", "forward", "compute", 0, 0, 1, 0, 1});
+  std::ostringstream a, b;
+  write_chrome_trace(t, a);
+  write_chrome_trace(t, b);
+  CHECK(a.str() == b.str());
+  CHECK(a.str().find("\"traceEvents\"") != std::string::npos);
+}
+
+TEST_CASE("a bad trace file names the file")
+{
+  const auto path = std::filesystem::temp_directory_path() / "hetsim_bad_trace.json";
+  std::ofstream(path) << R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 0, "ts": 0, "dur": 1}]})";
+  CHECK_THROWS_WITH_AS(read_chrome_trace(path.string()), doctest::Contains("traceEvents[0]: missing required field 'args'"),
+                       hetsim::InputError);
+  std::filesystem::remove(path);
+}
