@@ -132,6 +132,8 @@ TransformerShape read_hf_config(const JsonInput& config, const std::string& defa
     shape.name = default_name.empty() ? std::string(family.model_type) : default_name;
   family.read(config, shape);
 
+  // "flash_attention" is our extension too: how the model is trained, not what it is.
+  shape.flash_attention = config.boolean_or("flash_attention", false);
   // "seq_len" is our extension: the length trained on, often shorter than the positions the model supports.
   if (auto seq_len = config.find("seq_len")) {
     shape.seq_len = seq_len->positive_int();

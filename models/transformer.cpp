@@ -41,10 +41,12 @@ double norm_params(const TransformerShape& shape)
 ///    their product (the down projection's input), so 8s*ffn;
 ///  - the two norms' inputs, 4sh.
 /// Dropout masks are counted for every family, which overestimates llama (trained without dropout) by 2sh.
+/// Flash attention recomputes the scores in backward and keeps only a fp32 log-sum-exp per head and token.
 double block_saved_bytes(const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
-  double attention = 7 * d.s * d.h + 4 * d.s * d.kv + 5 * d.a * d.s * d.s;
+  const double scores = shape.flash_attention ? 4 * d.a * d.s : 5 * d.a * d.s * d.s;
+  double attention    = 7 * d.s * d.h + 4 * d.s * d.kv + scores;
   double mlp       = 3 * d.s * d.h + (shape.gated_mlp ? 8 : 4) * d.s * d.ffn;
   double norms     = 4 * d.s * d.h;
   return attention + mlp + norms;

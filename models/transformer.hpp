@@ -26,6 +26,7 @@ struct TransformerShape {
   bool rms_norm        = false; ///< llama RMSNorm: a scale and no bias
   bool post_norm       = false; ///< bert: norms after each sublayer and on the embeddings, none before the output
   bool pooler          = false; ///< bert: dense + tanh on the first token
+  bool flash_attention = false; ///< fused attention keeps no seq x seq score matrices for backward
 };
 
 /// Parameters of one block: attention, MLP and the two norms.

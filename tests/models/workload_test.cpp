@@ -151,3 +151,18 @@ TEST_CASE("default tensor-parallel all-reduces by kind")
   CHECK(default_tensor_parallel_all_reduces("head") == 0);
   CHECK(default_tensor_parallel_all_reduces("conv") == 0);
 }
+
+TEST_CASE("flash attention drops the seq x seq scores from saved activations")
+{
+  hetsim::models::TransformerShape shape;
+  shape.family = "gpt2";
+  shape.layers = 1, shape.hidden = 1024, shape.heads = 16, shape.kv_heads = 16, shape.intermediate = 4096;
+  shape.vocab = 50257, shape.seq_len = 1024, shape.max_positions = 1024;
+  const double classic = hetsim::models::build_transformer(shape).layers[1].saved_activation_bytes_per_sample;
+  shape.flash_attention = true;
+  const double fused = hetsim::models::build_transformer(shape).layers[1].saved_activation_bytes_per_sample;
+  CHECK(classic - fused == doctest::Approx(5.0 * 16 * 1024 * 1024 - 4.0 * 16 * 1024));
+  // The llama presets train with flash attention: a block keeps less than the 5as^2 scores alone would take.
+  CHECK(hetsim::models::load_workload("preset:llama-2-70b").layers[1].saved_activation_bytes_per_sample <
+        5.0 * 64 * 4096 * 4096);
+}
