@@ -42,6 +42,41 @@ double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes)
   return path.latency_s + bytes / path.bandwidth_bytes_per_s;
 }
 
+double concurrent_transfers_seconds(const Cluster& cluster, const std::vector<std::pair<int, int>>& transfers,
+                                    double bytes)
+{
+  std::map<int, int> leaving, entering;           // transfers per source / destination node
+  std::map<std::pair<int, int>, int> region_pairs; // transfers per (source region, destination region)
+  for (const auto& [src, dst] : transfers) {
+    if (cluster.device(src).node == cluster.device(dst).node)
+      continue;
+    ++leaving[cluster.device(src).node];
+    ++entering[cluster.device(dst).node];
+    ++region_pairs[{cluster.region_of(src), cluster.region_of(dst)}];
+  }
+  double slowest = 0;
+  for (const auto& [src, dst] : transfers) {
+    const Link path = cluster.path(src, dst);
+    if (cluster.device(src).node == cluster.device(dst).node) {
+      slowest = std::max(slowest, path.latency_s + bytes / path.bandwidth_bytes_per_s);
+      continue;
+    }
+    const Node& a = cluster.node_of(src);
+    const Node& b = cluster.node_of(dst);
+    double bandwidth = std::min({a.intra.bandwidth_bytes_per_s, b.intra.bandwidth_bytes_per_s,
+                                 a.nic.bandwidth_bytes_per_s / leaving[cluster.device(src).node],
+                                 b.nic.bandwidth_bytes_per_s / entering[cluster.device(dst).node]});
+    if (a.region != b.region) {
+      const int sharing = cluster.wan_sharing() == WanSharing::shared ? region_pairs[{a.region, b.region}] : 1;
+      bandwidth         = std::min(bandwidth, cluster.inter_region(a.region, b.region).bandwidth_bytes_per_s / sharing);
+    } else if (const auto* o = cluster.find_override(cluster.device(src).node, cluster.device(dst).node)) {
+      bandwidth = std::min(bandwidth, o->link.bandwidth_bytes_per_s);
+    }
+    slowest = std::max(slowest, path.latency_s + bytes / bandwidth);
+  }
+  return slowest;
+}
+
 double ring_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes)
 {
   if (devices.size() <= 1)

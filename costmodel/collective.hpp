@@ -4,6 +4,7 @@
 
 #include "core/cluster.hpp"
 
+#include <utility>
 #include <vector>
 
 namespace hetsim::costmodel {
@@ -14,6 +15,12 @@ enum class Algorithm { ring, tree, hierarchical };
 
 /// One transfer of `bytes` from src to dst: latency plus size over the path's bottleneck bandwidth.
 double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes);
+
+/// Several transfers of `bytes` each that start together (e.g. every replica crossing the same pipeline
+/// boundary): the time of the slowest, with each NIC shared by the transfers of its node and each WAN link by
+/// the transfers between its two regions (unless the cluster's WAN sharing is per flow).
+double concurrent_transfers_seconds(const Cluster& cluster, const std::vector<std::pair<int, int>>& transfers,
+                                    double bytes);
 
 /// Ring over `devices` in the given order: 2(n-1) steps for all-reduce, n-1 for the others, each step
 /// moving bytes/n per member and bounded by the slowest ring edge.

@@ -8,4 +8,10 @@ namespace hetsim::costmodel {
 
 double pipeline_seconds(const std::vector<double>& stage_seconds, int micro_batches);
 
+/// The same with the steady state set apart: once the pipeline is full each micro-batch costs the largest
+/// `period` (a stage's compute, or one direction of its boundary link, which are busy at the same time), while
+/// filling and draining costs the sum of `fill` (compute and transfers one after the other).
+double pipeline_seconds(const std::vector<double>& fill_seconds, const std::vector<double>& period_seconds,
+                        int micro_batches);
+
 } // namespace hetsim::costmodel

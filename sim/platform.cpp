@@ -1,1 +1,194 @@
-// placeholder, being written
+#include "sim/platform.hpp"
+
+#include "core/error.hpp"
+
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace hetsim::sim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+using simgrid::kernel::routing::NetPoint;
+
+constexpr double kHostSpeedFlops = 1e12; // hosts never compute: the replay sleeps compute durations
+
+double capacity(double bandwidth_bytes_per_s)
+{
+  return std::isfinite(bandwidth_bytes_per_s) ? std::min(bandwidth_bytes_per_s, kUnlimitedBandwidth)
+                                              : kUnlimitedBandwidth;
+}
+
+sg4::SplitDuplexLink* split_duplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency_s)
+{
+  auto* link = zone->create_split_duplex_link(name, capacity(bandwidth));
+  link->set_latency(latency_s);
+  link->seal();
+  return link;
+}
+
+sg4::Link* simplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency_s, bool fatpipe)
+{
+  auto* link = zone->create_link(name, capacity(bandwidth));
+  link->set_latency(std::max(0.0, latency_s));
+  if (fatpipe)
+    link->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+  link->seal();
+  return link;
+}
+
+} // namespace
+
+Platform::Platform(const Cluster& cluster) : cluster_(cluster)
+{
+  check_cluster_complete(cluster, "cluster '" + cluster.name() + "'");
+  hosts_.resize(cluster.device_count(), nullptr);
+  sg4::NetZone* top = sg4::create_full_zone("cluster");
+  region_zones_.resize(cluster.regions().size(), nullptr);
+  region_gateways_.resize(cluster.regions().size(), nullptr);
+  for (int r = 0; r < static_cast<int>(cluster.regions().size()); ++r)
+    build_region(r, top);
+
+  // One directional WAN link per ordered region pair; half of each region's switch latency is already on the way
+  // into and out of the region.
+  const auto& regions = cluster.regions();
+  const bool per_flow = cluster.wan_sharing() == WanSharing::per_flow;
+  for (int a = 0; a < static_cast<int>(regions.size()); ++a)
+    for (int b = 0; b < static_cast<int>(regions.size()); ++b) {
+      if (a == b)
+        continue;
+      const Link wan = cluster.inter_region(a, b);
+      const double latency_s = wan.latency_s - (regions[a].latency_s + regions[b].latency_s) / 2;
+      sg4::Link* link = simplex(top, "wan" + std::to_string(a) + "-" + std::to_string(b), wan.bandwidth_bytes_per_s,
+                                latency_s, per_flow);
+      ++link_count_;
+      top->add_route(region_zones_[a]->get_netpoint(), region_zones_[b]->get_netpoint(),
+                     region_gateways_[a], region_gateways_[b], {sg4::LinkInRoute(link)}, false);
+    }
+  top->seal();
+}
+
+void Platform::build_region(int r, sg4::NetZone* top)
+{
+  const Region& region = cluster_.regions()[r];
+  const std::string region_name = "r" + std::to_string(r);
+  sg4::NetZone* zone = sg4::create_star_zone(region_name);
+  zone->set_parent(top);
+  region_zones_[r] = zone;
+  // The region's gateway sits in a zone of its own, at the same depth as the node zones: SimGrid's route
+  // resolution (find_common_ancestors) goes wrong when a gateway is shallower than the host it is routed from.
+  sg4::NetZone* uplink = sg4::create_star_zone(region_name + ".uplink");
+  uplink->set_parent(zone);
+  region_gateways_[r] = uplink->create_router(region_name + ".gw");
+  uplink->seal();
+  zone->add_route(uplink->get_netpoint(), nullptr, region_gateways_[r], nullptr, {}, true);
+
+  bool has_overrides = false;
+  for (const auto& o : cluster_.overrides())
+    if (cluster_.nodes()[o.src_node].region == r)
+      has_overrides = true;
+
+  sg4::Link* switch_up   = nullptr;
+  sg4::Link* switch_down = nullptr;
+  if (has_overrides) {
+    switch_up   = simplex(zone, region_name + ".switch_up", kUnlimitedBandwidth, region.latency_s / 2, true);
+    switch_down = simplex(zone, region_name + ".switch_down", kUnlimitedBandwidth, region.latency_s / 2, true);
+    link_count_ += 2;
+  }
+
+  std::vector<NetPoint*> node_gateways(cluster_.nodes().size(), nullptr);
+  std::vector<sg4::NetZone*> node_zones(cluster_.nodes().size(), nullptr);
+  std::vector<sg4::SplitDuplexLink*> nics(cluster_.nodes().size(), nullptr);
+  for (int n : region.nodes) {
+    const Node& node = cluster_.nodes()[n];
+    const std::string node_name = "n" + std::to_string(n);
+    sg4::NetZone* node_zone = sg4::create_star_zone(node_name);
+    node_zone->set_parent(zone);
+    NetPoint* gateway = node_zone->create_router(node_name + ".gw");
+    for (int d : node.devices) {
+      const std::string device_name = "d" + std::to_string(d);
+      sg4::Host* host = node_zone->create_host(device_name, kHostSpeedFlops);
+      host->seal();
+      hosts_[d] = host;
+      auto* port = split_duplex(node_zone, device_name + ".port", node.intra.bandwidth_bytes_per_s,
+                                node.intra.latency_s / 2);
+      link_count_ += 2;
+      node_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
+                           {sg4::LinkInRoute(port, sg4::LinkInRoute::Direction::UP)}, true);
+    }
+    node_zone->seal();
+
+    const double nic_latency_s = has_overrides ? node.nic.latency_s / 2 : (node.nic.latency_s + region.latency_s) / 2;
+    auto* nic = split_duplex(zone, node_name + ".nic", node.nic.bandwidth_bytes_per_s, nic_latency_s);
+    link_count_ += 2;
+    nics[n]          = nic;
+    node_gateways[n] = gateway;
+    node_zones[n]    = node_zone;
+    if (!has_overrides) {
+      zone->add_route(node_zone->get_netpoint(), nullptr, gateway, nullptr,
+                      {sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::UP)}, true);
+    } else {
+      zone->add_route(node_zone->get_netpoint(), nullptr, gateway, nullptr,
+                      {sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::UP), sg4::LinkInRoute(switch_up)}, false);
+      zone->add_route(nullptr, node_zone->get_netpoint(), nullptr, gateway,
+                      {sg4::LinkInRoute(switch_down), sg4::LinkInRoute(nic, sg4::LinkInRoute::Direction::DOWN)},
+                      false);
+    }
+  }
+
+  // Node pairs with their own link skip the switch.
+  for (const auto& o : cluster_.overrides()) {
+    if (cluster_.nodes()[o.src_node].region != r)
+      continue;
+    sg4::Link* link = simplex(zone, "ovr" + std::to_string(o.src_node) + "-" + std::to_string(o.dst_node),
+                              o.link.bandwidth_bytes_per_s, o.link.latency_s, false);
+    ++link_count_;
+    zone->add_bypass_route(node_zones[o.src_node]->get_netpoint(), node_zones[o.dst_node]->get_netpoint(),
+                           node_gateways[o.src_node],
+                           node_gateways[o.dst_node],
+                           {sg4::LinkInRoute(nics[o.src_node], sg4::LinkInRoute::Direction::UP),
+                            sg4::LinkInRoute(link),
+                            sg4::LinkInRoute(nics[o.dst_node], sg4::LinkInRoute::Direction::DOWN)});
+  }
+  zone->seal();
+}
+
+Link Platform::route(int src, int dst) const
+{
+  if (src == dst)
+    return Link{};
+  std::vector<sg4::Link*> links;
+  double latency_s = 0;
+  hosts_[src]->route_to(hosts_[dst], links, &latency_s);
+  Link result;
+  result.latency_s = latency_s;
+  for (const auto* link : links)
+    result.bandwidth_bytes_per_s = std::min(result.bandwidth_bytes_per_s, link->get_bandwidth());
+  if (result.bandwidth_bytes_per_s >= kUnlimitedBandwidth)
+    result.bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+  return result;
+}
+
+double Platform::latency(int src, int dst) const
+{
+  if (src == dst)
+    return 0;
+  const long long key = static_cast<long long>(src) * cluster_.device_count() + dst;
+  if (auto it = latency_cache_.find(key); it != latency_cache_.end())
+    return it->second;
+  std::vector<simgrid::kernel::resource::StandardLinkImpl*> links;
+  double latency_s = 0;
+  hosts_[src]->route_to(hosts_[dst], links, &latency_s);
+  latency_cache_.emplace(key, latency_s);
+  return latency_s;
+}
+
+} // namespace hetsim::sim

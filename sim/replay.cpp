@@ -1,1 +1,388 @@
-// placeholder, being written
+#include "sim/replay.hpp"
+
+#include "core/error.hpp"
+#include "sim/collective_flows.hpp"
+#include "sim/counter.hpp"
+#include "sim/engine.hpp"
+#include "sim/isolate.hpp"
+#include "sim/network.hpp"
+#include "sim/platform.hpp"
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <limits>
+#include <memory>
+#include <string>
+
+namespace hetsim::sim {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+using strategies::Schedule;
+using strategies::Stream;
+using strategies::Task;
+using strategies::TaskKind;
+
+constexpr int kOrderedStreams = 3; // compute, tensor_parallel, data_parallel run in queue order
+constexpr double kNotYet      = -1;
+
+bool is_p2p(TaskKind kind)
+{
+  return kind == TaskKind::send || kind == TaskKind::recv;
+}
+
+bool is_compute(TaskKind kind)
+{
+  return kind == TaskKind::forward || kind == TaskKind::backward || kind == TaskKind::optimizer;
+}
+
+std::string describe(const Schedule& schedule, int id)
+{
+  return "task " + std::to_string(id) + " '" + schedule.task_name(id) + "' on device " +
+         std::to_string(schedule.tasks[id].device);
+}
+
+/// The state of one replay: dependency counts, readiness, running collectives, timings.
+class Replayer {
+public:
+  Replayer(const Platform& platform, const Schedule& schedule, const ReplayOptions& options);
+
+  /// Creates the actors; the engine runs them afterwards.
+  void start();
+  /// After the run: the timings, or InternalError when some task never ended.
+  std::vector<TaskTiming> take_timings();
+
+private:
+  void run_stream(int device, int stream);
+  void run_collective_member(int id);
+  void run_transfer(int send_id);
+  void complete(int id);
+  void on_ready(int id);
+
+  const Platform& platform_;
+  const Schedule& schedule_;
+  Network network_;
+
+  std::vector<double> durations_;        ///< compute tasks: seconds
+  std::vector<double> analytic_seconds_; ///< per collective: analytic duration, or -1 for flows
+  std::vector<int> successor_offsets_;   ///< CSR: successors of task i are successors_[offsets[i], offsets[i+1])
+  std::vector<int> successors_;
+  std::vector<int> pending_;             ///< deps not ended yet
+  std::vector<TaskTiming> timings_;
+  std::vector<char> ended_;
+  std::vector<Counter> stream_wake_;     ///< per device and ordered stream: raised when one of its tasks gets ready
+  std::vector<int> member_index_;        ///< collectives: the task's index among the members
+  std::vector<std::unique_ptr<CollectiveRun>> runs_; ///< per collective, while some member is inside
+};
+
+Replayer::Replayer(const Platform& platform, const Schedule& schedule, const ReplayOptions& options)
+    : platform_(platform), schedule_(schedule), network_(platform)
+{
+  const std::size_t count = schedule.tasks.size();
+  durations_.assign(count, 0);
+  member_index_.assign(count, -1);
+  for (const Task& task : schedule.tasks) {
+    if (!is_compute(task.kind))
+      continue;
+    const double seconds = options.compute_seconds(task);
+    if (!(seconds >= 0) || !std::isfinite(seconds))
+      throw InternalError("replay: " + describe(schedule, task.id) + " has duration " + std::to_string(seconds));
+    durations_[task.id] = seconds;
+  }
+  analytic_seconds_.assign(schedule.collectives.size(), -1);
+  const Cluster& cluster = platform.cluster();
+  for (std::size_t c = 0; c < schedule.collectives.size(); ++c) {
+    const auto& collective = schedule.collectives[c];
+    for (std::size_t i = 0; i < collective.tasks.size(); ++i)
+      member_index_[collective.tasks[i]] = static_cast<int>(i);
+    if (!options.intra_node_collective_seconds || collective.devices.size() <= 1)
+      continue;
+    bool one_node = true;
+    for (int d : collective.devices)
+      one_node = one_node && cluster.device(d).node == cluster.device(collective.devices[0]).node;
+    if (!one_node)
+      continue;
+    const double seconds = options.intra_node_collective_seconds(collective);
+    if (!(seconds >= 0) || !std::isfinite(seconds))
+      throw InternalError("replay: collective " + std::to_string(c) + " has analytic duration " +
+                          std::to_string(seconds));
+    analytic_seconds_[c] = seconds;
+  }
+
+  successor_offsets_.assign(count + 1, 0);
+  for (const Task& task : schedule.tasks)
+    for (int dep : task.deps)
+      ++successor_offsets_[dep + 1];
+  for (std::size_t i = 0; i < count; ++i)
+    successor_offsets_[i + 1] += successor_offsets_[i];
+  successors_.resize(successor_offsets_[count]);
+  std::vector<int> fill(successor_offsets_.begin(), successor_offsets_.end() - 1);
+  pending_.assign(count, 0);
+  for (const Task& task : schedule.tasks) {
+    pending_[task.id] = static_cast<int>(task.deps.size());
+    for (int dep : task.deps)
+      successors_[fill[dep]++] = task.id;
+  }
+  timings_.assign(count, TaskTiming{kNotYet, kNotYet});
+  ended_.assign(count, 0);
+  stream_wake_ = std::vector<Counter>(static_cast<std::size_t>(schedule.device_count) * kOrderedStreams);
+  runs_.resize(schedule.collectives.size());
+}
+
+void Replayer::start()
+{
+  for (int d = 0; d < schedule_.device_count; ++d)
+    for (int s = 0; s < kOrderedStreams; ++s) {
+      if (schedule_.queues[d][s].empty())
+        continue;
+      const std::string name = "d" + std::to_string(d) + "." + std::string(strategies::stream_name(Stream(s)));
+      sg4::Actor::create(name, platform_.host(d), [this, d, s] { run_stream(d, s); });
+    }
+  // Tasks without deps are ready at time 0; a send/recv pair ready on both sides starts moving now.
+  for (const Task& task : schedule_.tasks)
+    if (task.kind == TaskKind::send && pending_[task.id] == 0 && pending_[task.match] == 0)
+      sg4::Actor::create("p2p" + std::to_string(task.id), platform_.host(task.device),
+                         [this, id = task.id] { run_transfer(id); });
+}
+
+void Replayer::run_stream(int device, int stream)
+{
+  Counter& wake = stream_wake_[static_cast<std::size_t>(device) * kOrderedStreams + stream];
+  for (int id : schedule_.queues[device][stream]) {
+    while (pending_[id] > 0)
+      wake.wait_for(wake.value() + 1);
+    const Task& task       = schedule_.tasks[id];
+    timings_[id].start_s = sg4::Engine::get_clock();
+    if (strategies::is_collective(task.kind))
+      run_collective_member(id);
+    else if (durations_[id] > 0)
+      sg4::this_actor::sleep_for(durations_[id]);
+    complete(id);
+  }
+}
+
+void Replayer::run_collective_member(int id)
+{
+  const int c = schedule_.tasks[id].collective;
+  if (!runs_[c])
+    runs_[c] = std::make_unique<CollectiveRun>(schedule_.collectives[c], network_, analytic_seconds_[c]);
+  CollectiveRun& run = *runs_[c];
+  run.run_member(member_index_[id]);
+  if (run.finished() == run.size())
+    runs_[c].reset();
+}
+
+void Replayer::run_transfer(int send_id)
+{
+  const Task& send = schedule_.tasks[send_id];
+  const int recv_id = send.match;
+  // Both sides span the transfer itself: waiting for the peer is idle time, not communication.
+  timings_[send_id].start_s = timings_[recv_id].start_s = sg4::Engine::get_clock();
+  network_.transfer(send.device, schedule_.tasks[recv_id].device, send.bytes);
+  complete(send_id);
+  complete(recv_id);
+}
+
+void Replayer::complete(int id)
+{
+  const double now = sg4::Engine::get_clock();
+  timings_[id].end_s = now;
+  ended_[id]          = 1;
+  for (int k = successor_offsets_[id]; k < successor_offsets_[id + 1]; ++k) {
+    const int next = successors_[k];
+    if (--pending_[next] == 0)
+      on_ready(next);
+  }
+}
+
+void Replayer::on_ready(int id)
+{
+  const Task& task = schedule_.tasks[id];
+  if (!is_p2p(task.kind)) {
+    stream_wake_[static_cast<std::size_t>(task.device) * kOrderedStreams + static_cast<int>(task.stream)].increment();
+    return;
+  }
+  if (pending_[task.match] != 0)
+    return; // the other side will start the transfer when it gets ready
+  const int send_id = task.kind == TaskKind::send ? id : task.match;
+  sg4::Actor::create("p2p" + std::to_string(send_id), platform_.host(schedule_.tasks[send_id].device),
+                     [this, send_id] { run_transfer(send_id); });
+}
+
+std::vector<TaskTiming> Replayer::take_timings()
+{
+  int stuck        = 0;
+  int first_stuck  = -1;
+  for (std::size_t id = 0; id < ended_.size(); ++id)
+    if (!ended_[id]) {
+      if (first_stuck < 0)
+        first_stuck = static_cast<int>(id);
+      ++stuck;
+    }
+  if (stuck == 0)
+    return std::move(timings_);
+
+  // Name the first task that is stuck, and why.
+  const Task& task = schedule_.tasks[first_stuck];
+  std::string why;
+  if (timings_[first_stuck].start_s >= 0) {
+    why = "it started but never ended (a collective whose members never all arrived?)";
+  } else if (pending_[first_stuck] > 0) {
+    for (int dep : task.deps)
+      if (!ended_[dep]) {
+        why = "it waits for " + describe(schedule_, dep);
+        break;
+      }
+  } else if (is_p2p(task.kind)) {
+    why = "its matching " + describe(schedule_, task.match) + " never got ready";
+  } else {
+    why = "a task ahead of it in its stream never ended";
+  }
+  throw InternalError("replay deadlocked at t = " + std::to_string(sg4::Engine::get_clock()) + " s: " +
+                      std::to_string(stuck) + " of " + std::to_string(ended_.size()) + " tasks never ended; " +
+                      describe(schedule_, first_stuck) + ": " + why);
+}
+
+void check(bool condition, const std::string& message)
+{
+  if (!condition)
+    throw InternalError("schedule: " + message);
+}
+
+} // namespace
+
+void check_schedule(const Schedule& schedule, int device_count)
+{
+  const int count = static_cast<int>(schedule.tasks.size());
+  check(schedule.device_count >= 0 && schedule.device_count <= device_count,
+        "device_count " + std::to_string(schedule.device_count) + " exceeds the cluster's " +
+            std::to_string(device_count) + " devices");
+  check(static_cast<int>(schedule.queues.size()) == schedule.device_count,
+        "expected one queue set per device (" + std::to_string(schedule.device_count) + "), got " +
+            std::to_string(schedule.queues.size()));
+  std::vector<char> queued(count, 0);
+  for (int d = 0; d < schedule.device_count; ++d)
+    for (int s = 0; s < strategies::kStreamCount; ++s)
+      for (int id : schedule.queues[d][s]) {
+        check(id >= 0 && id < count, "queues[" + std::to_string(d) + "][" + std::to_string(s) +
+                                         "]: task id " + std::to_string(id) + " out of range");
+        const Task& task = schedule.tasks[id];
+        check(task.device == d && static_cast<int>(task.stream) == s,
+              describe(schedule, id) + " is queued on device " + std::to_string(d) + " stream " +
+                  std::string(strategies::stream_name(Stream(s))) + " but belongs to stream " +
+                  std::string(strategies::stream_name(task.stream)));
+        check(!queued[id], describe(schedule, id) + " is queued twice");
+        queued[id] = 1;
+      }
+  for (int id = 0; id < count; ++id) {
+    const Task& task = schedule.tasks[id];
+    check(task.id == id, "tasks[" + std::to_string(id) + "] has id " + std::to_string(task.id));
+    check(queued[id], describe(schedule, id) + " is in no queue");
+    for (int dep : task.deps)
+      check(dep >= 0 && dep < count && dep != id,
+            describe(schedule, id) + " has an invalid dep " + std::to_string(dep));
+    const bool p2p = is_p2p(task.kind);
+    check(p2p == (task.stream == Stream::pipeline),
+          describe(schedule, id) + ": send/recv tasks, and only they, belong on the pipeline stream");
+    if (p2p) {
+      check(task.match >= 0 && task.match < count, describe(schedule, id) + " has no matching task");
+      const Task& other = schedule.tasks[task.match];
+      check(other.match == id && other.kind != task.kind && is_p2p(other.kind),
+            describe(schedule, id) + " and " + describe(schedule, task.match) + " do not match each other");
+      check(task.peer == other.device,
+            describe(schedule, id) + ": peer " + std::to_string(task.peer) + " is not its match's device");
+      check(task.device != other.device, describe(schedule, id) + " sends to its own device");
+    }
+    if (strategies::is_collective(task.kind)) {
+      check(task.collective >= 0 && task.collective < static_cast<int>(schedule.collectives.size()),
+            describe(schedule, id) + " refers to no collective");
+    } else {
+      check(is_compute(task.kind) || p2p, describe(schedule, id) + " has an unknown kind");
+    }
+  }
+  for (std::size_t c = 0; c < schedule.collectives.size(); ++c) {
+    const auto& collective = schedule.collectives[c];
+    const std::string where = "collective " + std::to_string(c);
+    check(!collective.devices.empty() && collective.devices.size() == collective.tasks.size(),
+          where + ": expected one task per member");
+    check(strategies::is_collective(collective.kind), where + " has a non-collective kind");
+    check(collective.algorithm >= 0 && collective.algorithm <= 2,
+          where + ": unknown algorithm " + std::to_string(collective.algorithm));
+    std::vector<int> seen;
+    for (std::size_t i = 0; i < collective.tasks.size(); ++i) {
+      const int id = collective.tasks[i];
+      check(id >= 0 && id < count, where + ": task id " + std::to_string(id) + " out of range");
+      const Task& task = schedule.tasks[id];
+      check(task.collective == static_cast<int>(c) && task.kind == collective.kind &&
+                task.device == collective.devices[i],
+            where + ": member " + std::to_string(i) + " (" + describe(schedule, id) +
+                ") does not match the collective (kind, device or index)");
+    }
+    std::vector<int> devices = collective.devices;
+    std::sort(devices.begin(), devices.end());
+    check(std::adjacent_find(devices.begin(), devices.end()) == devices.end(),
+          where + ": a device appears twice among the members");
+  }
+}
+
+std::vector<TaskTiming> replay(Engine& engine, const Platform& platform, const Schedule& schedule,
+                               const ReplayOptions& options)
+{
+  check_schedule(schedule, platform.cluster().device_count());
+  if (!options.compute_seconds)
+    throw InternalError("replay: no compute time model given");
+  Replayer replayer(platform, schedule, options);
+  replayer.start();
+  engine.run();
+  return replayer.take_timings();
+}
+
+std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& schedule,
+                                        const ReplayOptions& options)
+{
+  check_schedule(schedule, cluster.device_count());
+  const std::string bytes = run_isolated([&] {
+    Engine engine;
+    Platform platform(cluster);
+    return to_bytes(replay(engine, platform, schedule, options));
+  });
+  auto timings = from_bytes<TaskTiming>(bytes);
+  if (timings.size() != schedule.tasks.size())
+    throw InternalError("replay: expected " + std::to_string(schedule.tasks.size()) + " task timings, got " +
+                        std::to_string(timings.size()));
+  return timings;
+}
+
+traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const std::vector<TaskTiming>& timings)
+{
+  HETSIM_ASSERT(timings.size() == schedule.tasks.size());
+  traces::Trace trace;
+  trace.source = "simulation";
+  for (const Device& device : cluster.devices())
+    trace.device_labels.push_back("dev" + std::to_string(device.id) + " " + cluster.gpu_of(device.id).name + " @ " +
+                                  cluster.node_of(device.id).name);
+  trace.events.reserve(schedule.tasks.size());
+  for (const Task& task : schedule.tasks) {
+    traces::TraceEvent event;
+    event.task_id = task.id;
+    event.name    = schedule.task_name(task.id);
+    event.kind    = std::string(strategies::task_kind_name(task.kind));
+    event.stream  = std::string(strategies::stream_name(task.stream));
+    event.device  = task.device;
+    event.start_s = timings[task.id].start_s;
+    event.end_s   = timings[task.id].end_s;
+    event.bytes   = task.bytes;
+    event.flops   = task.flops;
+    trace.events.push_back(std::move(event));
+  }
+  std::stable_sort(trace.events.begin(), trace.events.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.device, a.start_s, a.task_id) < std::tie(b.device, b.start_s, b.task_id);
+  });
+  return trace;
+}
+
+} // namespace hetsim::sim

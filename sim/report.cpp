@@ -1,1 +1,306 @@
-// placeholder, being written
+#include "sim/report.hpp"
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "models/workload.hpp"
+#include "strategies/memory.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <set>
+#include <utility>
+
+namespace hetsim::sim {
+namespace {
+
+using Interval = std::pair<double, double>;
+
+/// Total length of the union of intervals.
+double union_length(std::vector<Interval>& intervals)
+{
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0;
+  double begin = 0;
+  double end   = -1;
+  bool open    = false;
+  for (const auto& [s, e] : intervals) {
+    if (!open || s > end) {
+      if (open)
+        total += end - begin;
+      begin = s, end = e, open = true;
+    } else {
+      end = std::max(end, e);
+    }
+  }
+  if (open)
+    total += end - begin;
+  return total;
+}
+
+std::string format(const char* pattern, double value)
+{
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+/// 12345678 -> "12,345,678".
+std::string with_commas(double value)
+{
+  std::string digits = format("%.0f", value);
+  std::string out;
+  const std::size_t lead = digits[0] == '-' ? 1 : 0;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    out += digits[i];
+    const std::size_t left = digits.size() - i - 1;
+    if (i >= lead && left > 0 && left % 3 == 0)
+      out += ',';
+  }
+  return out;
+}
+
+std::string pad(const std::string& text, std::size_t width, bool right_align)
+{
+  if (text.size() >= width)
+    return text;
+  const std::string fill(width - text.size(), ' ');
+  return right_align ? fill + text : text + fill;
+}
+
+/// Rows of strings printed as aligned columns (first column left-aligned, the others right-aligned).
+void print_table(const std::vector<std::vector<std::string>>& rows, std::ostream& out)
+{
+  std::vector<std::size_t> widths;
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      widths.resize(std::max(widths.size(), row.size()), 0);
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (c > 0)
+        line += "  ";
+      line += pad(row[c], widths[c], c > 0);
+    }
+    while (!line.empty() && line.back() == ' ')
+      line.pop_back();
+    out << "  " << line << '\n';
+  }
+}
+
+std::string percent(double fraction)
+{
+  return format("%.1f%%", 100 * fraction);
+}
+
+std::string seconds(double s)
+{
+  return format("%.4g", s);
+}
+
+std::string gib(double bytes)
+{
+  return format("%.2f", bytes / units::kGiB);
+}
+
+std::string stage_text(int stage)
+{
+  return stage < 0 ? "-" : std::to_string(stage);
+}
+
+} // namespace
+
+Report make_report(const strategies::Plan& plan, const strategies::Problem& problem,
+                   const strategies::Schedule& schedule, const std::vector<TaskTiming>& timings)
+{
+  HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
+  HETSIM_ASSERT(timings.size() == schedule.tasks.size());
+  const Cluster& cluster           = *problem.cluster;
+  const models::Workload& workload = *problem.workload;
+
+  Report report;
+  report.cluster      = cluster.name();
+  report.model        = workload.name;
+  report.dtype        = std::string(dtype_name(plan.dtype));
+  report.global_batch = plan.global_batch();
+  report.seq_len      = workload.seq_len;
+  for (const auto& t : timings)
+    report.iteration_time_s = std::max(report.iteration_time_s, t.end_s);
+
+  // Devices the plan uses, with their stage.
+  std::map<int, int> stage_of;
+  const int per_stage = std::max(1, plan.dp * plan.tp);
+  for (std::size_t rank = 0; rank < plan.placement.size(); ++rank)
+    stage_of[plan.placement[rank]] = static_cast<int>(rank) / per_stage;
+  for (const auto& task : schedule.tasks)
+    stage_of.emplace(task.device, task.stage);
+
+  std::vector<std::vector<Interval>> compute(cluster.device_count());
+  std::vector<std::vector<Interval>> comm(cluster.device_count());
+  for (const auto& task : schedule.tasks) {
+    const Interval interval{timings[task.id].start_s, timings[task.id].end_s};
+    (task.stream == strategies::Stream::compute ? compute : comm)[task.device].push_back(interval);
+  }
+
+  const std::vector<strategies::DeviceMemory> memory = strategies::plan_memory(plan, problem);
+  const double time = report.iteration_time_s;
+  double peak_flops = 0;
+  for (const auto& [device, stage] : stage_of) {
+    HETSIM_ASSERT(device >= 0 && device < cluster.device_count());
+    DeviceReport d;
+    d.device = device;
+    d.gpu    = cluster.gpu_of(device).name;
+    d.stage  = stage;
+    std::vector<Interval> all = compute[device];
+    all.insert(all.end(), comm[device].begin(), comm[device].end());
+    d.compute_s          = union_length(compute[device]);
+    d.comm_s             = union_length(comm[device]);
+    const double busy_s  = union_length(all);
+    d.exposed_comm_s     = std::max(0.0, busy_s - d.compute_s);
+    d.idle_s             = std::max(0.0, time - busy_s);
+    if (static_cast<std::size_t>(device) < memory.size()) {
+      d.peak_memory_bytes     = memory[device].total_bytes();
+      d.memory_capacity_bytes = memory[device].capacity_bytes;
+    }
+    peak_flops += cluster.gpu_of(device).peak_flops(plan.dtype);
+    report.devices.push_back(std::move(d));
+  }
+
+  if (time > 0) {
+    const double sequences   = static_cast<double>(report.global_batch);
+    const double model_flops = sequences * (workload.forward_flops_per_sample() + workload.backward_flops_per_sample());
+    report.tokens_per_s      = sequences * workload.seq_len / time;
+    report.tflops_per_s      = model_flops / time / units::kTera;
+    report.mfu               = peak_flops > 0 ? model_flops / time / peak_flops : 0;
+  }
+
+  const DeviceReport* busiest = nullptr;
+  for (const auto& d : report.devices)
+    if (!busiest || d.idle_s < busiest->idle_s)
+      busiest = &d;
+  if (busiest) {
+    report.bottleneck.device        = busiest->device;
+    report.bottleneck.bound         = busiest->compute_s >= busiest->exposed_comm_s ? "compute" : "communication";
+    report.bottleneck.busy_fraction = time > 0 ? 1 - busiest->idle_s / time : 0;
+  }
+  return report;
+}
+
+nlohmann::json report_to_json(const Report& report)
+{
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& d : report.devices)
+    devices.push_back({{"device", d.device},
+                       {"gpu", d.gpu},
+                       {"stage", d.stage},
+                       {"compute_s", d.compute_s},
+                       {"comm_s", d.comm_s},
+                       {"exposed_comm_s", d.exposed_comm_s},
+                       {"idle_s", d.idle_s},
+                       {"peak_memory_bytes", d.peak_memory_bytes},
+                       {"memory_capacity_bytes", d.memory_capacity_bytes}});
+  return {{"cluster", report.cluster},
+          {"model", report.model},
+          {"dtype", report.dtype},
+          {"global_batch", report.global_batch},
+          {"seq_len", report.seq_len},
+          {"iteration_time_s", report.iteration_time_s},
+          {"tokens_per_s", report.tokens_per_s},
+          {"tflops_per_s", report.tflops_per_s},
+          {"mfu", report.mfu},
+          {"devices", devices},
+          {"bottleneck",
+           {{"device", report.bottleneck.device},
+            {"bound", report.bottleneck.bound},
+            {"busy_fraction", report.bottleneck.busy_fraction}}}};
+}
+
+void print_report(const Report& report, std::ostream& out)
+{
+  const double time = report.iteration_time_s;
+  std::map<std::string, int> gpu_counts;
+  for (const auto& d : report.devices)
+    ++gpu_counts[d.gpu];
+  std::string mix;
+  for (const auto& [gpu, count] : gpu_counts)
+    mix += (mix.empty() ? "" : ", ") + gpu + " x" + std::to_string(count);
+
+  out << "simulated iteration: " << report.model << " on " << report.cluster << '\n';
+  print_table({{"iteration time", seconds(time) + " s"},
+               {"throughput", with_commas(report.tokens_per_s) + " tokens/s"},
+               {"model FLOP/s", format("%.2f", report.tflops_per_s) + " TFLOP/s"},
+               {"MFU", percent(report.mfu)},
+               {"devices", std::to_string(report.devices.size()) + " (" + mix + ")"}},
+              out);
+  out << '\n';
+
+  const std::vector<std::string> header = {"device", "gpu",    "stage",  "compute s", "comm s",
+                                           "exposed s", "idle s", "busy", "peak mem GiB"};
+  auto device_row = [&](const DeviceReport& d) {
+    return std::vector<std::string>{"dev" + std::to_string(d.device),
+                                    d.gpu,
+                                    stage_text(d.stage),
+                                    seconds(d.compute_s),
+                                    seconds(d.comm_s),
+                                    seconds(d.exposed_comm_s),
+                                    seconds(d.idle_s),
+                                    percent(time > 0 ? 1 - d.idle_s / time : 0),
+                                    gib(d.peak_memory_bytes)};
+  };
+
+  if (static_cast<int>(report.devices.size()) <= kReportAllDevices) {
+    std::vector<std::vector<std::string>> rows{header};
+    for (const auto& d : report.devices)
+      rows.push_back(device_row(d));
+    print_table(rows, out);
+  } else {
+    // Summary per GPU type and stage (means), then the busiest devices.
+    struct Group {
+      int count = 0;
+      double compute = 0, comm = 0, exposed = 0, idle = 0, min_idle = 1e300, peak = 0;
+    };
+    std::map<std::pair<std::string, int>, Group> groups;
+    for (const auto& d : report.devices) {
+      Group& g = groups[{d.gpu, d.stage}];
+      ++g.count;
+      g.compute += d.compute_s, g.comm += d.comm_s, g.exposed += d.exposed_comm_s, g.idle += d.idle_s;
+      g.min_idle = std::min(g.min_idle, d.idle_s);
+      g.peak     = std::max(g.peak, d.peak_memory_bytes);
+    }
+    out << "per GPU type and stage (means over the devices; peak memory is the maximum):\n";
+    std::vector<std::vector<std::string>> rows{
+        {"gpu", "stage", "devices", "compute s", "comm s", "exposed s", "idle s", "min idle s", "peak mem GiB"}};
+    for (const auto& [key, g] : groups)
+      rows.push_back({key.first, stage_text(key.second), std::to_string(g.count), seconds(g.compute / g.count),
+                      seconds(g.comm / g.count), seconds(g.exposed / g.count), seconds(g.idle / g.count),
+                      seconds(g.min_idle), gib(g.peak)});
+    print_table(rows, out);
+    out << '\n' << "busiest " << kReportTopDevices << " devices (least idle):\n";
+    std::vector<const DeviceReport*> order;
+    for (const auto& d : report.devices)
+      order.push_back(&d);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const DeviceReport* a, const DeviceReport* b) { return a->idle_s < b->idle_s; });
+    order.resize(kReportTopDevices);
+    std::vector<std::vector<std::string>> top{header};
+    for (const auto* d : order)
+      top.push_back(device_row(*d));
+    print_table(top, out);
+  }
+
+  if (report.bottleneck.device >= 0) {
+    const DeviceReport* b = nullptr;
+    for (const auto& d : report.devices)
+      if (d.device == report.bottleneck.device)
+        b = &d;
+    out << "\nbottleneck: dev" << b->device << " (" << b->gpu << ", stage " << stage_text(b->stage) << ") is busy "
+        << percent(report.bottleneck.busy_fraction) << " of the iteration, " << report.bottleneck.bound
+        << "-bound (compute " << seconds(b->compute_s) << " s, exposed communication " << seconds(b->exposed_comm_s)
+        << " s)\n";
+  }
+}
+
+} // namespace hetsim::sim

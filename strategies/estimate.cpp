@@ -1,1 +1,213 @@
-// placeholder, being written
+#include "strategies/estimate.hpp"
+
+#include "costmodel/collective.hpp"
+#include "costmodel/compute.hpp"
+#include "costmodel/pipeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hetsim::strategies {
+namespace {
+
+using costmodel::CollectiveOp;
+
+class Estimator {
+public:
+  Estimator(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration)
+      : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload),
+        compute_(calibration), algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm))
+  {
+  }
+
+  PlanEstimate run() const
+  {
+    PlanEstimate result;
+    // Pipelines: the slowest replica sets the pace; every replica meets at the gradient synchronisation.
+    for (int r = 0; r < plan_.dp; ++r) {
+      std::vector<double> fill(plan_.pp), period(plan_.pp);
+      for (int s = 0; s < plan_.pp; ++s) {
+        const StageTime stage = stage_time(s, r);
+        fill[s]               = stage.fill_s;
+        period[s]             = stage.period_s;
+      }
+      const double pipeline = costmodel::pipeline_seconds(fill, period, plan_.grad_accum[r]);
+      if (pipeline > result.pipeline_s) {
+        result.pipeline_s    = pipeline;
+        result.stage_seconds = fill;
+      }
+    }
+    for (int s = 0; s < plan_.pp; ++s)
+      for (int t = 0; t < plan_.tp; ++t) {
+        result.data_parallel_s = std::max(result.data_parallel_s, exposed_sync_seconds(s, t));
+        for (int r = 0; r < plan_.dp; ++r)
+          result.optimizer_s = std::max(result.optimizer_s, optimizer_seconds(s, r, t));
+      }
+    result.iteration_time_s = result.pipeline_s + result.data_parallel_s + result.optimizer_s;
+    return result;
+  }
+
+private:
+  double stage_params(int s) const
+  {
+    double params = 0;
+    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+      params += workload_.layers[l].params;
+    return params / plan_.tp;
+  }
+
+  int layer_count() const { return static_cast<int>(workload_.layers.size()); }
+  double activation_scale() const { return dtype_bytes(plan_.dtype) / 2.0; }
+  double gradient_bytes_per_param() const { return dtype_bytes(plan_.dtype); }
+
+  std::vector<int> dp_group(int s, int t) const
+  {
+    std::vector<int> devices;
+    for (int r = 0; r < plan_.dp; ++r)
+      devices.push_back(plan_.device(s, r, t));
+    return devices;
+  }
+
+  struct StageTime {
+    double fill_s   = 0; ///< compute, then the boundary transfers, one after the other
+    double period_s = 0; ///< steady state: compute and each direction of the boundary overlap
+  };
+
+  /// Forward + backward of one micro-batch on the slowest TP member with its TP all-reduces, and the boundary
+  /// transfers to the next stage (AMP's per-stage term, communication included).
+  StageTime stage_time(int s, int r) const
+  {
+    const int mb          = plan_.micro_batch[r];
+    const double tokens   = static_cast<double>(mb) * workload_.seq_len;
+    double forward_flops  = 0;
+    double backward_flops = 0;
+    double tp_bytes_total = 0;
+    int tp_all_reduces    = 0;
+    const int end         = plan_.stage_end(s, layer_count());
+    for (int l = plan_.stage_starts[s]; l < end; ++l) {
+      const auto& layer = workload_.layers[l];
+      forward_flops += layer.forward_flops_per_sample * mb / plan_.tp;
+      backward_flops += (layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0)) *
+                        mb / plan_.tp;
+      if (plan_.tp > 1 && layer.tensor_parallel_all_reduces > 0) {
+        tp_all_reduces += 2 * layer.tensor_parallel_all_reduces;
+        tp_bytes_total += 2 * layer.tensor_parallel_all_reduces * layer.activation_bytes_per_sample * mb *
+                          activation_scale();
+      }
+    }
+    double compute = 0;
+    std::vector<int> tp_group;
+    for (int t = 0; t < plan_.tp; ++t) {
+      const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
+      compute = std::max(compute, compute_.compute_seconds(gpu, forward_flops, plan_.dtype, tokens) +
+                                      compute_.compute_seconds(gpu, backward_flops, plan_.dtype, tokens));
+      tp_group.push_back(plan_.device(s, r, t));
+    }
+    double tensor_parallel = 0;
+    if (tp_all_reduces > 0)
+      tensor_parallel = tp_all_reduces * costmodel::collective_seconds(cluster_, tp_group, CollectiveOp::all_reduce,
+                                                                       algorithm_, tp_bytes_total / tp_all_reduces);
+    double to_next = 0, from_next = 0;
+    if (s + 1 < plan_.pp) {
+      // Every replica crosses this boundary at about the same time, sharing NICs and WAN links.
+      const double bytes = workload_.layers[end - 1].activation_bytes_per_sample * mb * activation_scale();
+      std::vector<std::pair<int, int>> forward, backward;
+      for (int other = 0; other < plan_.dp; ++other)
+        for (int t = 0; t < plan_.tp; ++t) {
+          forward.emplace_back(plan_.device(s, other, t), plan_.device(s + 1, other, t));
+          backward.emplace_back(plan_.device(s + 1, other, t), plan_.device(s, other, t));
+        }
+      to_next   = costmodel::concurrent_transfers_seconds(cluster_, forward, bytes);
+      from_next = costmodel::concurrent_transfers_seconds(cluster_, backward, bytes);
+    }
+    // ZeRO-2/3 synchronise every micro-batch; that traffic overlaps the compute it interleaves with.
+    const double per_micro_batch_sync = plan_.zero_stage >= 2 ? per_micro_batch_sync_seconds(s) : 0;
+    const double busy = std::max(compute + tensor_parallel, per_micro_batch_sync);
+    return StageTime{busy + to_next + from_next, std::max({busy, to_next, from_next})};
+  }
+
+  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing).
+  double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes) const
+  {
+    const double capacity = plan_.bucket_bytes;
+    const double full     = std::floor(bytes / capacity);
+    const double rest     = bytes - full * capacity;
+    double seconds        = full * costmodel::collective_seconds(cluster_, group, op, algorithm_, capacity);
+    if (rest > 0)
+      seconds += costmodel::collective_seconds(cluster_, group, op, algorithm_, rest);
+    return seconds;
+  }
+
+  double per_micro_batch_sync_seconds(int s) const
+  {
+    if (plan_.dp == 1)
+      return 0;
+    const double bytes = stage_params(s) * gradient_bytes_per_param();
+    double worst       = 0;
+    for (int t = 0; t < plan_.tp; ++t) {
+      const auto group = dp_group(s, t);
+      double seconds   = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes);
+      if (plan_.zero_stage == 3) // parameters gathered before forward and again before backward
+        seconds += 2 * costmodel::collective_seconds(cluster_, group, CollectiveOp::all_gather, algorithm_,
+                                                     stage_params(s) * 2);
+      worst = std::max(worst, seconds);
+    }
+    return worst;
+  }
+
+  /// Synchronisation after the last backward that the pipeline does not hide.
+  double exposed_sync_seconds(int s, int t) const
+  {
+    if (plan_.dp == 1 || plan_.zero_stage == 3)
+      return 0;
+    const auto group     = dp_group(s, t);
+    const double bytes   = stage_params(s) * gradient_bytes_per_param();
+    const double gather  = plan_.zero_stage >= 1
+                               ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2)
+                               : 0;
+    if (plan_.zero_stage == 2)
+      return gather;
+    // ZeRO 0/1 reduce during the last backward: buckets overlap it, the last bucket never does.
+    const CollectiveOp op   = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
+    const double reduce     = bucketed_seconds(group, op, bytes);
+    const double last       = costmodel::collective_seconds(cluster_, group, op, algorithm_,
+                                                            std::min(bytes, plan_.bucket_bytes));
+    const double last_bwd   = last_backward_seconds(s, t);
+    return std::max(last, reduce - last_bwd) + gather;
+  }
+
+  /// The slowest replica's last backward, which the bucketed reduction overlaps.
+  double last_backward_seconds(int s, int t) const
+  {
+    double slowest = 0;
+    for (int r = 0; r < plan_.dp; ++r) {
+      double flops = 0;
+      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+        flops += workload_.layers[l].backward_flops_per_sample * plan_.micro_batch[r] / plan_.tp;
+      slowest = std::max(slowest, compute_.compute_seconds(cluster_.gpu_of(plan_.device(s, r, t)), flops, plan_.dtype,
+                                                           static_cast<double>(plan_.micro_batch[r]) * workload_.seq_len));
+    }
+    return slowest;
+  }
+
+  double optimizer_seconds(int s, int r, int t) const
+  {
+    const double params = stage_params(s) / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    return compute_.optimizer_seconds(cluster_.gpu_of(plan_.device(s, r, t)), params);
+  }
+
+  const Plan& plan_;
+  const Cluster& cluster_;
+  const models::Workload& workload_;
+  costmodel::ComputeModel compute_;
+  costmodel::Algorithm algorithm_;
+};
+
+} // namespace
+
+PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration)
+{
+  return Estimator(plan, problem, calibration).run();
+}
+
+} // namespace hetsim::strategies

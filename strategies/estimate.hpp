@@ -15,7 +15,7 @@ struct PlanEstimate {
   double pipeline_s       = 0; ///< slowest replica's pipeline (AMP eq. 5)
   double data_parallel_s  = 0; ///< gradient synchronisation left exposed after the pipeline
   double optimizer_s      = 0;
-  std::vector<double> stage_seconds; ///< per micro-batch forward+backward of each stage (slowest replica)
+  std::vector<double> stage_seconds; ///< per stage, one micro-batch forward+backward plus its boundary transfers (slowest replica)
 };
 
 PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration = nullptr);

@@ -1,1 +1,125 @@
-// placeholder, being written
+#include "strategies/memory.hpp"
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace hetsim::strategies {
+namespace {
+
+/// "19.3 GiB", "16 GiB".
+std::string gib(double bytes)
+{
+  char text[64];
+  const double value = bytes / units::kGiB;
+  if (value > 0 && value < 0.95)
+    std::snprintf(text, sizeof text, "%.2f GiB", value);
+  else if (std::fabs(value - std::round(value)) < 0.05)
+    std::snprintf(text, sizeof text, "%.0f GiB", value);
+  else
+    std::snprintf(text, sizeof text, "%.1f GiB", value);
+  return text;
+}
+
+} // namespace
+
+std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
+{
+  HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
+  const Cluster& cluster = *problem.cluster;
+  const auto& layers     = problem.workload->layers;
+  HETSIM_ASSERT(static_cast<int>(plan.placement.size()) == plan.world_size());
+  HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.pp);
+
+  const double weight_bytes    = dtype_bytes(plan.dtype);              // per parameter, weights and gradients
+  const double optimizer_bytes = plan.dtype == Dtype::fp32 ? 8 : 12;    // per parameter
+  const double activation_scale = dtype_bytes(plan.dtype) / 2.0;        // layer figures are 16-bit
+  const bool shard              = plan.dp > 1;
+
+  std::vector<DeviceMemory> memory(cluster.device_count());
+  for (int d = 0; d < cluster.device_count(); ++d) {
+    memory[d].device          = d;
+    memory[d].gpu             = cluster.gpu_of(d).name;
+    memory[d].workspace_bytes = problem.workspace_bytes;
+    memory[d].capacity_bytes  = problem.memory_capacity(d);
+  }
+
+  for (int s = 0; s < plan.pp; ++s) {
+    const int first = plan.stage_starts[s];
+    const int end   = plan.stage_end(s, static_cast<int>(layers.size()));
+    double params   = 0;     // per device, after the tensor-parallel split
+    double largest[2] = {0, 0};
+    double saved = 0, boundary = 0, largest_saved = 0; // activation bytes per sample, per device
+    for (int l = first; l < end; ++l) {
+      const double p = layers[l].params / plan.tp;
+      params += p;
+      if (p > largest[0]) {
+        largest[1] = largest[0];
+        largest[0] = p;
+      } else if (p > largest[1]) {
+        largest[1] = p;
+      }
+      saved += layers[l].saved_activation_bytes_per_sample / plan.tp;
+      boundary += layers[l].activation_bytes_per_sample / plan.tp;
+      largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
+    }
+
+    double weights   = weight_bytes * params;
+    double gradients = weight_bytes * params;
+    double optimizer = optimizer_bytes * params;
+    if (shard && plan.zero_stage >= 1)
+      optimizer /= plan.dp;
+    if (shard && plan.zero_stage >= 2)
+      gradients /= plan.dp;
+    if (shard && plan.zero_stage >= 3)
+      weights = weights / plan.dp + weight_bytes * (largest[0] + largest[1]);
+
+    for (int r = 0; r < plan.dp; ++r) {
+      const int accum     = plan.grad_accum[r];
+      const int in_flight = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - s);
+      const double samples = static_cast<double>(plan.micro_batch[r]) * activation_scale;
+      const double activations = plan.recompute ? (boundary * in_flight + largest_saved) * samples
+                                                : saved * in_flight * samples;
+      for (int t = 0; t < plan.tp; ++t) {
+        DeviceMemory& m    = memory[plan.device(s, r, t)];
+        m.parameter_bytes  = weights;
+        m.gradient_bytes   = gradients;
+        m.optimizer_bytes  = optimizer;
+        m.activation_bytes = activations;
+      }
+    }
+  }
+  return memory;
+}
+
+void check_memory(const std::vector<DeviceMemory>& memory)
+{
+  const DeviceMemory* worst = nullptr;
+  int over_count            = 0;
+  for (const auto& m : memory) {
+    const double over = m.total_bytes() - m.capacity_bytes;
+    if (over <= 0)
+      continue;
+    ++over_count;
+    if (!worst || over > worst->total_bytes() - worst->capacity_bytes)
+      worst = &m;
+  }
+  if (!worst)
+    return;
+  std::string message = "plan does not fit: device " + std::to_string(worst->device) + " (" + worst->gpu +
+                        ") needs " + gib(worst->total_bytes()) + " of " + gib(worst->capacity_bytes) + " (" +
+                        gib(worst->total_bytes() - worst->capacity_bytes) +
+                        " over): parameters " + gib(worst->parameter_bytes) + ", gradients " +
+                        gib(worst->gradient_bytes) + ", optimizer " + gib(worst->optimizer_bytes) +
+                        ", activations " + gib(worst->activation_bytes) + ", workspace " +
+                        gib(worst->workspace_bytes);
+  if (over_count > 1)
+    message += "; " + std::to_string(over_count - 1) + " other device" + (over_count > 2 ? "s are" : " is") +
+               " over too";
+  throw InfeasiblePlan(message);
+}
+
+} // namespace hetsim::strategies

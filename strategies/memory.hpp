@@ -1,15 +1,23 @@
 #pragma once
 /// Per-device memory of a plan: model states split by ZeRO stage, activations in flight, workspace.
 
+#include "core/error.hpp" // InfeasiblePlan
 #include "strategies/plan.hpp"
 #include "strategies/problem.hpp"
 
+#include <string>
 #include <vector>
 
 namespace hetsim::strategies {
 
+/// Bytes one device needs. Model states are 16-bit weights and gradients plus fp32 master weights and two Adam
+/// moments (12 bytes per parameter; 8 in fp32 training, whose weights are the master copy), split by ZeRO:
+/// stage 1 shards the optimizer states over the data-parallel group, 2 also the gradients, 3 everything plus a
+/// buffer holding the two largest layers' gathered weights. Tensor parallelism divides the parameters and, as
+/// with Megatron sequence parallelism, the activations.
 struct DeviceMemory {
   int device                = 0;
+  std::string gpu;          ///< GPU name, for messages
   double parameter_bytes    = 0; ///< 16-bit weights (and gathered ZeRO-3 buffers)
   double gradient_bytes     = 0;
   double optimizer_bytes    = 0; ///< fp32 master weights + Adam moments
@@ -23,7 +31,9 @@ struct DeviceMemory {
   }
 };
 
-/// Memory of every device the plan uses, indexed by device id.
+/// Memory of every device the plan uses, indexed by device id. Activations are kept for the micro-batches in
+/// flight: all of them with GPipe, min(grad_accum, pp - stage) with 1F1B; with recompute only each layer's
+/// boundary activation is kept per micro-batch in flight, plus one layer's saved activations to recompute it.
 std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem);
 /// Throws InfeasiblePlan naming the device with the largest overflow and the bytes over.
 void check_memory(const std::vector<DeviceMemory>& memory);

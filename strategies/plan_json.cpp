@@ -11,9 +11,17 @@
 namespace hetsim::strategies {
 namespace {
 
+/// Smaller gradient buckets would only multiply tasks.
+constexpr double kMinBucketBytes = 64 * 1024;
+
 std::string str(long long value)
 {
   return std::to_string(value);
+}
+
+std::string number(double value)
+{
+  return nlohmann::json(value).dump();
 }
 
 /// An integer that fits an int (signs are checked by the validation, which knows the limits).
@@ -152,8 +160,8 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
         fail("grad_accum", "expected the same value for every replica with zero_stage " + str(plan.zero_stage) +
                                " (it synchronises every micro-batch), got " + str(plan.grad_accum[0]) + " and " +
                                str(plan.grad_accum[r]));
-  if (!(plan.bucket_bytes > 0))
-    fail("bucket_mib", "expected a positive number");
+  if (!(plan.bucket_bytes >= kMinBucketBytes))
+    fail("bucket_mib", "expected at least 0.0625 (64 KiB), got " + number(plan.bucket_bytes / units::kMiB));
 }
 
 Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const Cluster& cluster,

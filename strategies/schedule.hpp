@@ -31,7 +31,7 @@ struct Task {
   int micro_batch = -1; ///< index of the micro-batch, -1 when not tied to one
   int first_layer = -1; ///< layers [first_layer, first_layer + layer_count)
   int layer_count = 0;
-  int piece       = 0;  ///< which part of a split computation or which bucket
+  int piece       = 0;  ///< which part of a split layer (compute, TP all-reduce) or which gradient bucket
   // Work.
   int samples     = 0;  ///< sequences processed (compute tasks), for batch-dependent efficiency
   double flops    = 0;  ///< compute tasks: FLOPs on this device
@@ -40,7 +40,9 @@ struct Task {
   int peer        = -1; ///< send/recv: the other device
   int match       = -1; ///< send/recv: the id of the matching recv/send task
   int collective  = -1; ///< collectives: index in Schedule::collectives
-  std::vector<int> deps;
+  /// Part of the backward pass: backward compute, its TP all-reduces, gradient send/recv, ZeRO-3 gathers for it.
+  bool backward   = false;
+  std::vector<int> deps; ///< ids of tasks of the same device that must end first (other streams' tasks included)
 };
 
 struct Collective {
@@ -53,12 +55,23 @@ struct Collective {
 
 struct Schedule {
   int device_count = 0;
+  // The plan's shape, for names and reports.
+  int tp = 1;
+  int pp = 1;
+  int dp = 1;
+  int layer_count = 0;
+  std::vector<int> stage_starts; ///< first layer of each stage
+
   std::vector<Task> tasks;
   std::vector<Collective> collectives;
   /// queues[device][stream]: task ids in execution order (the pipeline stream is in issue order only).
   std::vector<std::array<std::vector<int>, kStreamCount>> queues;
 
-  /// A readable stable name such as "fwd s1 r0 t0 mb3" (computed, not stored).
+  /// A readable stable name, unique within the schedule (computed, not stored): "fwd s1 r0 t0 mb3" (stage 1,
+  /// replica 0, tensor-parallel rank 0, micro-batch 3), with " l12" or " l4-6" when the stage's computation is
+  /// split by layer and ".1" for the piece of a tensor-parallel layer; "send-act", "recv-grad", "ar-tp-fwd",
+  /// "ar-grad s0 r1 t0 b2" (bucket 2), "rs-grad", "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
+  /// "opt".
   std::string task_name(int id) const;
 };
 

@@ -1,0 +1,58 @@
+#pragma once
+/// Replays a strategies::Schedule on the SimGrid platform of a cluster and records when every task ran.
+///
+/// Actors: per device, one actor per ordered stream (compute, tensor_parallel, data_parallel) runs its queue in
+/// order; a task starts when it reaches the head of its queue and all its deps have ended. Pipeline send/recv
+/// tasks are unordered: once a send and its matching recv both have their deps met, an actor moves the bytes
+/// (Network::transfer); both tasks span the transfer, from that rendezvous to the arrival (a side that was ready
+/// earlier waits idle, like a stream blocked on its peer). Compute tasks sleep their duration
+/// (ReplayOptions::compute_seconds); collectives run as flows (collective_flows.hpp), each member's task spanning
+/// from its arrival to the end of its own part. Dependencies are counted, not polled: a task's completion wakes
+/// only the actors that were waiting for it.
+
+#include "core/cluster.hpp"
+#include "strategies/schedule.hpp"
+#include "traces/trace.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace hetsim::sim {
+
+class Engine;
+class Platform;
+
+/// When one task ran, in simulated seconds from the start of the iteration.
+struct TaskTiming {
+  double start_s = 0;
+  double end_s   = 0;
+};
+
+struct ReplayOptions {
+  /// Duration of a compute task (forward, backward, optimizer) on its device. Required.
+  std::function<double(const strategies::Task&)> compute_seconds;
+  /// When set, collectives whose members all sit on one node take this long (once all members have arrived)
+  /// instead of running as flows.
+  std::function<double(const strategies::Collective&)> intra_node_collective_seconds;
+};
+
+/// Checks that a schedule is well formed for a cluster of `device_count` devices: every task in exactly one queue
+/// (its own device and stream), send/recv only on the pipeline stream and matched in pairs, collectives consistent
+/// with their member tasks, deps in range. Throws InternalError naming the first problem.
+void check_schedule(const strategies::Schedule& schedule, int device_count);
+
+/// Replays `schedule` in `engine` (which must hold `platform` and nothing else) and runs the simulation to the
+/// end. Returns one timing per task, indexed by task id. Throws InternalError when the schedule deadlocks.
+std::vector<TaskTiming> replay(Engine& engine, const Platform& platform, const strategies::Schedule& schedule,
+                               const ReplayOptions& options);
+
+/// The same in a child process (run_isolated): builds an engine and the platform of `cluster` there. Callable
+/// any number of times from one process.
+std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const strategies::Schedule& schedule,
+                                        const ReplayOptions& options);
+
+/// One trace event per task (source "simulation"), labelled with Schedule::task_name.
+traces::Trace make_trace(const Cluster& cluster, const strategies::Schedule& schedule,
+                         const std::vector<TaskTiming>& timings);
+
+} // namespace hetsim::sim

@@ -1,0 +1,75 @@
+#pragma once
+/// What one simulated training iteration achieved: time, throughput, MFU, and where each device spent its time.
+///
+/// Per device, from the replayed task intervals:
+///  - compute_s: busy time on the compute stream (forward, backward, optimizer);
+///  - comm_s: length of the union of its communication tasks' intervals (tensor-parallel, data-parallel and
+///    pipeline streams), whether or not computation overlaps them. A send/recv spans its transfer (from the
+///    moment both sides are ready); a collective member spans from its arrival to the end of its part, so the
+///    time it waits inside the collective for slower members counts;
+///  - exposed_comm_s: the part of comm_s during which the compute stream is idle;
+///  - idle_s: iteration time minus the union of all its task intervals (compute_s + exposed_comm_s + idle_s is
+///    the iteration time).
+/// The bottleneck is the used device with the least idle time (lowest id on ties): compute-bound when its
+/// compute time is at least its exposed communication time, communication-bound otherwise.
+
+#include "sim/replay.hpp"
+#include "strategies/plan.hpp"
+#include "strategies/problem.hpp"
+#include "strategies/schedule.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace hetsim::sim {
+
+struct DeviceReport {
+  int device = 0;
+  std::string gpu;
+  int stage                 = -1; ///< pipeline stage the plan gives the device
+  double compute_s          = 0;
+  double comm_s             = 0;
+  double exposed_comm_s     = 0;
+  double idle_s             = 0;
+  double peak_memory_bytes  = 0; ///< strategies::plan_memory total
+  double memory_capacity_bytes = 0;
+};
+
+struct Bottleneck {
+  int device = -1;
+  std::string bound;        ///< "compute" or "communication"
+  double busy_fraction = 0; ///< share of the iteration the device is busy (1 - idle / time)
+};
+
+struct Report {
+  std::string cluster;
+  std::string model;
+  std::string dtype;
+  long long global_batch  = 0; ///< sequences per iteration
+  int seq_len             = 0;
+  double iteration_time_s = 0;
+  double tokens_per_s     = 0; ///< global batch * seq_len / iteration time
+  double tflops_per_s     = 0; ///< model FLOPs (forward + backward, no recompute) of the global batch / time / 1e12
+  double mfu              = 0; ///< model FLOP/s over the summed peak FLOP/s (for the dtype) of the used devices
+  std::vector<DeviceReport> devices; ///< the devices the plan uses, by id
+  Bottleneck bottleneck;
+};
+
+/// Builds the report from the replayed timings (one per task, by id).
+Report make_report(const strategies::Plan& plan, const strategies::Problem& problem,
+                   const strategies::Schedule& schedule, const std::vector<TaskTiming>& timings);
+
+/// Deterministic JSON (keys sorted; numbers printed by nlohmann at full precision).
+nlohmann::json report_to_json(const Report& report);
+
+/// A readable aligned table. Up to kReportAllDevices devices are listed one by one; larger runs get a summary
+/// per GPU type and stage plus the kReportTopDevices busiest devices.
+void print_report(const Report& report, std::ostream& out);
+
+inline constexpr int kReportAllDevices = 32;
+inline constexpr int kReportTopDevices = 8;
+
+} // namespace hetsim::sim

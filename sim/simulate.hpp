@@ -1,0 +1,34 @@
+#pragma once
+/// One simulated training iteration: replays a plan's Schedule on the SimGrid platform of its cluster and reports.
+///
+/// Each call runs SimGrid in a forked child process (see isolate.hpp: SimGrid cannot run two simulations in one
+/// process), so simulate() may be called any number of times, and never pollutes the caller's output. Same inputs
+/// give byte-identical report JSON and trace.
+
+#include "costmodel/calibration.hpp"
+#include "sim/report.hpp"
+#include "strategies/plan.hpp"
+#include "strategies/problem.hpp"
+#include "strategies/schedule.hpp"
+#include "traces/trace.hpp"
+
+namespace hetsim::sim {
+
+struct SimOptions {
+  /// Collectives whose members all sit on one node take costmodel::collective_seconds as one wait instead of
+  /// flows (a shortcut for large runs; intra-node links then see no contention from them).
+  bool analytic_intra_node = false;
+  /// Replaces the cost model's default compute efficiencies; must outlive the call.
+  const costmodel::Calibration* calibration = nullptr;
+};
+
+struct SimResult {
+  Report report;
+  traces::Trace trace; ///< one event per task
+};
+
+/// Throws InternalError for a malformed schedule or a deadlock, and rethrows errors of the simulation process.
+SimResult simulate(const strategies::Plan& plan, const strategies::Problem& problem,
+                   const strategies::Schedule& schedule, const SimOptions& options = {});
+
+} // namespace hetsim::sim

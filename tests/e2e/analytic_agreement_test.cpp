@@ -1,0 +1,92 @@
+/// The two cost engines must agree on simple cases: the α-β twin in costmodel/strategies and the SimGrid replay.
+
+#include "core/units.hpp"
+#include "costmodel/collective.hpp"
+#include "models/workload.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/estimate.hpp"
+#include "strategies/lower.hpp"
+#include "strategies/plan_json.hpp"
+#include "tests/sim/sim_fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace hetsim;
+using sim::testing::ScheduleBuilder;
+
+namespace {
+
+/// `nodes` single-GPU V100 machines on one switch: every ring edge is a 10 Gb/s NIC with 50 µs latency.
+Cluster uniform_ring_cluster(int nodes)
+{
+  Cluster cluster("uniform-ring");
+  const int gpu    = cluster.add_gpu(*find_catalog_gpu("V100"));
+  const int region = cluster.add_region("r", 40e-6);
+  for (int n = 0; n < nodes; ++n)
+    cluster.add_device(cluster.add_node(region, "n" + std::to_string(n), Link{1200 * units::kGbps, 2e-6},
+                                        Link{10 * units::kGbps, 8e-6}),
+                       gpu);
+  return cluster;
+}
+
+std::vector<int> iota(int n)
+{
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i)
+    v[i] = i;
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("ring all-reduce on uniform links: simulator and alpha-beta agree within 1%")
+{
+  for (int n : {2, 4, 8, 16}) {
+    for (double bytes : {1e6, 64e6, 512e6}) {
+      CAPTURE(n);
+      CAPTURE(bytes);
+      const Cluster cluster = uniform_ring_cluster(n);
+      ScheduleBuilder builder(n);
+      builder.collective(strategies::TaskKind::all_reduce, iota(n), bytes);
+      const auto timings = sim::replay_isolated(cluster, builder.schedule(), sim::testing::seconds_from_flops());
+      double simulated   = 0;
+      for (const auto& t : timings)
+        simulated = std::max(simulated, t.end_s);
+      const double analytic = costmodel::ring_seconds(cluster, iota(n), costmodel::CollectiveOp::all_reduce, bytes);
+      CHECK(simulated == doctest::Approx(analytic).epsilon(0.01));
+    }
+  }
+}
+
+TEST_CASE("data-parallel plan on a uniform cluster: simulator and analytic estimate agree within 5%")
+{
+  // 4 nodes x 4 V100, NVLink-class ports, 25 Gb/s NICs: GPT-2 medium, pure data parallelism.
+  Cluster cluster("uniform-dp");
+  const int gpu    = cluster.add_gpu(*find_catalog_gpu("V100"));
+  const int region = cluster.add_region("r", 10e-6);
+  for (int n = 0; n < 4; ++n) {
+    const int node = cluster.add_node(region, "n" + std::to_string(n), Link{1200 * units::kGbps, 2e-6},
+                                      Link{25 * units::kGbps, 5e-6});
+    for (int d = 0; d < 4; ++d)
+      cluster.add_device(node, gpu);
+  }
+  const models::Workload workload = models::load_workload("preset:gpt2-medium");
+
+  for (int zero : {0, 1}) {
+    for (int accumulation : {1, 4}) {
+      CAPTURE(zero);
+      CAPTURE(accumulation);
+      const auto plan_json = nlohmann::json{{"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 4},
+                                            {"grad_accum", accumulation}, {"zero_stage", zero}};
+      const strategies::Plan plan = strategies::plan_from_json(plan_json, "dp.json", cluster, workload);
+      strategies::Problem problem;
+      problem.cluster      = &cluster;
+      problem.workload     = &workload;
+      problem.global_batch = static_cast<int>(plan.global_batch());
+      const auto schedule  = strategies::lower(plan, problem);
+      const double simulated = sim::simulate(plan, problem, schedule).report.iteration_time_s;
+      const double analytic  = strategies::estimate(plan, problem).iteration_time_s;
+      CHECK(simulated == doctest::Approx(analytic).epsilon(0.05));
+    }
+  }
+}

@@ -1,0 +1,222 @@
+#include "sim/simulate.hpp"
+
+#include "core/units.hpp"
+#include "costmodel/compute.hpp"
+#include "models/workload.hpp"
+#include "sim_fixtures.hpp"
+#include "strategies/memory.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+using namespace hetsim;
+using namespace hetsim::sim;
+using hetsim::sim::testing::ScheduleBuilder;
+using hetsim::strategies::CollectiveAlgorithm;
+using hetsim::strategies::Stream;
+using hetsim::strategies::TaskKind;
+using hetsim::units::kGbps;
+using hetsim::units::kMicrosecond;
+
+namespace {
+
+constexpr double kForwardFlopsPerLayer = 2e12; // per sample
+constexpr int kSeqLen                  = 1024;
+
+models::Workload four_layers()
+{
+  models::Workload w;
+  w.name    = "toy";
+  w.seq_len = kSeqLen;
+  for (int l = 0; l < 4; ++l) {
+    models::Layer layer;
+    layer.name                              = "block" + std::to_string(l);
+    layer.kind                              = "transformer";
+    layer.params                            = 50e6;
+    layer.forward_flops_per_sample          = kForwardFlopsPerLayer;
+    layer.backward_flops_per_sample         = 2 * kForwardFlopsPerLayer;
+    layer.activation_bytes_per_sample       = 8e6;
+    layer.saved_activation_bytes_per_sample = 64e6;
+    w.layers.push_back(layer);
+  }
+  return w;
+}
+
+/// Two nodes of two GPUs (a fast pair and a slow pair); pp=2 x dp=2, stage s on node s.
+struct Scenario {
+  Cluster cluster{"pair-of-pairs"};
+  models::Workload workload = four_layers();
+  strategies::Plan plan;
+  strategies::Problem problem;
+  strategies::Schedule schedule;
+
+  Scenario()
+  {
+    const int fast = cluster.add_gpu(testing::test_gpu("fast", 300));
+    const int slow = cluster.add_gpu(testing::test_gpu("slow", 100));
+    const int r    = cluster.add_region("r", 10 * kMicrosecond);
+    for (int n = 0; n < 2; ++n) {
+      const int node = cluster.add_node(r, "n" + std::to_string(n), {150e9, 2 * kMicrosecond},
+                                        {25 * kGbps, 5 * kMicrosecond});
+      cluster.add_device(node, n == 0 ? fast : slow);
+      cluster.add_device(node, n == 0 ? fast : slow);
+    }
+    plan.pp           = 2;
+    plan.dp           = 2;
+    plan.placement    = {0, 1, 2, 3};
+    plan.stage_starts = {0, 2};
+    plan.micro_batch  = {2, 2};
+    plan.grad_accum   = {2, 2};
+    problem.cluster      = &cluster;
+    problem.workload     = &workload;
+    problem.global_batch = 8;
+
+    // GPipe by hand: per replica r, stage 0 on device r and stage 1 on device 2 + r.
+    ScheduleBuilder b(4);
+    const double per_mb_fwd = 2 * 2 * kForwardFlopsPerLayer; // 2 layers x 2 samples
+    std::vector<int> last_bwd(4, -1);
+    for (int rep = 0; rep < 2; ++rep) {
+      const int d0 = rep, d1 = 2 + rep;
+      std::vector<int> f0, bwd1;
+      int prev0 = -1, prev1 = -1;
+      for (int mb = 0; mb < 2; ++mb) {
+        const int f = b.compute(d0, 0, prev0 >= 0 ? std::vector<int>{prev0} : std::vector<int>{});
+        b.task(f).flops = per_mb_fwd, b.task(f).samples = 2, b.task(f).stage = 0, b.task(f).micro_batch = mb;
+        prev0 = f;
+        const auto [s, rcv] = b.send_recv(d0, d1, 2 * 8e6, {f}, {});
+        const int g = b.compute(d1, 0, prev1 >= 0 ? std::vector<int>{rcv, prev1} : std::vector<int>{rcv});
+        b.task(g).flops = per_mb_fwd, b.task(g).samples = 2, b.task(g).stage = 1, b.task(g).micro_batch = mb;
+        prev1 = g;
+      }
+      std::vector<int> grads;
+      for (int mb = 0; mb < 2; ++mb) {
+        const int g = b.compute(d1, 0, {prev1});
+        b.task(g).kind  = TaskKind::backward;
+        b.task(g).flops = 2 * per_mb_fwd, b.task(g).samples = 2, b.task(g).stage = 1, b.task(g).micro_batch = mb;
+        prev1 = g;
+        const auto [s, rcv] = b.send_recv(d1, d0, 2 * 8e6, {g}, {});
+        b.task(s).backward = b.task(rcv).backward = true;
+        const int h = b.compute(d0, 0, {rcv, prev0});
+        b.task(h).kind  = TaskKind::backward;
+        b.task(h).flops = 2 * per_mb_fwd, b.task(h).samples = 2, b.task(h).stage = 0, b.task(h).micro_batch = mb;
+        prev0 = h;
+      }
+      last_bwd[d0] = prev0;
+      last_bwd[d1] = prev1;
+    }
+    for (int stage = 0; stage < 2; ++stage) {
+      const std::vector<int> members = {2 * stage, 2 * stage + 1};
+      const auto ar = b.collective(TaskKind::all_reduce, members, 2 * 50e6 * 2, CollectiveAlgorithm::ring,
+                                   Stream::data_parallel, {{last_bwd[members[0]]}, {last_bwd[members[1]]}});
+      for (int i = 0; i < 2; ++i) {
+        const int opt = b.compute(members[i], 0, {ar[i]});
+        b.task(opt).kind   = TaskKind::optimizer;
+        b.task(opt).params = 100e6;
+      }
+    }
+    schedule = b.schedule();
+  }
+};
+
+} // namespace
+
+TEST_CASE("simulate: report figures follow from the timings")
+{
+  const Scenario s;
+  const SimResult result = simulate(s.plan, s.problem, s.schedule);
+  const Report& r        = result.report;
+  REQUIRE(r.iteration_time_s > 0);
+  double last_end = 0;
+  for (const auto& e : result.trace.events)
+    last_end = std::max(last_end, e.end_s);
+  CHECK(r.iteration_time_s == last_end);
+  CHECK(r.global_batch == 8);
+  CHECK(r.tokens_per_s == doctest::Approx(8.0 * kSeqLen / r.iteration_time_s));
+  const double model_flops = 8 * 4 * 3 * kForwardFlopsPerLayer;
+  CHECK(r.tflops_per_s == doctest::Approx(model_flops / r.iteration_time_s / 1e12));
+  CHECK(r.mfu == doctest::Approx(model_flops / r.iteration_time_s / (2 * 300e12 + 2 * 100e12)));
+
+  const auto memory = strategies::plan_memory(s.plan, s.problem);
+  REQUIRE(r.devices.size() == 4);
+  for (const auto& d : r.devices) {
+    CAPTURE(d.device);
+    CHECK(d.compute_s + d.exposed_comm_s + d.idle_s == doctest::Approx(r.iteration_time_s));
+    CHECK(d.comm_s >= d.exposed_comm_s);
+    CHECK(d.stage == d.device / 2);
+    CHECK(d.gpu == s.cluster.gpu_of(d.device).name);
+    CHECK(d.peak_memory_bytes == memory[d.device].total_bytes());
+    CHECK(d.idle_s >= r.devices[r.bottleneck.device].idle_s);
+  }
+  // Slow stage-1 GPUs do 3x the work time of the fast ones.
+  CHECK(r.devices[2].compute_s > 2.5 * r.devices[0].compute_s);
+  CHECK(r.bottleneck.device >= 2);
+  CHECK(r.bottleneck.bound == "compute");
+
+  // Compute tasks last what the cost model says.
+  const costmodel::ComputeModel model;
+  for (const auto& e : result.trace.events)
+    if (e.kind == "forward" && e.device == 2)
+      CHECK(e.end_s - e.start_s ==
+            doctest::Approx(model.compute_seconds(s.cluster.gpu_of(2), e.flops, Dtype::fp16, 2.0 * kSeqLen)));
+
+  CHECK(result.trace.events.size() == s.schedule.tasks.size());
+  CHECK(result.trace.source == "simulation");
+  CHECK(result.trace.device_labels.size() == 4);
+}
+
+TEST_CASE("simulate: two runs give byte-identical report JSON and trace")
+{
+  const Scenario s;
+  const SimResult a = simulate(s.plan, s.problem, s.schedule);
+  const SimResult b = simulate(s.plan, s.problem, s.schedule);
+  CHECK(report_to_json(a.report).dump() == report_to_json(b.report).dump());
+  std::ostringstream ta, tb;
+  traces::write_chrome_trace(a.trace, ta);
+  traces::write_chrome_trace(b.trace, tb);
+  CHECK(ta.str() == tb.str());
+}
+
+TEST_CASE("simulate: analytic intra-node collectives change only the intra-node collectives")
+{
+  const Scenario s;
+  SimOptions options;
+  options.analytic_intra_node = true;
+  const SimResult flows    = simulate(s.plan, s.problem, s.schedule);
+  const SimResult analytic = simulate(s.plan, s.problem, s.schedule, options);
+  // Both data-parallel groups live inside one node; a lone ring of two matches its alpha-beta twin.
+  CHECK(analytic.report.iteration_time_s == doctest::Approx(flows.report.iteration_time_s).epsilon(1e-6));
+}
+
+TEST_CASE("print_report: a table for small runs, a summary for large ones")
+{
+  const Scenario s;
+  const Report report = simulate(s.plan, s.problem, s.schedule).report;
+  std::ostringstream out;
+  print_report(report, out);
+  const std::string text = out.str();
+  CHECK(text.find("iteration time") != std::string::npos);
+  CHECK(text.find("dev3") != std::string::npos);
+  CHECK(text.find("bottleneck: dev") != std::string::npos);
+
+  Report large = report;
+  large.devices.clear();
+  for (int d = 0; d < 100; ++d) {
+    DeviceReport dev = report.devices[d % 4];
+    dev.device       = d;
+    dev.idle_s       = d;
+    large.devices.push_back(dev);
+  }
+  large.bottleneck.device = 0;
+  std::ostringstream big;
+  print_report(large, big);
+  const std::string summary = big.str();
+  CHECK(summary.find("per GPU type and stage") != std::string::npos);
+  CHECK(summary.find("busiest 8 devices") != std::string::npos);
+  CHECK(summary.find("dev99") == std::string::npos);
+  CHECK(std::count(summary.begin(), summary.end(), '\n') < 40);
+
+  const auto json = report_to_json(report);
+  CHECK(json.at("devices").size() == 4);
+  CHECK(json.at("bottleneck").at("bound") == "compute");
+}
