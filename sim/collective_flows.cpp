@@ -84,23 +84,6 @@ CollectiveRun::CollectiveRun(const strategies::Collective& collective, const Net
 
 CollectiveRun::~CollectiveRun() = default;
 
-const char* CollectiveRun::algorithm_name() const
-{
-  switch (kind_) {
-    case Kind::none:
-      return "none";
-    case Kind::ring:
-      return "ring";
-    case Kind::tree:
-      return "tree";
-    case Kind::hierarchical:
-      return "hierarchical";
-    case Kind::analytic:
-      return "analytic";
-  }
-  return "ring";
-}
-
 void CollectiveRun::run_member(int index)
 {
   HETSIM_ASSERT(index >= 0 && index < size());

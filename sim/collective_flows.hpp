@@ -9,8 +9,9 @@
 ///    once its own step-k send and receive are done;
 ///  - tree (all-reduce only; the others fall back to ring): binary tree over the members' index order (the parent
 ///    of i is (i-1)/2), reduce to the root then broadcast back, pipelined in costmodel::kTreeChunks chunks. A node
-///    forwards chunk c once it holds chunk c from all its children (reduce) or from its parent (broadcast); a
-///    child sends only once its parent has joined the collective;
+///    forwards chunk c once it holds chunk c from all its children (reduce) or from its parent (broadcast, to
+///    both children at once), and finishes its reduce part before it broadcasts; a child sends only once its
+///    parent has joined the collective;
 ///  - hierarchical: members grouped by node (node id order; members keep their collective order inside a node).
 ///    All-reduce: intra-node ring reduce-scatter, inter-node ring all-reduce of bytes/local_count among the
 ///    members with the same local position, intra-node ring all-gather. Reduce-scatter: the intra-node then the
@@ -42,9 +43,6 @@ public:
   /// Members that have finished their part.
   int finished() const { return finished_; }
   int size() const { return static_cast<int>(collective_.devices.size()); }
-
-  /// The algorithm actually used: "ring", "tree", "hierarchical", "analytic" or "none" (a single member).
-  const char* algorithm_name() const;
 
 private:
   struct Ring;

@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Mutex.hpp>
 
 #include <mutex>
+#include <utility>
 
 namespace hetsim::sim {
 
@@ -36,23 +37,29 @@ public:
   {
     if (value_ >= target)
       return;
-    if (!cv_)
-      cv_ = simgrid::s4u::ConditionVariable::create();
-    std::unique_lock<simgrid::s4u::Mutex> lock(*mutex());
+    if (!cv_) {
+      // Creating may yield to other actors, which may create their own: keep the first pair that lands.
+      auto cv    = simgrid::s4u::ConditionVariable::create();
+      auto mutex = simgrid::s4u::Mutex::create();
+      if (!cv_) {
+        cv_    = std::move(cv);
+        mutex_ = std::move(mutex);
+      }
+    }
+    // Keep both alive while blocked here, like raise_to does.
+    const simgrid::s4u::MutexPtr mutex = mutex_;
+    const simgrid::s4u::ConditionVariablePtr cv = cv_;
+    std::unique_lock<simgrid::s4u::Mutex> lock(*mutex);
     while (value_ < target)
-      cv_->wait(lock);
+      cv->wait(lock);
   }
 
 private:
-  /// One mutex for every counter of the (single) simulation of this process.
-  static const simgrid::s4u::MutexPtr& mutex()
-  {
-    static const simgrid::s4u::MutexPtr shared = simgrid::s4u::Mutex::create();
-    return shared;
-  }
-
   long value_ = 0;
-  simgrid::s4u::ConditionVariablePtr cv_;
+  simgrid::s4u::ConditionVariablePtr cv_; ///< created when an actor first waits
+  /// Each counter has its own mutex: a mutex shared by thousands of actors woken at once makes SimGrid queue
+  /// their re-acquisitions, and its queue handling is quadratic.
+  simgrid::s4u::MutexPtr mutex_;
 };
 
 } // namespace hetsim::sim

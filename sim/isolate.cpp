@@ -9,6 +9,7 @@
 #include <exception>
 #include <utility>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,8 +64,11 @@ void write_all(int fd, const char* data, std::size_t size)
   } catch (...) {
     outcome = Outcome::internal, message = "unknown exception";
   }
-  const char tag = static_cast<char>(outcome);
+  // Tag, payload length, payload: the parent knows when the message is complete without waiting for EOF.
+  const char tag             = static_cast<char>(outcome);
+  const std::uint64_t length = message.size();
   write_all(result_fd, &tag, 1);
+  write_all(result_fd, reinterpret_cast<const char*>(&length), sizeof length);
   write_all(result_fd, message.data(), message.size());
   ::close(result_fd);
   std::fflush(stderr);
@@ -72,36 +76,69 @@ void write_all(int fd, const char* data, std::size_t size)
   ::_exit(0);
 }
 
-/// Reads both pipes to their end without letting either fill up.
-void drain(int result_fd, int stderr_fd, std::string& result, std::string& err)
+constexpr std::size_t kHeaderBytes = 1 + sizeof(std::uint64_t);
+
+bool message_complete(const std::string& result)
 {
-  pollfd fds[2] = {{result_fd, POLLIN, 0}, {stderr_fd, POLLIN, 0}};
-  std::string* sinks[2] = {&result, &err};
-  int open_count = 2;
+  if (result.size() < kHeaderBytes)
+    return false;
+  std::uint64_t length = 0;
+  std::memcpy(&length, result.data() + 1, sizeof length);
+  return result.size() >= kHeaderBytes + length;
+}
+
+/// Appends what `fd` has to `sink`; returns false at EOF or on error (and when nothing is ready, if non-blocking).
+bool read_some(int fd, std::string& sink)
+{
   char buffer[1 << 16];
-  while (open_count > 0) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR)
-        continue;
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    sink.append(buffer, static_cast<std::size_t>(n));
+    return true;
+  }
+}
+
+/// Reads both pipes without letting either fill up, until the child has exited, and returns its wait status.
+/// Does not rely on EOF alone: a child forked at the same time by another thread may hold copies of the pipes.
+int drain_and_wait(pid_t pid, int result_fd, int stderr_fd, std::string& result, std::string& err)
+{
+  pollfd fds[2]         = {{result_fd, POLLIN, 0}, {stderr_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&result, &err};
+  int status            = 0;
+  bool exited           = false;
+  while (!exited) {
+    const int ready = ::poll(fds, 2, 20);
+    if (ready < 0 && errno != EINTR)
       throw InternalError(std::string("poll failed: ") + std::strerror(errno));
-    }
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; ready > 0 && i < 2; ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0)
         continue;
-      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_count;
-        continue;
-      }
-      sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      if (!read_some(fds[i].fd, *sinks[i]))
+        fds[i].fd = -1; // EOF: poll ignores negative descriptors
       if (i == 1 && err.size() > 4 * kStderrTail)
         err.erase(0, err.size() - kStderrTail);
     }
+    const bool all_closed = fds[0].fd < 0 && fds[1].fd < 0;
+    if (all_closed || message_complete(result) || ready == 0) {
+      const pid_t done = ::waitpid(pid, &status, all_closed ? 0 : WNOHANG);
+      if (done == pid)
+        exited = true;
+      else if (done < 0 && errno != EINTR)
+        throw InternalError(std::string("waitpid failed: ") + std::strerror(errno));
+    }
   }
+  // The child is gone: take what is left in the pipes without blocking.
+  for (int i = 0; i < 2; ++i) {
+    const int fd = i == 0 ? result_fd : stderr_fd;
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    while (read_some(fd, *sinks[i])) {
+    }
+  }
+  return status;
 }
 
 std::string tail(const std::string& text)
@@ -142,17 +179,18 @@ std::string run_isolated(const std::function<std::string()>& body, std::string_v
 
   std::string result;
   std::string err;
+  int status = 0;
   try {
-    drain(result_pipe[0], stderr_pipe[0], result, err);
+    status = drain_and_wait(pid, result_pipe[0], stderr_pipe[0], result, err);
   } catch (...) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
+    ::close(result_pipe[0]);
+    ::close(stderr_pipe[0]);
     throw;
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      throw InternalError(std::string(what) + ": waitpid failed: " + std::strerror(errno));
+  ::close(result_pipe[0]);
+  ::close(stderr_pipe[0]);
 
   const std::string prefix(what);
   if (WIFSIGNALED(status)) {
@@ -163,7 +201,7 @@ std::string run_isolated(const std::function<std::string()>& body, std::string_v
       text += "; its last output: " + tail(err);
     throw InternalError(text);
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || result.empty()) {
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !message_complete(result)) {
     std::string text = prefix + ": the simulation process exited with status " +
                        std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + " without a result";
     if (!err.empty())
@@ -172,7 +210,7 @@ std::string run_isolated(const std::function<std::string()>& body, std::string_v
   }
   const auto outcome = static_cast<Outcome>(result[0]);
   std::string payload = std::move(result);
-  payload.erase(0, 1);
+  payload.erase(0, kHeaderBytes);
   switch (outcome) {
     case Outcome::ok:
       return payload;

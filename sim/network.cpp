@@ -3,10 +3,12 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace hetsim::sim {
 namespace {
@@ -19,7 +21,28 @@ std::uint64_t whole_bytes(double bytes)
   return bytes > 0 ? static_cast<std::uint64_t>(std::llround(bytes)) : 0;
 }
 
+/// Flows carry no data; SimGrid wants a payload pointer all the same.
+int g_payload = 0;
+
 } // namespace
+
+Network::Network(const Platform& platform, int device_count) : platform_(platform)
+{
+  // Every inbox has a permanent receiver, so a message starts flowing as soon as it is sent (no rendezvous); a
+  // daemon drains the arrived messages and is killed when the replay's own actors are done. Created up front, from
+  // maestro: creating them lazily from actors would let two actors race to create the same one.
+  inboxes_.reserve(device_count);
+  for (int device = 0; device < device_count; ++device) {
+    sg4::Mailbox* box    = sg4::Mailbox::by_name("d" + std::to_string(device) + ".in");
+    sg4::ActorPtr sink = sg4::Actor::create("d" + std::to_string(device) + ".sink", platform_.host(device), [box] {
+      while (true)
+        box->get<int>();
+    });
+    sink->daemonize();
+    box->set_receiver(sink);
+    inboxes_.push_back(box);
+  }
+}
 
 void Network::transfer(int src, int dst, double bytes) const
 {
@@ -27,7 +50,7 @@ void Network::transfer(int src, int dst, double bytes) const
     return;
   sg4::this_actor::sleep_for(platform_.latency(src, dst));
   if (const std::uint64_t size = whole_bytes(bytes); size > 0)
-    sg4::Comm::sendto(platform_.host(src), platform_.host(dst), size);
+    inboxes_[dst]->put(&g_payload, size);
 }
 
 void Network::transfer_all(std::vector<Flow> flows) const
@@ -44,10 +67,10 @@ void Network::transfer_all(std::vector<Flow> flows) const
   const double start_s = sg4::Engine::get_clock();
   std::vector<sg4::CommPtr> comms;
   for (const auto& [latency_s, i] : order) {
-    if (latency_s > 0)
+    if (start_s + latency_s > sg4::Engine::get_clock())
       sg4::this_actor::sleep_until(start_s + latency_s);
     if (const std::uint64_t size = whole_bytes(flows[i].bytes); size > 0)
-      comms.push_back(sg4::Comm::sendto_async(platform_.host(flows[i].src), platform_.host(flows[i].dst), size));
+      comms.push_back(inboxes_[flows[i].dst]->put_async(&g_payload, size));
   }
   if (!comms.empty())
     sg4::Comm::wait_all(comms);

@@ -13,10 +13,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
-#include <limits>
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace hetsim::sim {
 namespace {
@@ -80,7 +79,7 @@ private:
 };
 
 Replayer::Replayer(const Platform& platform, const Schedule& schedule, const ReplayOptions& options)
-    : platform_(platform), schedule_(schedule), network_(platform)
+    : platform_(platform), schedule_(schedule), network_(platform, schedule.device_count)
 {
   const std::size_t count = schedule.tasks.size();
   durations_.assign(count, 0);

@@ -69,8 +69,9 @@ std::string pad(const std::string& text, std::size_t width, bool right_align)
   return right_align ? fill + text : text + fill;
 }
 
-/// Rows of strings printed as aligned columns (first column left-aligned, the others right-aligned).
-void print_table(const std::vector<std::vector<std::string>>& rows, std::ostream& out)
+/// Rows of strings printed as aligned columns: the first column left-aligned, the others right-aligned (numbers)
+/// or left-aligned (text).
+void print_table(const std::vector<std::vector<std::string>>& rows, std::ostream& out, bool numbers = true)
 {
   std::vector<std::size_t> widths;
   for (const auto& row : rows)
@@ -83,7 +84,7 @@ void print_table(const std::vector<std::vector<std::string>>& rows, std::ostream
     for (std::size_t c = 0; c < row.size(); ++c) {
       if (c > 0)
         line += "  ";
-      line += pad(row[c], widths[c], c > 0);
+      line += pad(row[c], widths[c], numbers && c > 0);
     }
     while (!line.empty() && line.back() == ' ')
       line.pop_back();
@@ -96,9 +97,10 @@ std::string percent(double fraction)
   return format("%.1f%%", 100 * fraction);
 }
 
+/// Four significant digits, trailing zeros kept so that columns line up: "5.240", "128.3", "0.0001234".
 std::string seconds(double s)
 {
-  return format("%.4g", s);
+  return s == 0 ? "0" : format("%#.4g", s);
 }
 
 std::string gib(double bytes)
@@ -234,7 +236,7 @@ void print_report(const Report& report, std::ostream& out)
                {"model FLOP/s", format("%.2f", report.tflops_per_s) + " TFLOP/s"},
                {"MFU", percent(report.mfu)},
                {"devices", std::to_string(report.devices.size()) + " (" + mix + ")"}},
-              out);
+              out, false);
   out << '\n';
 
   const std::vector<std::string> header = {"device", "gpu",    "stage",  "compute s", "comm s",

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <thread>
+#include <unistd.h>
 
 using namespace hetsim;
 using namespace hetsim::sim;
@@ -178,4 +180,22 @@ TEST_CASE("run_isolated: results and errors cross the process boundary")
     CHECK(what.find("signal " + std::to_string(SIGABRT)) != std::string::npos);
     CHECK(what.find("last words") != std::string::npos);
   }
+}
+
+TEST_CASE("run_isolated: concurrent calls from several threads each get their own result")
+{
+  // Children forked at the same time inherit each other's pipe ends: completion must not wait for EOF.
+  std::vector<std::string> results(6);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i)
+    threads.emplace_back([&results, i] {
+      results[i] = run_isolated([i] {
+        ::usleep(20000 * (6 - i)); // the first ones finish last
+        return std::to_string(i);
+      });
+    });
+  for (auto& t : threads)
+    t.join();
+  for (int i = 0; i < 6; ++i)
+    CHECK(results[i] == std::to_string(i));
 }
