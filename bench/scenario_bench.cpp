@@ -35,6 +35,26 @@ struct Scenario {
   }
 };
 
+/// Point-to-point transfers a schedule implies with ring collectives, split by whether they stay in one node:
+/// where replay time goes (each transfer costs the simulator a few microseconds).
+void count_ring_transfers(const Cluster& cluster, const strategies::Schedule& schedule, benchmark::State& state)
+{
+  double intra = 0, inter = 0;
+  for (const auto& c : schedule.collectives) {
+    const double n     = static_cast<double>(c.devices.size());
+    const double steps = c.kind == strategies::TaskKind::all_reduce ? 2 * (n - 1) : n - 1;
+    bool one_node      = true;
+    for (int d : c.devices)
+      one_node = one_node && cluster.device(d).node == cluster.device(c.devices.front()).node;
+    (one_node ? intra : inter) += steps * n;
+  }
+  for (const auto& t : schedule.tasks)
+    if (t.kind == strategies::TaskKind::send)
+      (cluster.device(t.device).node == cluster.device(t.peer).node ? intra : inter) += 1;
+  state.counters["transfers_intra_node"] = intra;
+  state.counters["transfers_inter_node"] = inter;
+}
+
 double children_peak_rss_gib()
 {
   rusage usage{};
@@ -42,11 +62,13 @@ double children_peak_rss_gib()
   return usage.ru_maxrss / (1024.0 * 1024.0); // ru_maxrss is in KiB on Linux
 }
 
-void replay(benchmark::State& state, const char* cluster, const char* model, const char* plan, bool analytic_intra)
+void replay(benchmark::State& state, const char* cluster, const char* model, const char* plan, bool analytic_intra,
+            bool trace)
 {
   const Scenario scenario(cluster, model, plan);
   sim::SimOptions options;
   options.analytic_intra_node = analytic_intra;
+  options.trace               = trace;
   double iteration_s          = 0;
   std::size_t tasks           = 0;
   for (auto _ : state) {
@@ -54,6 +76,7 @@ void replay(benchmark::State& state, const char* cluster, const char* model, con
     tasks               = schedule.tasks.size();
     iteration_s = sim::simulate(scenario.plan, scenario.problem, schedule, options).report.iteration_time_s;
   }
+  count_ring_transfers(scenario.cluster, strategies::lower(scenario.plan, scenario.problem), state);
   state.counters["simulated_iteration_s"] = iteration_s;
   state.counters["tasks"]                 = static_cast<double>(tasks);
   state.counters["child_peak_rss_GiB"]    = children_peak_rss_gib();
@@ -69,17 +92,22 @@ void lower_only(benchmark::State& state, const char* cluster, const char* model,
 } // namespace
 
 BENCHMARK_CAPTURE(replay, default_gpt3_1_3b_case5, "preset:case5_worldwide_geo", "preset:gpt3-1.3b",
-                  "preset:gpt3-1.3b-case5", false)
+                  "preset:gpt3-1.3b-case5", false, true)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2);
 BENCHMARK_CAPTURE(lower_only, llama2_70b_768, "preset:dgx_a100_768", "preset:llama-2-70b", "preset:llama-2-70b-768")
     ->Unit(benchmark::kMillisecond);
+// As `hetsim simulate` runs it without --trace; the last one adds the cost of building the 1.5M-event trace.
 BENCHMARK_CAPTURE(replay, llama2_70b_768_flows, "preset:dgx_a100_768", "preset:llama-2-70b",
-                  "preset:llama-2-70b-768", false)
+                  "preset:llama-2-70b-768", false, false)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 BENCHMARK_CAPTURE(replay, llama2_70b_768_analytic_intra_node, "preset:dgx_a100_768", "preset:llama-2-70b",
-                  "preset:llama-2-70b-768", true)
+                  "preset:llama-2-70b-768", true, false)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(replay, llama2_70b_768_analytic_intra_node_with_trace, "preset:dgx_a100_768",
+                  "preset:llama-2-70b", "preset:llama-2-70b-768", true, true)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 

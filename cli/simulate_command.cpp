@@ -65,6 +65,7 @@ int run_simulate(SimulateOptions& options)
   sim::SimOptions sim_options;
   sim_options.analytic_intra_node = options.analytic_intra_node;
   sim_options.calibration         = calibration ? &*calibration : nullptr;
+  sim_options.trace               = !options.trace_file.empty();
   const sim::SimResult result     = sim::simulate(plan, problem, schedule, sim_options);
 
   sim::print_report(result.report, std::cout);

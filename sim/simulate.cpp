@@ -23,7 +23,8 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
 
   SimResult result;
   result.report = make_report(plan, problem, schedule, timings);
-  result.trace  = make_trace(cluster, schedule, timings);
+  if (options.trace)
+    result.trace = make_trace(cluster, schedule, timings);
   return result;
 }
 

@@ -20,11 +20,13 @@ struct SimOptions {
   bool analytic_intra_node = false;
   /// Replaces the cost model's default compute efficiencies; must outlive the call.
   const costmodel::Calibration* calibration = nullptr;
+  /// Build SimResult::trace. Naming millions of tasks costs seconds, so callers that write no trace skip it.
+  bool trace = true;
 };
 
 struct SimResult {
   Report report;
-  traces::Trace trace; ///< one event per task
+  traces::Trace trace; ///< one event per task; empty when SimOptions::trace is off
 };
 
 /// Throws InternalError for a malformed schedule or a deadlock, and rethrows errors of the simulation process.

@@ -16,19 +16,6 @@ using sim::testing::ScheduleBuilder;
 
 namespace {
 
-/// `nodes` single-GPU V100 machines on one switch: every ring edge is a 10 Gb/s NIC with 50 µs latency.
-Cluster uniform_ring_cluster(int nodes)
-{
-  Cluster cluster("uniform-ring");
-  const int gpu    = cluster.add_gpu(*find_catalog_gpu("V100"));
-  const int region = cluster.add_region("r", 40e-6);
-  for (int n = 0; n < nodes; ++n)
-    cluster.add_device(cluster.add_node(region, "n" + std::to_string(n), Link{1200 * units::kGbps, 2e-6},
-                                        Link{10 * units::kGbps, 8e-6}),
-                       gpu);
-  return cluster;
-}
-
 std::vector<int> iota(int n)
 {
   std::vector<int> v(n);
@@ -45,7 +32,9 @@ TEST_CASE("ring all-reduce on uniform links: simulator and alpha-beta agree with
     for (double bytes : {1e6, 64e6, 512e6}) {
       CAPTURE(n);
       CAPTURE(bytes);
-      const Cluster cluster = uniform_ring_cluster(n);
+      // Single-GPU machines on one switch: every ring edge is a 10 Gb/s NIC, 50 µs end to end.
+      const Cluster cluster = sim::testing::uniform_cluster(n, 1, Link{1200 * units::kGbps, 2e-6},
+                                                            Link{10 * units::kGbps, 8e-6}, 40e-6);
       ScheduleBuilder builder(n);
       builder.collective(strategies::TaskKind::all_reduce, iota(n), bytes);
       const auto timings = sim::replay_isolated(cluster, builder.schedule(), sim::testing::seconds_from_flops());
@@ -60,16 +49,9 @@ TEST_CASE("ring all-reduce on uniform links: simulator and alpha-beta agree with
 
 TEST_CASE("data-parallel plan on a uniform cluster: simulator and analytic estimate agree within 5%")
 {
-  // 4 nodes x 4 V100, NVLink-class ports, 25 Gb/s NICs: GPT-2 medium, pure data parallelism.
-  Cluster cluster("uniform-dp");
-  const int gpu    = cluster.add_gpu(*find_catalog_gpu("V100"));
-  const int region = cluster.add_region("r", 10e-6);
-  for (int n = 0; n < 4; ++n) {
-    const int node = cluster.add_node(region, "n" + std::to_string(n), Link{1200 * units::kGbps, 2e-6},
-                                      Link{25 * units::kGbps, 5e-6});
-    for (int d = 0; d < 4; ++d)
-      cluster.add_device(node, gpu);
-  }
+  // 4 nodes x 4 GPUs, NVLink-class ports, 25 Gb/s NICs: GPT-2 medium, pure data parallelism.
+  const Cluster cluster = sim::testing::uniform_cluster(4, 4, Link{1200 * units::kGbps, 2e-6},
+                                                        Link{25 * units::kGbps, 5e-6}, 10e-6);
   const models::Workload workload = models::load_workload("preset:gpt2-medium");
 
   for (int zero : {0, 1}) {
