@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <sstream>
-#include <set>
+#include <map>
 #include <string_view>
 #include <tuple>
 
@@ -26,6 +26,8 @@ int stream_tid(const std::string& stream)
 }
 
 constexpr double kMicrosecondsPerSecond = 1e6;
+/// Thread ids of a stream's lanes: stream * kLanesPerStream + lane.
+constexpr int kLanesPerStream = 1000;
 
 } // namespace
 
@@ -40,20 +42,31 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
   });
 
   nlohmann::json list = nlohmann::json::array();
-  std::set<std::pair<int, int>> named_threads;
   for (std::size_t d = 0; d < trace.device_labels.size(); ++d) {
     list.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", d}, {"args", {{"name", trace.device_labels[d]}}}});
     list.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", d}, {"args", {{"sort_index", d}}}});
   }
+  // Trace viewers need the slices of one thread to nest, but pipeline transfers overlap: each event goes to the
+  // first lane of its stream that is free by its start, and every lane is a thread of its own.
+  std::map<std::pair<int, int>, std::vector<double>> lane_ends; // (device, stream) -> end of each lane's last event
   for (const TraceEvent* e : events) {
-    const int tid = stream_tid(e->stream);
-    if (named_threads.emplace(e->device, tid).second)
-      list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", e->device}, {"tid", tid}, {"args", {{"name", e->stream}}}});
+    const int stream = stream_tid(e->stream);
+    auto& ends       = lane_ends[{e->device, stream}];
+    std::size_t lane = 0;
+    while (lane < ends.size() && ends[lane] > e->start_s)
+      ++lane;
+    if (lane == ends.size()) {
+      ends.push_back(e->end_s);
+      const std::string thread = lane == 0 ? e->stream : e->stream + " " + std::to_string(lane + 1);
+      list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", e->device}, {"tid", stream * kLanesPerStream + lane},
+                      {"args", {{"name", thread}}}});
+    }
+    ends[lane] = e->end_s;
     list.push_back({{"name", e->name},
                     {"cat", e->kind},
                     {"ph", "X"},
                     {"pid", e->device},
-                    {"tid", tid},
+                    {"tid", stream * kLanesPerStream + lane},
                     {"ts", e->start_s * kMicrosecondsPerSecond},
                     {"dur", (e->end_s - e->start_s) * kMicrosecondsPerSecond},
                     {"args",

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace hetsim::traces;
@@ -53,4 +54,22 @@ TEST_CASE("a bad trace file names the file")
   CHECK_THROWS_WITH_AS(read_chrome_trace(path.string()), doctest::Contains("traceEvents[0]: missing required field 'args'"),
                        hetsim::InputError);
   std::filesystem::remove(path);
+}
+
+TEST_CASE("overlapping events of one stream go to separate lanes so that viewers nest them")
+{
+  Trace t;
+  t.device_labels = {"d0"};
+  t.events.push_back({1, "send a", "send", "pipeline", 0, 0.0, 2.0, 1, 0});
+  t.events.push_back({2, "recv b", "recv", "pipeline", 0, 1.0, 3.0, 1, 0});
+  t.events.push_back({3, "send c", "send", "pipeline", 0, 2.5, 4.0, 1, 0});
+  std::ostringstream out;
+  write_chrome_trace(t, out);
+  const auto doc = nlohmann::json::parse(out.str());
+  std::map<int, int> tid_of;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "X")
+      tid_of[e["args"]["task_id"].get<int>()] = e["tid"].get<int>();
+  CHECK(tid_of[1] != tid_of[2]);
+  CHECK(tid_of[3] == tid_of[1]); // lane 1 is free again at 2.5
 }
