@@ -13,6 +13,8 @@ namespace {
 // Defaults for links a file leaves out: an NVLink-class port and a 100 Gb/s NIC.
 const Link kDefaultIntraNode{1200 * units::kGbps, 2 * units::kMicrosecond};
 const Link kDefaultNic{100 * units::kGbps, 5 * units::kMicrosecond};
+/// Far beyond any real cluster; it keeps a typo such as "repeat": 100000 from exhausting memory.
+constexpr int kMaxDevices = 1 << 20;
 
 /// A file without "name" is named after itself: "preset:case5_worldwide_geo" or "dir/my.json" -> its stem.
 std::string default_name(const JsonInput& root)
@@ -23,6 +25,15 @@ std::string default_name(const JsonInput& root)
   if (name.size() > 5 && name.ends_with(".json"))
     name.resize(name.size() - 5);
   return name;
+}
+
+/// Throws when adding `more` devices would pass kMaxDevices.
+void check_device_budget(const Cluster& cluster, long long more, const JsonInput& where)
+{
+  const long long total = cluster.device_count() + more;
+  if (total > kMaxDevices)
+    throw InputError(where.where() + ": expected a cluster of at most " + std::to_string(kMaxDevices) +
+                     " devices, got " + std::to_string(total));
 }
 
 double read_latency_s(const JsonInput& object, double fallback_s)
@@ -161,8 +172,10 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   if (!devices.is_number() && !devices.is_array())
     devices.fail("a device count or a list of GPU names");
   if (devices.is_number()) {
-    const int gpu = gpus.resolve(node.at("gpu"));
-    device_gpus.assign(devices.positive_int(), gpu);
+    const int gpu   = gpus.resolve(node.at("gpu"));
+    const int count = devices.positive_int();
+    check_device_budget(cluster, count, devices);
+    device_gpus.assign(count, gpu);
   } else {
     if (node.has("gpu"))
       throw InputError(node.where() + ": give either \"gpu\" with a device count or a list of GPU names in "
@@ -172,6 +185,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
     for (const auto& d : devices.elements())
       device_gpus.push_back(gpus.resolve(d));
   }
+  check_device_budget(cluster, static_cast<long long>(repeat) * device_gpus.size(), node);
   for (int r = 0; r < repeat; ++r) {
     const int id = cluster.add_node(region, repeat == 1 ? base : base + "." + std::to_string(r), intra, nic);
     for (int gpu : device_gpus)
@@ -249,6 +263,7 @@ Cluster read_geo_regions(const JsonInput& root)
   const int gpu         = gpus.resolve(root.at("gpu"));
   JsonInput names       = root.at("regions");
   const int per_region  = root.at("devices_per_region").positive_int();
+  check_device_budget(cluster, static_cast<long long>(per_region) * names.size(), root.at("devices_per_region"));
   auto shared_intra     = root.find("intra_region");
   auto per_region_intra = root.find("intra_region_per_region");
   if (!shared_intra && !per_region_intra)
@@ -290,8 +305,10 @@ Cluster read_geo_groups(const JsonInput& root)
     Link intra = kDefaultIntraNode;
     if (auto bw = group.find("intra_bandwidth_gbps"))
       intra.bandwidth_bytes_per_s = bw->positive_number() * units::kGbps;
-    const int node = cluster.add_node(region, group.at("name").string(), intra, nic);
-    for (int d = 0, n = group.at("devices").positive_int(); d < n; ++d)
+    const int node  = cluster.add_node(region, group.at("name").string(), intra, nic);
+    const int count = group.at("devices").positive_int();
+    check_device_budget(cluster, count, group.at("devices"));
+    for (int d = 0; d < count; ++d)
       cluster.add_device(node, gpu);
   }
   return cluster;

@@ -9,6 +9,9 @@
 namespace hetsim::strategies {
 namespace {
 
+/// Beyond this a schedule takes gigabytes and its replay hours; task ids also stay well inside `int`.
+constexpr std::size_t kMaxTasks = 20'000'000;
+
 /// One compute task of a stage, before it is instantiated for a device and a micro-batch.
 struct Piece {
   int first_layer                  = 0;
@@ -54,7 +57,12 @@ public:
     schedule_.layer_count  = static_cast<int>(layers_.size());
     schedule_.stage_starts = plan_.stage_starts;
     schedule_.queues.resize(device_count);
-    reserve();
+    const Counts counts = estimated_counts();
+    if (counts.tasks > kMaxTasks)
+      throw InputError("plan: lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
+                       std::to_string(kMaxTasks) + " a replay can hold; use fewer, larger micro-batches (grad_accum)");
+    schedule_.tasks.reserve(counts.tasks);
+    schedule_.collectives.reserve(counts.collectives);
     pending_p2p_.assign(static_cast<std::size_t>(std::max(0, plan_.pp - 1)) * plan_.dp * plan_.tp * max_accum_ * 2, -1);
     tp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.dp);
     dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp);
@@ -174,8 +182,13 @@ private:
     return stage;
   }
 
-  /// Generous estimate of the task and collective counts, so the vectors grow once.
-  void reserve()
+  struct Counts {
+    std::size_t tasks       = 0;
+    std::size_t collectives = 0;
+  };
+
+  /// Generous estimate of the task and collective counts, so the vectors grow once and absurd plans stop early.
+  Counts estimated_counts() const
   {
     std::size_t tasks = 0;
     std::size_t collectives = 0;
@@ -199,8 +212,7 @@ private:
         }
       }
     }
-    schedule_.tasks.reserve(tasks);
-    schedule_.collectives.reserve(collectives);
+    return Counts{tasks, collectives};
   }
 
   int add_task(Task&& task)

@@ -6,6 +6,7 @@
 #include "core/units.hpp"
 
 #include <climits>
+#include <limits>
 #include <numeric>
 
 namespace hetsim::strategies {
@@ -151,6 +152,10 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
   };
   check_per_replica("micro_batch", plan.micro_batch);
   check_per_replica("grad_accum", plan.grad_accum);
+  // Sequence counts are ints downstream (Problem::global_batch); beyond that a plan is a typo anyway.
+  if (plan.global_batch() > std::numeric_limits<int>::max())
+    fail("micro_batch", "expected micro_batch x grad_accum summed over replicas (the global batch) to stay below " +
+                            str(std::numeric_limits<int>::max()) + " sequences, got " + str(plan.global_batch()));
 
   if (plan.zero_stage < 0 || plan.zero_stage > 3)
     fail("zero_stage", "expected 0, 1, 2 or 3, got " + str(plan.zero_stage));

@@ -152,3 +152,11 @@ TEST_CASE("files and presets that do not exist")
                        doctest::Contains("preset:mars: unknown cluster preset 'mars'; known: case1_datacenter_on_demand"),
                        InputError);
 }
+
+TEST_CASE("absurd sizes are refused before they exhaust memory")
+{
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 100000, "repeat": 100000}]}]})") ==
+        "c.json: regions[0].nodes[0]: expected a cluster of at most 1048576 devices, got 10000000000");
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2000000}]}]})") ==
+        "c.json: regions[0].nodes[0].devices: expected a cluster of at most 1048576 devices, got 2000000");
+}

@@ -512,3 +512,10 @@ TEST_CASE("a Llama-2-70B-sized schedule on 768 GPUs lowers quickly")
   // Every transformer layer: 2 all-reduces forward and 2 backward per micro-batch on each of its 64 devices.
   CHECK(count_kind(schedule, TaskKind::all_reduce, Stream::tensor_parallel) == 64 * 32 * (80 * 4 + 2 * 2));
 }
+
+TEST_CASE("a plan that would lower to an absurd number of tasks is refused")
+{
+  Case c(1, 4, 4, 1, 2, 2, 1, 1);
+  c.plan.grad_accum = {50'000'000, 50'000'000};
+  CHECK_THROWS_WITH_AS(c.lower(), doctest::Contains("plan: lowers to about"), InputError);
+}
