@@ -249,8 +249,8 @@ TEST_CASE("a global batch beyond int range is refused")
 {
   const Cluster cluster           = make_cluster(1, 2);
   const models::Workload workload = make_workload(4);
-  const auto json = nlohmann::json{{"dp", 2}, {"micro_batch", 2000000000}, {"grad_accum", 2}};
-  CHECK_THROWS_WITH_AS(plan_from_json(json, "big.json", cluster, workload),
+  const json big = {{"dp", 2}, {"micro_batch", 2000000000}, {"grad_accum", 2}};
+  CHECK_THROWS_WITH_AS(plan_from_json(big, "big.json", cluster, workload),
                        doctest::Contains("big.json: micro_batch: expected micro_batch x grad_accum summed"),
                        hetsim::InputError);
 }
