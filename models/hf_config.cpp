@@ -22,11 +22,21 @@ void check_heads(const JsonInput& config, const TransformerShape& shape, std::st
     config.at(kv_heads_key).fail("a divisor of " + std::string(heads_key) + " (" + std::to_string(shape.heads) + ")");
 }
 
+/// The deepest models have a few hundred layers; far more is a typo that would exhaust memory.
+int read_layer_count(const JsonInput& value)
+{
+  constexpr int kMaxLayers = 100'000;
+  const int layers         = value.positive_int();
+  if (layers > kMaxLayers)
+    value.fail("at most " + std::to_string(kMaxLayers) + " layers");
+  return layers;
+}
+
 void read_llama(const JsonInput& config, TransformerShape& shape)
 {
   shape.hidden          = config.at("hidden_size").positive_int();
   shape.intermediate    = config.at("intermediate_size").positive_int();
-  shape.layers          = config.at("num_hidden_layers").positive_int();
+  shape.layers          = read_layer_count(config.at("num_hidden_layers"));
   shape.heads           = config.at("num_attention_heads").positive_int();
   shape.kv_heads        = config.positive_int_or("num_key_value_heads", shape.heads);
   shape.vocab           = config.at("vocab_size").positive_int();
@@ -45,7 +55,7 @@ void read_llama(const JsonInput& config, TransformerShape& shape)
 void read_gpt2(const JsonInput& config, TransformerShape& shape)
 {
   shape.hidden          = config.at("n_embd").positive_int();
-  shape.layers          = config.at("n_layer").positive_int();
+  shape.layers          = read_layer_count(config.at("n_layer"));
   shape.heads           = config.at("n_head").positive_int();
   shape.kv_heads        = shape.heads;
   shape.intermediate    = config.positive_int_or("n_inner", 4 * shape.hidden);
@@ -59,7 +69,7 @@ void read_gpt2(const JsonInput& config, TransformerShape& shape)
 void read_bert(const JsonInput& config, TransformerShape& shape)
 {
   shape.hidden          = config.at("hidden_size").positive_int();
-  shape.layers          = config.at("num_hidden_layers").positive_int();
+  shape.layers          = read_layer_count(config.at("num_hidden_layers"));
   shape.heads           = config.at("num_attention_heads").positive_int();
   shape.kv_heads        = shape.heads;
   shape.intermediate    = config.at("intermediate_size").positive_int();

@@ -226,3 +226,11 @@ TEST_CASE("unreadable model inputs")
   CHECK(input_error_of([] { load_workload("/nonexistent/model.json"); }) == "/nonexistent/model.json: cannot open file");
   CHECK(input_error_of([] { load_workload("preset:nope"); }).starts_with("preset:nope: unknown model preset 'nope'; known: "));
 }
+
+TEST_CASE("an absurd layer count is refused before it exhausts memory")
+{
+  auto config       = nlohmann::json::parse(R"({"model_type": "gpt2", "n_layer": 1000000000, "n_embd": 64, "n_head": 4,
+                                            "n_positions": 128, "vocab_size": 100})");
+  CHECK_THROWS_WITH_AS(hetsim::models::workload_from_json(config, "deep.json"),
+                       "deep.json: n_layer: expected at most 100000 layers, got number 1000000000", hetsim::InputError);
+}
