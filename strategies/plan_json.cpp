@@ -8,6 +8,7 @@
 #include <climits>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 namespace hetsim::strategies {
 namespace {
@@ -57,6 +58,48 @@ std::vector<int> read_per_replica(const JsonInput& value, int dp)
   for (const auto& element : value.elements())
     out.push_back(element.positive_int());
   return out;
+}
+
+/// A per-device list (indexed by device id, `device_count` long) folded into one value per replica: every
+/// device of a replica (all its stages and tensor-parallel ranks) must carry the same value. Needs a placement
+/// of the right size; otherwise it returns an empty vector and validate_plan reports the placement.
+std::vector<int> read_per_device(const JsonInput& value, const Plan& plan, int device_count)
+{
+  if (!value.is_array() || static_cast<int>(value.size()) != device_count)
+    value.fail("an array of " + str(device_count) + " positive integers (one per device, by device id)");
+  std::vector<int> per_device;
+  for (const auto& element : value.elements())
+    per_device.push_back(element.positive_int());
+  if (static_cast<long long>(plan.placement.size()) != static_cast<long long>(plan.world_size()))
+    return {};
+  std::vector<int> per_replica(plan.dp, 0);
+  for (int r = 0; r < plan.dp; ++r)
+    for (int s = 0; s < plan.pp; ++s)
+      for (int t = 0; t < plan.tp; ++t) {
+        const int device = plan.device(s, r, t);
+        if (device < 0 || device >= device_count)
+          return {};
+        if (per_replica[r] == 0)
+          per_replica[r] = per_device[device];
+        else if (per_device[device] != per_replica[r])
+          value.at(device).fail(str(per_replica[r]) + ", the value of the other devices of replica " + str(r));
+      }
+  return per_replica;
+}
+
+/// `name` as one value per replica, or `name_per_device` as one per device; nullopt when neither is given.
+std::optional<std::vector<int>> read_batch_field(const JsonInput& root, const std::string& name, const Plan& plan,
+                                                 int device_count)
+{
+  auto per_replica = root.find(name);
+  auto per_device  = root.find(name + "_per_device");
+  if (per_replica && per_device)
+    throw InputError(root.where() + ": give either " + name + " or " + name + "_per_device, not both");
+  if (per_replica)
+    return read_per_replica(*per_replica, plan.dp);
+  if (per_device)
+    return read_per_device(*per_device, plan, device_count);
+  return std::nullopt;
 }
 
 /// The per-replica vector as a number when every replica has the same value.
@@ -176,8 +219,8 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   if (!root.is_object())
     root.fail("an object describing a plan");
   root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
-                   "global_batch", "zero_stage", "schedule", "recompute", "dtype", "collective_algorithm",
-                   "bucket_mib"});
+                   "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
+                   "recompute", "dtype", "collective_algorithm", "bucket_mib"});
   Plan plan;
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
@@ -199,14 +242,19 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   else if (plan.pp <= layer_count(workload))
     plan.stage_starts = uniform_stage_starts(layer_count(workload), plan.pp);
 
-  plan.micro_batch = read_per_replica(root.at("micro_batch"), plan.dp);
+  auto micro_batch = read_batch_field(root, "micro_batch", plan, cluster.device_count());
+  if (!micro_batch)
+    throw InputError(root.where() + ": missing required field 'micro_batch' (or 'micro_batch_per_device')");
+  plan.micro_batch = *micro_batch;
+  if (plan.micro_batch.empty())
+    plan.micro_batch.assign(plan.dp, 1); // the placement is wrong; validate_plan says so below
 
-  auto grad_accum   = root.find("grad_accum");
+  auto grad_accum   = read_batch_field(root, "grad_accum", plan, cluster.device_count());
   auto global_batch = root.find("global_batch");
   if (grad_accum && global_batch)
     throw InputError(root.where() + ": give either grad_accum or global_batch, not both");
   if (grad_accum) {
-    plan.grad_accum = read_per_replica(*grad_accum, plan.dp);
+    plan.grad_accum = grad_accum->empty() ? std::vector<int>(plan.dp, 1) : *grad_accum;
   } else if (global_batch) {
     const int total     = global_batch->positive_int();
     const long long per = std::accumulate(plan.micro_batch.begin(), plan.micro_batch.end(), 0LL);

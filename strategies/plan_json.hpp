@@ -4,8 +4,8 @@
 /// Fields: tp, pp, dp (default 1; their product must be the cluster's device count); placement (device id per
 /// virtual rank (stage * dp + replica) * tp + tp_rank, each device once; default identity); stage_starts (first
 /// layer of each stage, starting at 0 and increasing; default: layers split evenly); micro_batch (required:
-/// a number, or one per replica for heterogeneous batches); grad_accum (number or one per replica, default 1)
-/// or global_batch to derive it (a multiple of the micro-batches summed over replicas); zero_stage 0-3 (2 and 3
+/// a number, or one per replica for heterogeneous batches); grad_accum (number or one per replica, default 1);
+/// micro_batch_per_device / grad_accum_per_device instead (by device id; a replica's devices agree); or global_batch to derive it (a multiple of the micro-batches summed over replicas); zero_stage 0-3 (2 and 3
 /// need the same grad_accum on every replica); schedule "gpipe"|"1f1b" (default 1f1b); recompute (default
 /// false); dtype "fp16"|"bf16"|"fp32" (default fp16); collective_algorithm "ring"|"tree"|"hierarchical"
 /// (default ring); bucket_mib (gradient bucket, default 25, at least 1/16); description (ignored).

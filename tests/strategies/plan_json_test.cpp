@@ -254,3 +254,35 @@ TEST_CASE("a global batch beyond int range is refused")
                        doctest::Contains("big.json: micro_batch: expected micro_batch x grad_accum summed"),
                        hetsim::InputError);
 }
+
+TEST_CASE("micro-batches and accumulation per device fold into per-replica values through the placement")
+{
+  const Cluster cluster           = make_cluster(1, 4);
+  const models::Workload workload = make_workload(4);
+  // pp 2 x dp 2; replica 0 runs on devices 3 and 1, replica 1 on devices 2 and 0.
+  const json per_device = {{"pp", 2},
+                           {"dp", 2},
+                           {"placement", {3, 2, 1, 0}},
+                           {"micro_batch_per_device", {5, 7, 5, 7}},
+                           {"grad_accum_per_device", {2, 3, 2, 3}}};
+  const Plan plan = plan_from_json(per_device, "pd.json", cluster, workload);
+  CHECK(plan.micro_batch == std::vector<int>{7, 5});
+  CHECK(plan.grad_accum == std::vector<int>{3, 2});
+  CHECK(plan.global_batch() == 7 * 3 + 5 * 2);
+
+  json split = per_device;
+  split["micro_batch_per_device"] = {5, 6, 5, 7};
+  CHECK_THROWS_WITH_AS(plan_from_json(split, "pd.json", cluster, workload),
+                       "pd.json: micro_batch_per_device[1]: expected 7, the value of the other devices of replica 0, "
+                       "got number 6",
+                       InputError);
+  json both = per_device;
+  both["micro_batch"] = 4;
+  CHECK_THROWS_WITH_AS(plan_from_json(both, "pd.json", cluster, workload),
+                       "pd.json: (top level): give either micro_batch or micro_batch_per_device, not both", InputError);
+  json short_list = per_device;
+  short_list["grad_accum_per_device"] = {1, 2};
+  CHECK_THROWS_WITH_AS(plan_from_json(short_list, "pd.json", cluster, workload),
+                       doctest::Contains("pd.json: grad_accum_per_device: expected an array of 4 positive integers"),
+                       InputError);
+}
