@@ -11,6 +11,7 @@
 #include "sim/replay.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/schedule.hpp"
+#include "tests/sim/sim_fixtures.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -27,22 +28,8 @@ using strategies::TaskKind;
 /// `devices` GPUs in 8-GPU nodes (NVLink-class ports, 200 Gb/s NICs), one region.
 Cluster cluster_of(int devices)
 {
-  Cluster cluster("bench" + std::to_string(devices));
-  GpuSpec gpu;
-  gpu.name            = "A100";
-  gpu.memory_bytes    = 40 * units::kGiB;
-  gpu.peak_flops_fp16 = 312e12;
-  gpu.peak_flops_fp32 = 19.5e12;
-  gpu.memory_bandwidth_bytes_per_s = 1.5e12;
-  const int g      = cluster.add_gpu(gpu);
-  const int region = cluster.add_region("dc", 10 * units::kMicrosecond);
-  for (int n = 0; n < devices / 8; ++n) {
-    const int node = cluster.add_node(region, "n" + std::to_string(n), {300e9, 2 * units::kMicrosecond},
-                                      {200 * units::kGbps, 5 * units::kMicrosecond});
-    for (int d = 0; d < 8; ++d)
-      cluster.add_device(node, g);
-  }
-  return cluster;
+  return sim::testing::uniform_cluster(devices / 8, 8, Link{300e9, 2 * units::kMicrosecond},
+                                       Link{200 * units::kGbps, 5 * units::kMicrosecond}, 10 * units::kMicrosecond);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start)
@@ -72,81 +59,47 @@ BENCHMARK(BM_PlatformBuild)->Arg(64)->Arg(512)->Arg(4096)->UseManualTime()->Unit
 /// data-parallel ring all-reduce per local rank across all nodes.
 strategies::Schedule synthetic_schedule(const Cluster& cluster, int micro_batches)
 {
-  strategies::Schedule s;
   const int devices = cluster.device_count();
   const int nodes   = devices / 8;
-  s.device_count    = devices;
-  s.queues.resize(devices);
-  auto add = [&](TaskKind kind, Stream stream, int device, std::vector<int> deps) -> strategies::Task& {
-    strategies::Task t;
-    t.id     = static_cast<int>(s.tasks.size());
-    t.kind   = kind;
-    t.stream = stream;
-    t.device = device;
-    t.deps   = std::move(deps);
-    s.queues[device][static_cast<int>(stream)].push_back(t.id);
-    s.tasks.push_back(std::move(t));
-    return s.tasks.back();
-  };
-  auto collective = [&](TaskKind kind, Stream stream, const std::vector<int>& members, double bytes,
-                        const std::vector<int>& deps) {
-    strategies::Collective c;
-    c.kind  = kind;
-    c.bytes = bytes;
-    c.devices = members;
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      strategies::Task& t = add(kind, stream, members[i], {deps[members[i]]});
-      t.bytes      = bytes;
-      t.collective = static_cast<int>(s.collectives.size());
-      c.tasks.push_back(t.id);
-    }
-    s.collectives.push_back(c);
-    return s.collectives.back().tasks;
-  };
+  sim::testing::ScheduleBuilder builder(devices);
+  auto deps_of = [](int task) { return task >= 0 ? std::vector<int>{task} : std::vector<int>{}; };
   std::vector<int> last(devices, -1);
   for (int mb = 0; mb < micro_batches; ++mb) {
-    for (int d = 0; d < devices; ++d) {
-      strategies::Task& t = add(TaskKind::forward, Stream::compute, d, last[d] >= 0 ? std::vector<int>{last[d]} : std::vector<int>{});
-      t.flops = 1e-3; // seconds, see the replay options below
-      t.micro_batch = mb;
-      last[d] = t.id;
-    }
+    for (int d = 0; d < devices; ++d)
+      last[d] = builder.compute(d, 1e-3, deps_of(last[d])); // seconds, see seconds_from_flops()
     for (int n = 0; n < nodes; ++n) {
       std::vector<int> members;
-      for (int l = 0; l < 8; ++l)
+      std::vector<std::vector<int>> deps;
+      for (int l = 0; l < 8; ++l) {
         members.push_back(n * 8 + l);
-      const auto ids = collective(TaskKind::all_reduce, Stream::tensor_parallel, members, 16e6, last);
+        deps.push_back(deps_of(last[n * 8 + l]));
+      }
+      const auto ids = builder.collective(TaskKind::all_reduce, members, 16e6, strategies::CollectiveAlgorithm::ring,
+                                          Stream::tensor_parallel, deps);
       for (std::size_t i = 0; i < members.size(); ++i)
         last[members[i]] = ids[i];
     }
-    for (int d = 0; d < devices; ++d) {
-      const int peer = (d + 8) % devices;
-      strategies::Task& send = add(TaskKind::send, Stream::pipeline, d, {last[d]});
-      const int send_id      = send.id;
-      strategies::Task& recv = add(TaskKind::recv, Stream::pipeline, peer, {});
-      const int recv_id      = recv.id;
-      s.tasks[send_id].bytes = s.tasks[recv_id].bytes = 8e6;
-      s.tasks[send_id].peer  = peer;
-      s.tasks[recv_id].peer  = d;
-      s.tasks[send_id].match = recv_id;
-      s.tasks[recv_id].match = send_id;
-    }
+    for (int d = 0; d < devices; ++d)
+      builder.send_recv(d, (d + 8) % devices, 8e6, deps_of(last[d]));
   }
   for (int l = 0; l < 8; ++l) {
     std::vector<int> members;
-    for (int n = 0; n < nodes; ++n)
+    std::vector<std::vector<int>> deps;
+    for (int n = 0; n < nodes; ++n) {
       members.push_back(n * 8 + l);
-    collective(TaskKind::all_reduce, Stream::data_parallel, members, 100e6, last);
+      deps.push_back(deps_of(last[n * 8 + l]));
+    }
+    builder.collective(TaskKind::all_reduce, members, 100e6, strategies::CollectiveAlgorithm::ring,
+                       Stream::data_parallel, deps);
   }
-  return s;
+  return builder.schedule();
 }
 
 void BM_ReplaySynthetic(benchmark::State& state)
 {
   const Cluster cluster               = cluster_of(static_cast<int>(state.range(0)));
   const strategies::Schedule schedule = synthetic_schedule(cluster, 8);
-  sim::ReplayOptions options;
-  options.compute_seconds = [](const strategies::Task& t) { return t.flops; };
+  const sim::ReplayOptions options    = sim::testing::seconds_from_flops();
   for (auto _ : state) {
     const std::string elapsed = sim::run_isolated([&] {
       const auto start = std::chrono::steady_clock::now();
