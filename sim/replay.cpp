@@ -12,6 +12,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -75,6 +76,9 @@ private:
   std::vector<char> ended_;
   std::vector<Counter> stream_wake_;     ///< per device and ordered stream: raised when one of its tasks gets ready
   std::vector<int> member_index_;        ///< collectives: the task's index among the members
+  std::vector<int> channel_;             ///< sends: their (source, destination) channel
+  std::vector<int> place_in_channel_;    ///< sends: how many sends of the same channel were issued before
+  std::vector<Counter> channel_done_;    ///< per channel: transfers finished
   std::vector<std::unique_ptr<CollectiveRun>> runs_; ///< per collective, while some member is inside
 };
 
@@ -126,6 +130,27 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
     for (int dep : task.deps)
       successors_[fill[dep]++] = task.id;
   }
+  // Sends from one device to the same peer share a channel and go out one after the other, in issue order, as
+  // NCCL point-to-point operations on one communicator do: sharing the link instead would deliver every
+  // micro-batch in flight at the same late time.
+  channel_.assign(count, -1);
+  place_in_channel_.assign(count, 0);
+  std::map<std::pair<int, int>, int> channel_ids;
+  std::vector<int> issued;
+  for (int d = 0; d < schedule.device_count; ++d)
+    for (int id : schedule.queues[d][static_cast<int>(Stream::pipeline)]) {
+      const Task& task = schedule.tasks[id];
+      if (task.kind != TaskKind::send)
+        continue;
+      const auto [it, inserted] =
+          channel_ids.emplace(std::pair{d, schedule.tasks[task.match].device}, static_cast<int>(issued.size()));
+      if (inserted)
+        issued.push_back(0);
+      channel_[id]          = it->second;
+      place_in_channel_[id] = issued[it->second]++;
+    }
+  channel_done_ = std::vector<Counter>(issued.size());
+
   timings_.assign(count, TaskTiming{kNotYet, kNotYet});
   ended_.assign(count, 0);
   stream_wake_ = std::vector<Counter>(static_cast<std::size_t>(schedule.device_count) * kOrderedStreams);
@@ -179,9 +204,12 @@ void Replayer::run_transfer(int send_id)
 {
   const Task& send = schedule_.tasks[send_id];
   const int recv_id = send.match;
-  // Both sides span the transfer itself: waiting for the peer is idle time, not communication.
+  Counter& channel  = channel_done_[channel_[send_id]];
+  channel.wait_for(place_in_channel_[send_id]);
+  // Both sides span the transfer itself: waiting for the peer or the channel is idle time, not communication.
   timings_[send_id].start_s = timings_[recv_id].start_s = sg4::Engine::get_clock();
   network_.transfer(send.device, schedule_.tasks[recv_id].device, send.bytes);
+  channel.raise_to(place_in_channel_[send_id] + 1);
   complete(send_id);
   complete(recv_id);
 }

@@ -4,8 +4,9 @@
 /// Actors: per device, one actor per ordered stream (compute, tensor_parallel, data_parallel) runs its queue in
 /// order; a task starts when it reaches the head of its queue and all its deps have ended. Pipeline send/recv
 /// tasks are unordered: once a send and its matching recv both have their deps met, an actor moves the bytes
-/// (Network::transfer); both tasks span the transfer, from that rendezvous to the arrival (a side that was ready
-/// earlier waits idle, like a stream blocked on its peer). Compute tasks sleep their duration
+/// (Network::transfer), after the earlier sends of the same (source, destination) channel in issue order
+/// (NCCL runs a communicator's point-to-point operations in order); both tasks span the transfer itself (a side
+/// that was ready earlier waits idle, like a stream blocked on its peer). Compute tasks sleep their duration
 /// (ReplayOptions::compute_seconds); collectives run as flows (collective_flows.hpp), each member's task spanning
 /// from its arrival to the end of its own part. Dependencies are counted, not polled: a task's completion wakes
 /// only the actors that were waiting for it.

@@ -16,8 +16,11 @@ class Estimator {
 public:
   Estimator(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration)
       : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload),
-        compute_(calibration), algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm))
+        compute_(calibration), algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)),
+        end_slowdown_(data_parallel_slowdown(0, plan.pp))
   {
+    for (int s = 0; s < plan.pp; ++s)
+      stage_slowdown_.push_back(data_parallel_slowdown(s, s + 1));
   }
 
   PlanEstimate run() const
@@ -126,8 +129,32 @@ private:
     return StageTime{busy + to_next + from_next, std::max({busy, to_next, from_next})};
   }
 
-  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing).
-  double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes) const
+  /// How much slower a data-parallel ring step is when the groups of stages [first, end) synchronise at once
+  /// than when a group is alone: groups whose rings cross the same NIC or WAN link share it. Every stage
+  /// synchronises at the end of the iteration; per-micro-batch synchronisation (ZeRO 2/3) is staggered by the
+  /// pipeline, so only the tensor-parallel ranks of one stage meet there.
+  double data_parallel_slowdown(int first, int end) const
+  {
+    if (plan_.dp == 1)
+      return 1;
+    constexpr double kProbeBytes = 256.0 * 1024 * 1024; // large enough that latency does not matter
+    std::vector<std::pair<int, int>> edges;
+    double alone = 0;
+    for (int s = first; s < end; ++s)
+      for (int t = 0; t < plan_.tp; ++t) {
+        const auto group = dp_group(s, t);
+        for (std::size_t i = 0; i < group.size(); ++i) {
+          edges.emplace_back(group[i], group[(i + 1) % group.size()]);
+          alone = std::max(alone, costmodel::transfer_seconds(cluster_, edges.back().first, edges.back().second,
+                                                              kProbeBytes));
+        }
+      }
+    return std::max(1.0, costmodel::concurrent_transfers_seconds(cluster_, edges, kProbeBytes) / alone);
+  }
+
+  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing), `slowdown` times
+  /// the time of a group alone.
+  double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown) const
   {
     const double capacity = plan_.bucket_bytes;
     const double full     = std::floor(bytes / capacity);
@@ -135,7 +162,7 @@ private:
     double seconds        = full * costmodel::collective_seconds(cluster_, group, op, algorithm_, capacity);
     if (rest > 0)
       seconds += costmodel::collective_seconds(cluster_, group, op, algorithm_, rest);
-    return seconds;
+    return slowdown * seconds;
   }
 
   double per_micro_batch_sync_seconds(int s) const
@@ -146,10 +173,11 @@ private:
     double worst       = 0;
     for (int t = 0; t < plan_.tp; ++t) {
       const auto group = dp_group(s, t);
-      double seconds   = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes);
+      double seconds   = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, stage_slowdown_[s]);
       if (plan_.zero_stage == 3) // parameters gathered before forward and again before backward
-        seconds += 2 * costmodel::collective_seconds(cluster_, group, CollectiveOp::all_gather, algorithm_,
-                                                     stage_params(s) * 2);
+        seconds += 2 * stage_slowdown_[s] *
+                   costmodel::collective_seconds(cluster_, group, CollectiveOp::all_gather, algorithm_,
+                                                 stage_params(s) * 2);
       worst = std::max(worst, seconds);
     }
     return worst;
@@ -163,15 +191,14 @@ private:
     const auto group     = dp_group(s, t);
     const double bytes   = stage_params(s) * gradient_bytes_per_param();
     const double gather  = plan_.zero_stage >= 1
-                               ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2)
+                               ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2, end_slowdown_)
                                : 0;
     if (plan_.zero_stage == 2)
       return gather;
     // ZeRO 0/1 reduce during the last backward: buckets overlap it, the last bucket never does.
     const CollectiveOp op   = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
-    const double reduce     = bucketed_seconds(group, op, bytes);
-    const double last       = costmodel::collective_seconds(cluster_, group, op, algorithm_,
-                                                            std::min(bytes, plan_.bucket_bytes));
+    const double reduce     = bucketed_seconds(group, op, bytes, end_slowdown_);
+    const double last       = bucketed_seconds(group, op, std::min(bytes, plan_.bucket_bytes), end_slowdown_);
     const double last_bwd   = last_backward_seconds(s, t);
     return std::max(last, reduce - last_bwd) + gather;
   }
@@ -201,6 +228,8 @@ private:
   const models::Workload& workload_;
   costmodel::ComputeModel compute_;
   costmodel::Algorithm algorithm_;
+  double end_slowdown_;                ///< every data-parallel group at once
+  std::vector<double> stage_slowdown_; ///< the groups of one stage at once
 };
 
 } // namespace

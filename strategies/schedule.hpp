@@ -2,8 +2,9 @@
 /// A Plan lowered to what each device does, in order: the IR shared by the simulator and the executors.
 ///
 /// Every device runs its tasks on streams. Tasks of the compute, tensor-parallel and data-parallel streams run
-/// one after the other in list order (like CUDA streams / NCCL communicators); pipeline send/recv tasks are
-/// unordered and start as soon as their dependencies are met. A task also waits for all of its `deps`.
+/// one after the other in list order (like CUDA streams / NCCL communicators); pipeline send/recv tasks start as
+/// soon as their dependencies are met, except that sends from one device to the same peer go out one at a time
+/// in issue order. A task also waits for all of its `deps`.
 
 #include <array>
 #include <string>

@@ -54,6 +54,24 @@ TEST_CASE("replay: a lone transfer takes exactly latency + bytes / bandwidth")
   CHECK(timings[recv].end_s == timings[send].end_s);
 }
 
+TEST_CASE("replay: sends to the same peer go out one after the other, sends to different peers share links")
+{
+  const Cluster cluster = two_regions(Link{1 * kGbps, 25 * kMillisecond});
+  const Link path       = cluster.path(0, 1);
+  const double bytes    = 5e7;
+  const double one      = path.latency_s + bytes / path.bandwidth_bytes_per_s;
+  ScheduleBuilder b(2);
+  const auto [first, first_recv]   = b.send_recv(0, 1, bytes);
+  const auto [second, second_recv] = b.send_recv(0, 1, bytes);
+  const auto [back, back_recv]     = b.send_recv(1, 0, bytes); // the other direction is another channel
+  const auto timings = replay_isolated(cluster, b.schedule(), testing::seconds_from_flops());
+  CHECK(timings[first].end_s == doctest::Approx(one));
+  CHECK(timings[second].start_s == doctest::Approx(one));
+  CHECK(timings[second].end_s == doctest::Approx(2 * one));
+  CHECK(timings[second_recv].end_s == timings[second].end_s);
+  CHECK(timings[back].end_s == doctest::Approx(one));
+}
+
 TEST_CASE("replay: send/recv is a rendezvous; both sides span the transfer once both are ready")
 {
   const Cluster cluster = two_regions(Link{10 * kGbps, 5 * kMillisecond});
