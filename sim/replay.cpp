@@ -274,10 +274,12 @@ std::vector<TaskTiming> Replayer::take_timings()
                       describe(schedule_, first_stuck) + ": " + why);
 }
 
-void check(bool condition, const std::string& message)
+/// `message` is a callable: naming a task costs a string, and millions of checks pass.
+template <class Message>
+void check(bool condition, const Message& message)
 {
   if (!condition)
-    throw InternalError("schedule: " + message);
+    throw InternalError("schedule: " + message());
 }
 
 } // namespace
@@ -285,74 +287,83 @@ void check(bool condition, const std::string& message)
 void check_schedule(const Schedule& schedule, int device_count)
 {
   const int count = static_cast<int>(schedule.tasks.size());
-  check(schedule.device_count >= 0 && schedule.device_count <= device_count,
-        "device_count " + std::to_string(schedule.device_count) + " exceeds the cluster's " +
-            std::to_string(device_count) + " devices");
-  check(static_cast<int>(schedule.queues.size()) == schedule.device_count,
-        "expected one queue set per device (" + std::to_string(schedule.device_count) + "), got " +
-            std::to_string(schedule.queues.size()));
+  check(schedule.device_count >= 0 && schedule.device_count <= device_count, [&] {
+    return "device_count " + std::to_string(schedule.device_count) + " exceeds the cluster's " +
+           std::to_string(device_count) + " devices";
+  });
+  check(static_cast<int>(schedule.queues.size()) == schedule.device_count, [&] {
+    return "expected one queue set per device (" + std::to_string(schedule.device_count) + "), got " +
+           std::to_string(schedule.queues.size());
+  });
   std::vector<char> queued(count, 0);
   for (int d = 0; d < schedule.device_count; ++d)
     for (int s = 0; s < strategies::kStreamCount; ++s)
       for (int id : schedule.queues[d][s]) {
-        check(id >= 0 && id < count, "queues[" + std::to_string(d) + "][" + std::to_string(s) +
-                                         "]: task id " + std::to_string(id) + " out of range");
+        check(id >= 0 && id < count, [&] {
+          return "queues[" + std::to_string(d) + "][" + std::to_string(s) + "]: task id " + std::to_string(id) +
+                 " out of range";
+        });
         const Task& task = schedule.tasks[id];
-        check(task.device == d && static_cast<int>(task.stream) == s,
-              describe(schedule, id) + " is queued on device " + std::to_string(d) + " stream " +
-                  std::string(strategies::stream_name(Stream(s))) + " but belongs to stream " +
-                  std::string(strategies::stream_name(task.stream)));
-        check(!queued[id], describe(schedule, id) + " is queued twice");
+        check(task.device == d && static_cast<int>(task.stream) == s, [&] {
+          return describe(schedule, id) + " is queued on device " + std::to_string(d) + " stream " +
+                 std::string(strategies::stream_name(Stream(s))) + " but belongs to stream " +
+                 std::string(strategies::stream_name(task.stream));
+        });
+        check(!queued[id], [&] { return describe(schedule, id) + " is queued twice"; });
         queued[id] = 1;
       }
   for (int id = 0; id < count; ++id) {
     const Task& task = schedule.tasks[id];
-    check(task.id == id, "tasks[" + std::to_string(id) + "] has id " + std::to_string(task.id));
-    check(queued[id], describe(schedule, id) + " is in no queue");
+    check(task.id == id, [&] { return "tasks[" + std::to_string(id) + "] has id " + std::to_string(task.id); });
+    check(queued[id], [&] { return describe(schedule, id) + " is in no queue"; });
     for (int dep : task.deps)
       check(dep >= 0 && dep < count && dep != id,
-            describe(schedule, id) + " has an invalid dep " + std::to_string(dep));
+            [&] { return describe(schedule, id) + " has an invalid dep " + std::to_string(dep); });
     const bool p2p = is_p2p(task.kind);
     check(p2p == (task.stream == Stream::pipeline),
-          describe(schedule, id) + ": send/recv tasks, and only they, belong on the pipeline stream");
+          [&] { return describe(schedule, id) + ": send/recv tasks, and only they, belong on the pipeline stream"; });
     if (p2p) {
-      check(task.match >= 0 && task.match < count, describe(schedule, id) + " has no matching task");
+      check(task.match >= 0 && task.match < count, [&] { return describe(schedule, id) + " has no matching task"; });
       const Task& other = schedule.tasks[task.match];
-      check(other.match == id && other.kind != task.kind && is_p2p(other.kind),
-            describe(schedule, id) + " and " + describe(schedule, task.match) + " do not match each other");
-      check(task.peer == other.device,
-            describe(schedule, id) + ": peer " + std::to_string(task.peer) + " is not its match's device");
-      check(task.device != other.device, describe(schedule, id) + " sends to its own device");
+      check(other.match == id && other.kind != task.kind && is_p2p(other.kind), [&] {
+        return describe(schedule, id) + " and " + describe(schedule, task.match) + " do not match each other";
+      });
+      check(task.peer == other.device, [&] {
+        return describe(schedule, id) + ": peer " + std::to_string(task.peer) + " is not its match's device";
+      });
+      check(task.device != other.device, [&] { return describe(schedule, id) + " sends to its own device"; });
     }
     if (strategies::is_collective(task.kind)) {
       check(task.collective >= 0 && task.collective < static_cast<int>(schedule.collectives.size()),
-            describe(schedule, id) + " refers to no collective");
+            [&] { return describe(schedule, id) + " refers to no collective"; });
     } else {
-      check(is_compute(task.kind) || p2p, describe(schedule, id) + " has an unknown kind");
+      check(is_compute(task.kind) || p2p, [&] { return describe(schedule, id) + " has an unknown kind"; });
     }
   }
   for (std::size_t c = 0; c < schedule.collectives.size(); ++c) {
-    const auto& collective = schedule.collectives[c];
+    const auto& collective  = schedule.collectives[c];
     const std::string where = "collective " + std::to_string(c);
     check(!collective.devices.empty() && collective.devices.size() == collective.tasks.size(),
-          where + ": expected one task per member");
-    check(strategies::is_collective(collective.kind), where + " has a non-collective kind");
+          [&] { return where + ": expected one task per member"; });
+    check(strategies::is_collective(collective.kind), [&] { return where + " has a non-collective kind"; });
     check(collective.algorithm >= 0 && collective.algorithm <= 2,
-          where + ": unknown algorithm " + std::to_string(collective.algorithm));
+          [&] { return where + ": unknown algorithm " + std::to_string(collective.algorithm); });
     std::vector<int> seen;
     for (std::size_t i = 0; i < collective.tasks.size(); ++i) {
       const int id = collective.tasks[i];
-      check(id >= 0 && id < count, where + ": task id " + std::to_string(id) + " out of range");
+      check(id >= 0 && id < count, [&] { return where + ": task id " + std::to_string(id) + " out of range"; });
       const Task& task = schedule.tasks[id];
       check(task.collective == static_cast<int>(c) && task.kind == collective.kind &&
                 task.device == collective.devices[i],
-            where + ": member " + std::to_string(i) + " (" + describe(schedule, id) +
-                ") does not match the collective (kind, device or index)");
+            [&] {
+              return where + ": member " + std::to_string(i) + " (" + describe(schedule, id) +
+                     ") does not match the collective (kind, device or index)";
+            });
     }
     std::vector<int> devices = collective.devices;
     std::sort(devices.begin(), devices.end());
     check(std::adjacent_find(devices.begin(), devices.end()) == devices.end(),
-          where + ": a device appears twice among the members");
+          [&] { return where + ": a device appears twice among the members"; });
   }
 }
 
