@@ -123,10 +123,12 @@ private:
       to_next   = costmodel::concurrent_transfers_seconds(cluster_, forward, bytes);
       from_next = costmodel::concurrent_transfers_seconds(cluster_, backward, bytes);
     }
-    // ZeRO-2/3 synchronise every micro-batch; that traffic overlaps the compute it interleaves with.
-    const double per_micro_batch_sync = plan_.zero_stage >= 2 ? per_micro_batch_sync_seconds(s) : 0;
-    const double busy = std::max(compute + tensor_parallel, per_micro_batch_sync);
-    return StageTime{busy + to_next + from_next, std::max({busy, to_next, from_next})};
+    // ZeRO-2/3 synchronise every micro-batch; in the steady state that traffic overlaps the compute it
+    // interleaves with. ZeRO-2's last reduction is counted with the exposed synchronisation instead.
+    const double busy = compute + tensor_parallel;
+    const double sync = plan_.zero_stage >= 2 ? per_micro_batch_sync_seconds(s) : 0;
+    const double fill = (plan_.zero_stage == 3 ? std::max(busy, sync) : busy) + to_next + from_next;
+    return StageTime{fill, std::max({busy, sync, to_next, from_next})};
   }
 
   /// How much slower a data-parallel ring step is when the groups of stages [first, end) synchronise at once
@@ -193,26 +195,33 @@ private:
     const double gather  = plan_.zero_stage >= 1
                                ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2, end_slowdown_)
                                : 0;
-    if (plan_.zero_stage == 2)
-      return gather;
-    // ZeRO 0/1 reduce during the last backward: buckets overlap it, the last bucket never does.
+    // ZeRO 0-2 reduce during the last backward: buckets overlap it, the last bucket never does.
     const CollectiveOp op   = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
     const double reduce     = bucketed_seconds(group, op, bytes, end_slowdown_);
     const double last       = bucketed_seconds(group, op, std::min(bytes, plan_.bucket_bytes), end_slowdown_);
-    const double last_bwd   = last_backward_seconds(s, t);
-    return std::max(last, reduce - last_bwd) + gather;
+    return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
   }
 
-  /// The slowest replica's last backward, which the bucketed reduction overlaps.
-  double last_backward_seconds(int s, int t) const
+  /// The part of the slowest replica's last backward that the bucketed reduction can overlap: what remains once
+  /// the first bucket is full (backward runs from the last layer; layers without parameters fill nothing).
+  double overlappable_backward_seconds(int s, int t) const
   {
+    double total_flops = 0, before_first_bucket = 0, filled = 0;
+    for (int l = plan_.stage_end(s, layer_count()) - 1; l >= plan_.stage_starts[s]; --l) {
+      const auto& layer = workload_.layers[l];
+      total_flops += (layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0)) /
+                     plan_.tp;
+      if (filled < plan_.bucket_bytes) {
+        before_first_bucket = total_flops;
+        filled += layer.params / plan_.tp * gradient_bytes_per_param();
+      }
+    }
     double slowest = 0;
     for (int r = 0; r < plan_.dp; ++r) {
-      double flops = 0;
-      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
-        flops += workload_.layers[l].backward_flops_per_sample * plan_.micro_batch[r] / plan_.tp;
-      slowest = std::max(slowest, compute_.compute_seconds(cluster_.gpu_of(plan_.device(s, r, t)), flops, plan_.dtype,
-                                                           static_cast<double>(plan_.micro_batch[r]) * workload_.seq_len));
+      const int mb = plan_.micro_batch[r];
+      slowest      = std::max(slowest, compute_.compute_seconds(cluster_.gpu_of(plan_.device(s, r, t)),
+                                                                (total_flops - before_first_bucket) * mb, plan_.dtype,
+                                                                static_cast<double>(mb) * workload_.seq_len));
     }
     return slowest;
   }

@@ -54,7 +54,7 @@ TEST_CASE("data-parallel plan on a uniform cluster: simulator and analytic estim
                                                         Link{25 * units::kGbps, 5e-6}, 10e-6);
   const models::Workload workload = models::load_workload("preset:gpt2-medium");
 
-  for (int zero : {0, 1}) {
+  for (int zero : {0, 1, 2, 3}) {
     for (int accumulation : {1, 4}) {
       CAPTURE(zero);
       CAPTURE(accumulation);
