@@ -1,6 +1,13 @@
 #include "core/dtype.hpp"
 
+#include "core/enum_names.hpp"
+
 namespace hetsim {
+namespace {
+
+constexpr EnumNames<Dtype, 3> kNames{{{{Dtype::fp16, "fp16"}, {Dtype::bf16, "bf16"}, {Dtype::fp32, "fp32"}}}};
+
+} // namespace
 
 int dtype_bytes(Dtype dtype)
 {
@@ -9,25 +16,12 @@ int dtype_bytes(Dtype dtype)
 
 std::string_view dtype_name(Dtype dtype)
 {
-  switch (dtype) {
-    case Dtype::fp16:
-      return "fp16";
-    case Dtype::bf16:
-      return "bf16";
-    case Dtype::fp32:
-      return "fp32";
-  }
-  return "fp16";
+  return kNames.name(dtype);
 }
 
 bool parse_dtype(std::string_view name, Dtype& out)
 {
-  for (Dtype d : {Dtype::fp16, Dtype::bf16, Dtype::fp32})
-    if (dtype_name(d) == name) {
-      out = d;
-      return true;
-    }
-  return false;
+  return kNames.parse(name, out);
 }
 
 } // namespace hetsim

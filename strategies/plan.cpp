@@ -1,8 +1,18 @@
 #include "strategies/plan.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace hetsim::strategies {
+namespace {
+
+constexpr EnumNames<PipelineSchedule, 2> kScheduleNames{
+    {{{PipelineSchedule::gpipe, "gpipe"}, {PipelineSchedule::one_f_one_b, "1f1b"}}}};
+constexpr EnumNames<CollectiveAlgorithm, 3> kAlgorithmNames{{{{CollectiveAlgorithm::ring, "ring"},
+                                                              {CollectiveAlgorithm::tree, "tree"},
+                                                              {CollectiveAlgorithm::hierarchical, "hierarchical"}}}};
+
+} // namespace
 
 int Plan::stage_end(int stage, int layer_count) const
 {
@@ -20,46 +30,22 @@ long long Plan::global_batch() const
 
 std::string_view schedule_name(PipelineSchedule schedule)
 {
-  switch (schedule) {
-    case PipelineSchedule::gpipe:
-      return "gpipe";
-    case PipelineSchedule::one_f_one_b:
-      return "1f1b";
-  }
-  return "1f1b";
+  return kScheduleNames.name(schedule);
 }
 
 std::string_view algorithm_name(CollectiveAlgorithm algorithm)
 {
-  switch (algorithm) {
-    case CollectiveAlgorithm::ring:
-      return "ring";
-    case CollectiveAlgorithm::tree:
-      return "tree";
-    case CollectiveAlgorithm::hierarchical:
-      return "hierarchical";
-  }
-  return "ring";
+  return kAlgorithmNames.name(algorithm);
 }
 
 bool parse_schedule(std::string_view name, PipelineSchedule& out)
 {
-  for (auto s : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b})
-    if (schedule_name(s) == name) {
-      out = s;
-      return true;
-    }
-  return false;
+  return kScheduleNames.parse(name, out);
 }
 
 bool parse_algorithm(std::string_view name, CollectiveAlgorithm& out)
 {
-  for (auto a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::tree, CollectiveAlgorithm::hierarchical})
-    if (algorithm_name(a) == name) {
-      out = a;
-      return true;
-    }
-  return false;
+  return kAlgorithmNames.parse(name, out);
 }
 
 } // namespace hetsim::strategies

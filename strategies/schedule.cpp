@@ -1,45 +1,34 @@
 #include "strategies/schedule.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace hetsim::strategies {
+namespace {
+
+constexpr EnumNames<TaskKind, 8> kTaskKindNames{{{{TaskKind::forward, "forward"},
+                                                  {TaskKind::backward, "backward"},
+                                                  {TaskKind::optimizer, "optimizer"},
+                                                  {TaskKind::send, "send"},
+                                                  {TaskKind::recv, "recv"},
+                                                  {TaskKind::all_reduce, "all_reduce"},
+                                                  {TaskKind::reduce_scatter, "reduce_scatter"},
+                                                  {TaskKind::all_gather, "all_gather"}}}};
+constexpr EnumNames<Stream, kStreamCount> kStreamNames{{{{Stream::compute, "compute"},
+                                                         {Stream::tensor_parallel, "tensor_parallel"},
+                                                         {Stream::data_parallel, "data_parallel"},
+                                                         {Stream::pipeline, "pipeline"}}}};
+
+} // namespace
 
 std::string_view task_kind_name(TaskKind kind)
 {
-  switch (kind) {
-    case TaskKind::forward:
-      return "forward";
-    case TaskKind::backward:
-      return "backward";
-    case TaskKind::optimizer:
-      return "optimizer";
-    case TaskKind::send:
-      return "send";
-    case TaskKind::recv:
-      return "recv";
-    case TaskKind::all_reduce:
-      return "all_reduce";
-    case TaskKind::reduce_scatter:
-      return "reduce_scatter";
-    case TaskKind::all_gather:
-      return "all_gather";
-  }
-  return "forward";
+  return kTaskKindNames.name(kind);
 }
 
 std::string_view stream_name(Stream stream)
 {
-  switch (stream) {
-    case Stream::compute:
-      return "compute";
-    case Stream::tensor_parallel:
-      return "tensor_parallel";
-    case Stream::data_parallel:
-      return "data_parallel";
-    case Stream::pipeline:
-      return "pipeline";
-  }
-  return "compute";
+  return kStreamNames.name(stream);
 }
 
 bool is_collective(TaskKind kind)
