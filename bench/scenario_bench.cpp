@@ -35,8 +35,8 @@ struct Scenario {
   }
 };
 
-/// Point-to-point transfers a schedule implies with ring collectives, split by whether they stay in one node:
-/// where replay time goes (each transfer costs the simulator a few microseconds).
+/// Point-to-point transfers a schedule implies with step-by-step ring collectives, split by whether they stay in
+/// one node: where replay time goes (each transfer costs the simulator a few microseconds).
 void count_ring_transfers(const Cluster& cluster, const strategies::Schedule& schedule, benchmark::State& state)
 {
   double intra = 0, inter = 0;
@@ -62,12 +62,16 @@ double children_peak_rss_gib()
   return usage.ru_maxrss / (1024.0 * 1024.0); // ru_maxrss is in KiB on Linux
 }
 
-void replay(benchmark::State& state, const char* cluster, const char* model, const char* plan, bool analytic_intra,
+/// How collectives become flows in a replay benchmark.
+enum class Flows { step_by_step, pipelined_rings, analytic_intra_node };
+
+void replay(benchmark::State& state, const char* cluster, const char* model, const char* plan, Flows flows,
             bool trace)
 {
   const Scenario scenario(cluster, model, plan);
   sim::SimOptions options;
-  options.analytic_intra_node = analytic_intra;
+  options.analytic_intra_node = flows == Flows::analytic_intra_node;
+  options.pipelined_rings     = flows == Flows::pipelined_rings;
   options.trace               = trace;
   double iteration_s          = 0;
   std::size_t tasks           = 0;
@@ -92,22 +96,26 @@ void lower_only(benchmark::State& state, const char* cluster, const char* model,
 } // namespace
 
 BENCHMARK_CAPTURE(replay, default_gpt3_1_3b_case5, "preset:case5_worldwide_geo", "preset:gpt3-1.3b",
-                  "preset:gpt3-1.3b-case5", false, true)
+                  "preset:gpt3-1.3b-case5", Flows::step_by_step, true)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2);
 BENCHMARK_CAPTURE(lower_only, llama2_70b_768, "preset:dgx_a100_768", "preset:llama-2-70b", "preset:llama-2-70b-768")
     ->Unit(benchmark::kMillisecond);
-// As `hetsim simulate` runs it without --trace; the last one adds the cost of building the 1.5M-event trace.
+// As `hetsim simulate` runs them without --trace; the last one adds the cost of building the 1.5M-event trace.
 BENCHMARK_CAPTURE(replay, llama2_70b_768_flows, "preset:dgx_a100_768", "preset:llama-2-70b",
-                  "preset:llama-2-70b-768", false, false)
+                  "preset:llama-2-70b-768", Flows::step_by_step, false)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+BENCHMARK_CAPTURE(replay, llama2_70b_768_pipelined_rings, "preset:dgx_a100_768", "preset:llama-2-70b",
+                  "preset:llama-2-70b-768", Flows::pipelined_rings, false)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 BENCHMARK_CAPTURE(replay, llama2_70b_768_analytic_intra_node, "preset:dgx_a100_768", "preset:llama-2-70b",
-                  "preset:llama-2-70b-768", true, false)
+                  "preset:llama-2-70b-768", Flows::analytic_intra_node, false)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
-BENCHMARK_CAPTURE(replay, llama2_70b_768_analytic_intra_node_with_trace, "preset:dgx_a100_768",
-                  "preset:llama-2-70b", "preset:llama-2-70b-768", true, true)
+BENCHMARK_CAPTURE(replay, llama2_70b_768_pipelined_rings_with_trace, "preset:dgx_a100_768",
+                  "preset:llama-2-70b", "preset:llama-2-70b-768", Flows::pipelined_rings, true)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
 

@@ -26,6 +26,7 @@ struct SimulateOptions {
   std::string calibration_file;
   bool allow_oom           = false;
   bool analytic_intra_node = false;
+  bool pipelined_rings     = false;
 };
 
 int run_simulate(SimulateOptions& options)
@@ -64,6 +65,7 @@ int run_simulate(SimulateOptions& options)
   const strategies::Schedule schedule = strategies::lower(plan, problem);
   sim::SimOptions sim_options;
   sim_options.analytic_intra_node = options.analytic_intra_node;
+  sim_options.pipelined_rings     = options.pipelined_rings;
   sim_options.calibration         = calibration ? &*calibration : nullptr;
   sim_options.trace               = !options.trace_file.empty();
   const sim::SimResult result     = sim::simulate(plan, problem, schedule, sim_options);
@@ -102,6 +104,9 @@ CommandRunner add_simulate_command(CLI::App& app)
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "time collectives that stay inside one node with the alpha-beta model instead of flows "
                     "(faster on large clusters)");
+  command->add_flag("--pipelined-rings", options->pipelined_rings,
+                    "move each ring collective phase as one flow per member, as NCCL pipelines chunks, instead of "
+                    "step by step (far fewer transfers on large clusters)");
   return [options] { return run_simulate(*options); };
 }
 

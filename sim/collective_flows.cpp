@@ -12,6 +12,7 @@
 namespace hetsim::sim {
 
 using strategies::TaskKind;
+namespace sg4 = simgrid::s4u;
 
 /// A ring over some devices, with per-position counters of steps started and receives done.
 struct CollectiveRun::Ring {
@@ -25,8 +26,8 @@ struct CollectiveRun::Ring {
 };
 
 CollectiveRun::CollectiveRun(const strategies::Collective& collective, const Network& network,
-                             double analytic_seconds)
-    : collective_(collective), network_(network), joined_(collective.devices.size())
+                             double analytic_seconds, bool pipelined_rings)
+    : collective_(collective), network_(network), pipelined_rings_(pipelined_rings), joined_(collective.devices.size())
 {
   const int n = size();
   if (n <= 1) {
@@ -114,6 +115,16 @@ void CollectiveRun::run_ring(Ring& ring, int position, int first_step, int steps
 {
   const int n    = static_cast<int>(ring.devices.size());
   const int next = (position + 1) % n;
+  if (pipelined_rings_ && steps > 1) {
+    const int src = ring.devices[position], dst = ring.devices[next];
+    ring.started[position].raise_to(first_step + steps);
+    ring.started[next].wait_for(first_step + 1); // the receiver is in this phase too
+    sg4::this_actor::sleep_for((steps - 1) * network_.platform().latency(src, dst));
+    network_.transfer(src, dst, steps * chunk_bytes);
+    ring.received[next].raise_to(first_step + steps);
+    ring.received[position].wait_for(first_step + steps);
+    return;
+  }
   for (int k = first_step; k < first_step + steps; ++k) {
     ring.started[position].raise_to(k + 1);
     ring.started[next].wait_for(k + 1); // the receiver is at this step too

@@ -17,6 +17,9 @@
 ///    members with the same local position, intra-node ring all-gather. Reduce-scatter: the intra-node then the
 ///    inter-node reduce-scatter; all-gather: the inter-node then the intra-node all-gather. Falls back to ring
 ///    when nodes hold different member counts, or when there is one node or one member per node;
+///  - pipelined rings (ReplayOptions::pipelined_rings): every ring phase above moves as one flow per member to
+///    the next member, carrying all its steps' chunks, after waiting the latencies of the steps but one. This is
+///    how NCCL's chunk pipelining keeps every ring link busy at once, and it takes 2(n-1) times fewer transfers;
 ///  - analytic (ReplayOptions::intra_node_collective_seconds, for collectives whose members share one node): once
 ///    the last member has joined, every member waits the given time.
 ///
@@ -34,8 +37,10 @@ namespace hetsim::sim {
 
 class CollectiveRun {
 public:
-  /// `analytic_seconds` >= 0 selects the analytic shortcut with that duration.
-  CollectiveRun(const strategies::Collective& collective, const Network& network, double analytic_seconds = -1);
+  /// `analytic_seconds` >= 0 selects the analytic shortcut with that duration; `pipelined_rings` moves each ring
+  /// phase as one flow per member.
+  CollectiveRun(const strategies::Collective& collective, const Network& network, double analytic_seconds = -1,
+                bool pipelined_rings = false);
   ~CollectiveRun();
 
   /// Runs member `index`'s part (from that member's actor); returns when this member is done.
@@ -57,6 +62,7 @@ private:
   const Network& network_;
   Kind kind_ = Kind::ring;
   double analytic_seconds_ = 0;
+  bool pipelined_rings_    = false;
   double analytic_end_s_   = 0;
   int finished_            = 0;
 

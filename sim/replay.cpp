@@ -79,11 +79,13 @@ private:
   std::vector<int> channel_;             ///< sends: their (source, destination) channel
   std::vector<int> place_in_channel_;    ///< sends: how many sends of the same channel were issued before
   std::vector<Counter> channel_done_;    ///< per channel: transfers finished
+  bool pipelined_rings_;
   std::vector<std::unique_ptr<CollectiveRun>> runs_; ///< per collective, while some member is inside
 };
 
 Replayer::Replayer(const Platform& platform, const Schedule& schedule, const ReplayOptions& options)
-    : platform_(platform), schedule_(schedule), network_(platform, schedule.device_count)
+    : platform_(platform), schedule_(schedule), network_(platform, schedule.device_count),
+      pipelined_rings_(options.pipelined_rings)
 {
   const std::size_t count = schedule.tasks.size();
   durations_.assign(count, 0);
@@ -193,7 +195,8 @@ void Replayer::run_collective_member(int id)
 {
   const int c = schedule_.tasks[id].collective;
   if (!runs_[c])
-    runs_[c] = std::make_unique<CollectiveRun>(schedule_.collectives[c], network_, analytic_seconds_[c]);
+    runs_[c] = std::make_unique<CollectiveRun>(schedule_.collectives[c], network_, analytic_seconds_[c],
+                                               pipelined_rings_);
   CollectiveRun& run = *runs_[c];
   run.run_member(member_index_[id]);
   if (run.finished() == run.size())

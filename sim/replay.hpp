@@ -35,6 +35,8 @@ struct ReplayOptions {
   /// When set, collectives whose members all sit on one node take this long (once all members have arrived)
   /// instead of running as flows.
   std::function<double(const strategies::Collective&)> intra_node_collective_seconds;
+  /// Ring phases move as one flow per member (see collective_flows.hpp) instead of step by step.
+  bool pipelined_rings = false;
 };
 
 /// Checks that a schedule is well formed for a cluster of `device_count` devices: every task in exactly one queue

@@ -18,6 +18,9 @@ struct SimOptions {
   /// Collectives whose members all sit on one node take costmodel::collective_seconds as one wait instead of
   /// flows (a shortcut for large runs; intra-node links then see no contention from them).
   bool analytic_intra_node = false;
+  /// Ring collectives move each phase as one pipelined flow per member (NCCL-like, 2(n-1) times fewer
+  /// transfers) instead of step by step.
+  bool pipelined_rings = false;
   /// Replaces the cost model's default compute efficiencies; must outlive the call.
   const costmodel::Calibration* calibration = nullptr;
   /// Build SimResult::trace. Naming millions of tasks costs seconds, so callers that write no trace skip it.

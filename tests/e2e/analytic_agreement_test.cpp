@@ -28,21 +28,26 @@ std::vector<int> iota(int n)
 
 TEST_CASE("ring all-reduce on uniform links: simulator and alpha-beta agree within 1%")
 {
-  for (int n : {2, 4, 8, 16}) {
-    for (double bytes : {1e6, 64e6, 512e6}) {
-      CAPTURE(n);
-      CAPTURE(bytes);
-      // Single-GPU machines on one switch: every ring edge is a 10 Gb/s NIC, 50 µs end to end.
-      const Cluster cluster = sim::testing::uniform_cluster(n, 1, Link{1200 * units::kGbps, 2e-6},
-                                                            Link{10 * units::kGbps, 8e-6}, 40e-6);
-      ScheduleBuilder builder(n);
-      builder.collective(strategies::TaskKind::all_reduce, iota(n), bytes);
-      const auto timings = sim::replay_isolated(cluster, builder.schedule(), sim::testing::seconds_from_flops());
-      double simulated   = 0;
-      for (const auto& t : timings)
-        simulated = std::max(simulated, t.end_s);
-      const double analytic = costmodel::ring_seconds(cluster, iota(n), costmodel::CollectiveOp::all_reduce, bytes);
-      CHECK(simulated == doctest::Approx(analytic).epsilon(0.01));
+  for (bool pipelined : {false, true}) {
+    for (int n : {2, 4, 8, 16}) {
+      for (double bytes : {1e6, 64e6, 512e6}) {
+        CAPTURE(pipelined);
+        CAPTURE(n);
+        CAPTURE(bytes);
+        // Single-GPU machines on one switch: every ring edge is a 10 Gb/s NIC, 50 µs end to end.
+        const Cluster cluster = sim::testing::uniform_cluster(n, 1, Link{1200 * units::kGbps, 2e-6},
+                                                              Link{10 * units::kGbps, 8e-6}, 40e-6);
+        ScheduleBuilder builder(n);
+        builder.collective(strategies::TaskKind::all_reduce, iota(n), bytes);
+        sim::ReplayOptions options = sim::testing::seconds_from_flops();
+        options.pipelined_rings    = pipelined;
+        const auto timings         = sim::replay_isolated(cluster, builder.schedule(), options);
+        double simulated           = 0;
+        for (const auto& t : timings)
+          simulated = std::max(simulated, t.end_s);
+        const double analytic = costmodel::ring_seconds(cluster, iota(n), costmodel::CollectiveOp::all_reduce, bytes);
+        CHECK(simulated == doctest::Approx(analytic).epsilon(0.01));
+      }
     }
   }
 }
@@ -50,22 +55,22 @@ TEST_CASE("ring all-reduce on uniform links: simulator and alpha-beta agree with
 TEST_CASE("data-parallel plan on a uniform cluster: simulator and analytic estimate agree within 5%")
 {
   // 4 nodes x 4 GPUs, NVLink-class ports, 25 Gb/s NICs: GPT-2 medium, pure data parallelism.
-  const Cluster cluster = sim::testing::uniform_cluster(4, 4, Link{1200 * units::kGbps, 2e-6},
-                                                        Link{25 * units::kGbps, 5e-6}, 10e-6);
+  const Cluster cluster =
+      sim::testing::uniform_cluster(4, 4, Link{1200 * units::kGbps, 2e-6}, Link{25 * units::kGbps, 5e-6}, 10e-6);
   const models::Workload workload = models::load_workload("preset:gpt2-medium");
 
   for (int zero : {0, 1, 2, 3}) {
     for (int accumulation : {1, 4}) {
       CAPTURE(zero);
       CAPTURE(accumulation);
-      const auto plan_json = nlohmann::json{{"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 4},
-                                            {"grad_accum", accumulation}, {"zero_stage", zero}};
+      const auto plan_json = nlohmann::json{
+          {"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 4}, {"grad_accum", accumulation}, {"zero_stage", zero}};
       const strategies::Plan plan = strategies::plan_from_json(plan_json, "dp.json", cluster, workload);
       strategies::Problem problem;
-      problem.cluster      = &cluster;
-      problem.workload     = &workload;
-      problem.global_batch = static_cast<int>(plan.global_batch());
-      const auto schedule  = strategies::lower(plan, problem);
+      problem.cluster        = &cluster;
+      problem.workload       = &workload;
+      problem.global_batch   = static_cast<int>(plan.global_batch());
+      const auto schedule    = strategies::lower(plan, problem);
       const double simulated = sim::simulate(plan, problem, schedule).report.iteration_time_s;
       const double analytic  = strategies::estimate(plan, problem).iteration_time_s;
       CHECK(simulated == doctest::Approx(analytic).epsilon(0.05));
