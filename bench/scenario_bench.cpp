@@ -26,12 +26,9 @@ struct Scenario {
 
   Scenario(const char* cluster_preset, const char* model_preset, const char* plan_preset)
       : cluster(load_cluster(cluster_preset)), workload(models::load_workload(model_preset)),
-        plan(strategies::load_plan(plan_preset, cluster, workload))
+        plan(strategies::load_plan(plan_preset, cluster, workload)),
+        problem(strategies::problem_for_plan(cluster, workload, plan))
   {
-    problem.cluster      = &cluster;
-    problem.workload     = &workload;
-    problem.global_batch = static_cast<int>(plan.global_batch());
-    problem.dtype        = plan.dtype;
   }
 };
 

@@ -37,10 +37,7 @@ void load_scenario(const ScenarioOptions& options, Scenario& scenario)
   scenario.plan     = strategies::load_plan(options.plan, scenario.cluster, scenario.workload);
 
   auto& problem              = scenario.problem;
-  problem.cluster            = &scenario.cluster;
-  problem.workload           = &scenario.workload;
-  problem.global_batch       = static_cast<int>(scenario.plan.global_batch());
-  problem.dtype              = scenario.plan.dtype;
+  problem                    = strategies::problem_for_plan(scenario.cluster, scenario.workload, scenario.plan);
   problem.memory_limit_bytes = options.memory_limit_gib * units::kGiB;
   problem.workspace_bytes    = options.workspace_gib * units::kGiB;
 }

@@ -5,6 +5,7 @@
 #include "core/dtype.hpp"
 #include "core/units.hpp"
 #include "models/workload.hpp"
+#include "strategies/plan.hpp"
 
 namespace hetsim::strategies {
 
@@ -19,5 +20,9 @@ struct Problem {
   /// Usable memory of one device under this problem's limit.
   double memory_capacity(int device) const;
 };
+
+/// The problem a given plan solves: its global batch and dtype, default limits. The cluster and the workload
+/// must outlive the problem.
+Problem problem_for_plan(const Cluster& cluster, const models::Workload& workload, const Plan& plan);
 
 } // namespace hetsim::strategies

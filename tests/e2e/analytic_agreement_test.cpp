@@ -66,10 +66,7 @@ TEST_CASE("data-parallel plan on a uniform cluster: simulator and analytic estim
       const auto plan_json = nlohmann::json{
           {"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 4}, {"grad_accum", accumulation}, {"zero_stage", zero}};
       const strategies::Plan plan = strategies::plan_from_json(plan_json, "dp.json", cluster, workload);
-      strategies::Problem problem;
-      problem.cluster        = &cluster;
-      problem.workload       = &workload;
-      problem.global_batch   = static_cast<int>(plan.global_batch());
+      const auto problem     = strategies::problem_for_plan(cluster, workload, plan);
       const auto schedule    = strategies::lower(plan, problem);
       const double simulated = sim::simulate(plan, problem, schedule).report.iteration_time_s;
       const double analytic  = strategies::estimate(plan, problem).iteration_time_s;

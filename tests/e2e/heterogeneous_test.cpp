@@ -20,10 +20,7 @@ const char* kMixedCluster = R"({"name": "mixed", "regions": [{"nodes": [
 sim::Report simulate_plan(const Cluster& cluster, const models::Workload& workload, const nlohmann::json& plan_json)
 {
   const strategies::Plan plan = strategies::plan_from_json(plan_json, "plan.json", cluster, workload);
-  strategies::Problem problem;
-  problem.cluster      = &cluster;
-  problem.workload     = &workload;
-  problem.global_batch = static_cast<int>(plan.global_batch());
+  const strategies::Problem problem = strategies::problem_for_plan(cluster, workload, plan);
   return sim::simulate(plan, problem, strategies::lower(plan, problem)).report;
 }
 

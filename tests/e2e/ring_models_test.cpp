@@ -23,10 +23,7 @@ TEST_CASE("pipelined and step-by-step rings give the same iteration time within 
                                         {"grad_accum", 4},   {"zero_stage", zero},
                                         {"recompute", true}, {"collective_algorithm", algorithm}};
       const strategies::Plan plan    = strategies::plan_from_json(plan_json, "plan.json", cluster, workload);
-      strategies::Problem problem;
-      problem.cluster      = &cluster;
-      problem.workload     = &workload;
-      problem.global_batch = static_cast<int>(plan.global_batch());
+      const strategies::Problem problem = strategies::problem_for_plan(cluster, workload, plan);
       const auto schedule  = strategies::lower(plan, problem);
       sim::SimOptions stepwise, pipelined;
       stepwise.trace = pipelined.trace = false;
