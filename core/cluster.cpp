@@ -99,17 +99,21 @@ Link Cluster::path(int src, int dst) const
   result.bandwidth_bytes_per_s =
       std::min({a.intra.bandwidth_bytes_per_s, a.nic.bandwidth_bytes_per_s, b.intra.bandwidth_bytes_per_s,
                 b.nic.bandwidth_bytes_per_s});
-  Link middle;
-  if (a.region != b.region) {
-    middle = inter_region(a.region, b.region);
-  } else if (const auto* o = find_override(device(src).node, device(dst).node)) {
-    middle = o->link;
-  } else {
-    middle.latency_s = regions_[a.region].latency_s;
-  }
+  const Link middle = between_nodes(device(src).node, device(dst).node);
   result.latency_s += middle.latency_s;
   result.bandwidth_bytes_per_s = std::min(result.bandwidth_bytes_per_s, middle.bandwidth_bytes_per_s);
   return result;
+}
+
+Link Cluster::between_nodes(int src_node, int dst_node) const
+{
+  const Node& a = nodes_[src_node];
+  const Node& b = nodes_[dst_node];
+  if (a.region != b.region)
+    return inter_region(a.region, b.region);
+  if (const auto* o = find_override(src_node, dst_node))
+    return o->link;
+  return Link{Link{}.bandwidth_bytes_per_s, regions_[a.region].latency_s};
 }
 
 void check_cluster_complete(const Cluster& cluster, const std::string& origin)

@@ -87,6 +87,9 @@ public:
 
   /// End-to-end latency and bottleneck bandwidth from one device to another on an idle network.
   Link path(int src, int dst) const;
+  /// What joins two different nodes between their NICs: the WAN link of their regions, the pair's override, or
+  /// the region switch (latency only).
+  Link between_nodes(int src_node, int dst_node) const;
 
 private:
   std::string name_;

@@ -66,12 +66,9 @@ double concurrent_transfers_seconds(const Cluster& cluster, const std::vector<st
     double bandwidth = std::min({a.intra.bandwidth_bytes_per_s, b.intra.bandwidth_bytes_per_s,
                                  a.nic.bandwidth_bytes_per_s / leaving[cluster.device(src).node],
                                  b.nic.bandwidth_bytes_per_s / entering[cluster.device(dst).node]});
-    if (a.region != b.region) {
-      const int sharing = cluster.wan_sharing() == WanSharing::shared ? region_pairs[{a.region, b.region}] : 1;
-      bandwidth         = std::min(bandwidth, cluster.inter_region(a.region, b.region).bandwidth_bytes_per_s / sharing);
-    } else if (const auto* o = cluster.find_override(cluster.device(src).node, cluster.device(dst).node)) {
-      bandwidth = std::min(bandwidth, o->link.bandwidth_bytes_per_s);
-    }
+    const Link middle = cluster.between_nodes(cluster.device(src).node, cluster.device(dst).node);
+    const bool shared = a.region != b.region && cluster.wan_sharing() == WanSharing::shared;
+    bandwidth = std::min(bandwidth, middle.bandwidth_bytes_per_s / (shared ? region_pairs[{a.region, b.region}] : 1));
     slowest = std::max(slowest, path.latency_s + bytes / bandwidth);
   }
   return slowest;
