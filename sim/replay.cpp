@@ -26,19 +26,11 @@ using strategies::Schedule;
 using strategies::Stream;
 using strategies::Task;
 using strategies::TaskKind;
+using strategies::is_compute;
+using strategies::is_p2p;
 
 constexpr int kOrderedStreams = 3; // compute, tensor_parallel, data_parallel run in queue order
 constexpr double kNotYet      = -1;
-
-bool is_p2p(TaskKind kind)
-{
-  return kind == TaskKind::send || kind == TaskKind::recv;
-}
-
-bool is_compute(TaskKind kind)
-{
-  return kind == TaskKind::forward || kind == TaskKind::backward || kind == TaskKind::optimizer;
-}
 
 std::string describe(const Schedule& schedule, int id)
 {

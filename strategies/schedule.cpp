@@ -36,6 +36,16 @@ bool is_collective(TaskKind kind)
   return kind == TaskKind::all_reduce || kind == TaskKind::reduce_scatter || kind == TaskKind::all_gather;
 }
 
+bool is_p2p(TaskKind kind)
+{
+  return kind == TaskKind::send || kind == TaskKind::recv;
+}
+
+bool is_compute(TaskKind kind)
+{
+  return kind == TaskKind::forward || kind == TaskKind::backward || kind == TaskKind::optimizer;
+}
+
 namespace {
 
 std::string_view prefix(const Task& task)

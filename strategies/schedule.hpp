@@ -19,6 +19,8 @@ inline constexpr int kStreamCount = 4;
 std::string_view task_kind_name(TaskKind kind);
 std::string_view stream_name(Stream stream);
 bool is_collective(TaskKind kind);
+bool is_p2p(TaskKind kind);     ///< send or recv
+bool is_compute(TaskKind kind); ///< forward, backward or optimizer
 
 struct Task {
   int id = 0; ///< index in Schedule::tasks; stable for the same plan and inputs
