@@ -12,5 +12,6 @@ using CommandRunner = std::function<int()>;
 
 CommandRunner add_simulate_command(CLI::App& app);
 CommandRunner add_inspect_command(CLI::App& app);
+CommandRunner add_search_command(CLI::App& app);
 
 } // namespace hetsim::cli

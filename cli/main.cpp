@@ -15,6 +15,7 @@ int main(int argc, char** argv)
 
   auto simulate = hetsim::cli::add_simulate_command(app);
   auto inspect  = hetsim::cli::add_inspect_command(app);
+  auto search   = hetsim::cli::add_search_command(app);
 
   try {
     app.parse(argc, argv);
@@ -29,6 +30,8 @@ int main(int argc, char** argv)
       return simulate();
     if (app.got_subcommand("inspect"))
       return inspect();
+    if (app.got_subcommand("search"))
+      return search();
   } catch (const hetsim::Error& e) {
     std::cerr << "hetsim: " << e.what() << '\n';
     return 2;

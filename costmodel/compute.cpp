@@ -19,6 +19,27 @@ double ComputeModel::compute_seconds(const GpuSpec& gpu, double flops, Dtype dty
   return flops / (gpu.peak_flops(dtype) * efficiency(gpu, tokens > 0 ? tokens : 1));
 }
 
+double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
+                                    int tp, int samples, Dtype dtype, bool backward, bool recompute) const
+{
+  if (profile_ && profile_->covers(gpu.name, tp)) {
+    double seconds = 0;
+    for (int l = first; l < end; ++l) {
+      seconds += *profile_->layer_seconds(gpu.name, tp, l, samples, backward);
+      if (backward && recompute)
+        seconds += *profile_->layer_seconds(gpu.name, tp, l, samples, false);
+    }
+    return seconds;
+  }
+  double flops = 0;
+  for (int l = first; l < end; ++l) {
+    const auto& layer = workload.layers[l];
+    flops += backward ? layer.backward_flops_per_sample + (recompute ? layer.forward_flops_per_sample : 0)
+                      : layer.forward_flops_per_sample;
+  }
+  return compute_seconds(gpu, flops * samples / tp, dtype, static_cast<double>(samples) * workload.seq_len);
+}
+
 double ComputeModel::optimizer_seconds(const GpuSpec& gpu, double params) const
 {
   return params * kOptimizerBytesPerParam / gpu.memory_bandwidth_bytes_per_s;

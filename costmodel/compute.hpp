@@ -1,21 +1,32 @@
 #pragma once
 /// Time of computation on one GPU: FLOPs over peak times an efficiency that grows with the batch.
 /// Without calibration the efficiency is `max_efficiency * tokens / (tokens + half_efficiency_tokens)`,
-/// a saturating curve; a Calibration replaces it per GPU type.
+/// a saturating curve; a Calibration replaces it per GPU type, and a LayerProfile replaces whole layers' times
+/// wherever it covers the GPU and tensor-parallel degree.
 
 #include "core/dtype.hpp"
 #include "core/gpu_spec.hpp"
 #include "costmodel/calibration.hpp"
+#include "costmodel/layer_profile.hpp"
+#include "models/workload.hpp"
 
 namespace hetsim::costmodel {
 
 class ComputeModel {
 public:
-  explicit ComputeModel(const Calibration* calibration = nullptr) : calibration_(calibration) {}
+  explicit ComputeModel(const Calibration* calibration = nullptr, const LayerProfile* profile = nullptr)
+      : calibration_(calibration), profile_(profile)
+  {
+  }
 
   /// Fraction of peak reached on a micro-batch of `tokens` tokens.
   double efficiency(const GpuSpec& gpu, double tokens) const;
   double compute_seconds(const GpuSpec& gpu, double flops, Dtype dtype, double tokens) const;
+  /// Layers [first, end) of `workload` on one member of a `tp`-way tensor-parallel group, for a micro-batch of
+  /// `samples` sequences: forward, or backward (plus the forward again with `recompute`). Profiled where the
+  /// profile covers (gpu, tp); otherwise the roofline of the layers' FLOPs.
+  double layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
+                        int samples, Dtype dtype, bool backward, bool recompute = false) const;
   /// Adam step: reads and writes fp32 master weights, two moments and the 16-bit copy (memory bound).
   double optimizer_seconds(const GpuSpec& gpu, double params) const;
 
@@ -25,6 +36,7 @@ public:
 
 private:
   const Calibration* calibration_;
+  const LayerProfile* profile_;
 };
 
 } // namespace hetsim::costmodel

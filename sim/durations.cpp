@@ -7,14 +7,31 @@ namespace hetsim::sim {
 
 using strategies::TaskKind;
 
-std::function<double(const strategies::Task&)> compute_time_model(const Cluster& cluster, Dtype dtype, int seq_len,
-                                                                   const costmodel::Calibration* calibration)
+std::function<double(const strategies::Task&)> compute_time_model(const Cluster& cluster,
+                                                                   const models::Workload& workload,
+                                                                   const strategies::Plan& plan,
+                                                                   const costmodel::Calibration* calibration,
+                                                                   const costmodel::LayerProfile* profile)
 {
-  return [&cluster, dtype, seq_len, model = costmodel::ComputeModel(calibration)](const strategies::Task& task) {
+  return [&cluster, &workload, profile, tp = plan.tp, dtype = plan.dtype, recompute = plan.recompute,
+          model = costmodel::ComputeModel(calibration, profile)](const strategies::Task& task) {
     const GpuSpec& gpu = cluster.gpu_of(task.device);
     if (task.kind == TaskKind::optimizer)
       return model.optimizer_seconds(gpu, task.params);
-    return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * seq_len);
+    const bool backward = task.kind == TaskKind::backward;
+    if (profile && task.first_layer >= 0 && profile->covers(gpu.name, tp)) {
+      // A task may be one piece of a layer split around its tensor-parallel all-reduces: its FLOPs say which share.
+      double layer_flops = 0;
+      for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l) {
+        const auto& layer = workload.layers[l];
+        layer_flops += backward ? layer.backward_flops_per_sample + (recompute ? layer.forward_flops_per_sample : 0)
+                                : layer.forward_flops_per_sample;
+      }
+      const double share = layer_flops > 0 ? task.flops / (layer_flops * task.samples / tp) : 1;
+      return share * model.layers_seconds(gpu, workload, task.first_layer, task.first_layer + task.layer_count, tp,
+                                          task.samples, dtype, backward, recompute);
+    }
+    return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len);
   };
 }
 

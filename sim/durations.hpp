@@ -5,16 +5,24 @@
 #include "core/cluster.hpp"
 #include "core/dtype.hpp"
 #include "costmodel/calibration.hpp"
+#include "costmodel/layer_profile.hpp"
+#include "models/workload.hpp"
+#include "strategies/plan.hpp"
 #include "strategies/schedule.hpp"
 
 #include <functional>
 
 namespace hetsim::sim {
 
-/// Forward/backward: ComputeModel(calibration).compute_seconds(gpu, flops, dtype, samples * seq_len);
-/// optimizer: optimizer_seconds(gpu, params). `cluster` and `calibration` must outlive the function.
-std::function<double(const strategies::Task&)> compute_time_model(const Cluster& cluster, Dtype dtype, int seq_len,
-                                                                   const costmodel::Calibration* calibration);
+/// Forward/backward: ComputeModel(calibration).compute_seconds(gpu, flops, dtype, samples * seq_len), or, where
+/// `profile` covers the device's GPU at the plan's tp, the profiled time of the task's layers (times the task's
+/// share of them, for split layers); optimizer: optimizer_seconds(gpu, params). Every argument but `plan` must
+/// outlive the function.
+std::function<double(const strategies::Task&)> compute_time_model(const Cluster& cluster,
+                                                                   const models::Workload& workload,
+                                                                   const strategies::Plan& plan,
+                                                                   const costmodel::Calibration* calibration,
+                                                                   const costmodel::LayerProfile* profile = nullptr);
 
 /// costmodel::collective_seconds of a collective with its own algorithm (the α-β twin of the flows).
 std::function<double(const strategies::Collective&)> analytic_collective_time(const Cluster& cluster);

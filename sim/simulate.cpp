@@ -16,7 +16,7 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
 
   ReplayOptions replay_options;
   replay_options.compute_seconds =
-      compute_time_model(cluster, plan.dtype, problem.workload->seq_len, options.calibration);
+      compute_time_model(cluster, *problem.workload, plan, options.calibration, options.profile);
   replay_options.pipelined_rings = options.pipelined_rings;
   if (options.analytic_intra_node)
     replay_options.intra_node_collective_seconds = analytic_collective_time(cluster);

@@ -6,6 +6,7 @@
 /// give byte-identical report JSON and trace.
 
 #include "costmodel/calibration.hpp"
+#include "costmodel/layer_profile.hpp"
 #include "sim/report.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/problem.hpp"
@@ -23,6 +24,8 @@ struct SimOptions {
   bool pipelined_rings = false;
   /// Replaces the cost model's default compute efficiencies; must outlive the call.
   const costmodel::Calibration* calibration = nullptr;
+  /// Measured per-layer times that replace the compute model where they apply; must outlive the call.
+  const costmodel::LayerProfile* profile = nullptr;
   /// Build SimResult::trace. Naming millions of tasks costs seconds, so callers that write no trace skip it.
   bool trace = true;
 };

@@ -14,9 +14,8 @@ using costmodel::CollectiveOp;
 
 class Estimator {
 public:
-  Estimator(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration)
-      : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload),
-        compute_(calibration), algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)),
+  Estimator(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute)
+      : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload), compute_(compute), algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)),
         end_slowdown_(data_parallel_slowdown(0, plan.pp))
   {
     for (int s = 0; s < plan.pp; ++s)
@@ -81,17 +80,12 @@ private:
   StageTime stage_time(int s, int r) const
   {
     const int mb          = plan_.micro_batch[r];
-    const double tokens   = static_cast<double>(mb) * workload_.seq_len;
-    double forward_flops  = 0;
-    double backward_flops = 0;
     double tp_bytes_total = 0;
     int tp_all_reduces    = 0;
+    const int first       = plan_.stage_starts[s];
     const int end         = plan_.stage_end(s, layer_count());
-    for (int l = plan_.stage_starts[s]; l < end; ++l) {
+    for (int l = first; l < end; ++l) {
       const auto& layer = workload_.layers[l];
-      forward_flops += layer.forward_flops_per_sample * mb / plan_.tp;
-      backward_flops += (layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0)) *
-                        mb / plan_.tp;
       if (plan_.tp > 1 && layer.tensor_parallel_all_reduces > 0) {
         tp_all_reduces += 2 * layer.tensor_parallel_all_reduces;
         tp_bytes_total += 2 * layer.tensor_parallel_all_reduces * layer.activation_bytes_per_sample * mb *
@@ -102,8 +96,10 @@ private:
     std::vector<int> tp_group;
     for (int t = 0; t < plan_.tp; ++t) {
       const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
-      compute = std::max(compute, compute_.compute_seconds(gpu, forward_flops, plan_.dtype, tokens) +
-                                      compute_.compute_seconds(gpu, backward_flops, plan_.dtype, tokens));
+      compute            = std::max(
+          compute,
+          compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, false) +
+              compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, true, plan_.recompute));
       tp_group.push_back(plan_.device(s, r, t));
     }
     double tensor_parallel = 0;
@@ -206,23 +202,20 @@ private:
   /// the first bucket is full (backward runs from the last layer; layers without parameters fill nothing).
   double overlappable_backward_seconds(int s, int t) const
   {
-    double total_flops = 0, before_first_bucket = 0, filled = 0;
-    for (int l = plan_.stage_end(s, layer_count()) - 1; l >= plan_.stage_starts[s]; --l) {
-      const auto& layer = workload_.layers[l];
-      total_flops += (layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0)) /
-                     plan_.tp;
-      if (filled < plan_.bucket_bytes) {
-        before_first_bucket = total_flops;
-        filled += layer.params / plan_.tp * gradient_bytes_per_param();
-      }
+    const int first = plan_.stage_starts[s];
+    int closing     = plan_.stage_end(s, layer_count()); // layers [first, closing) run after the first bucket closes
+    double filled   = 0;
+    while (closing > first && filled < plan_.bucket_bytes) {
+      --closing;
+      filled += workload_.layers[closing].params / plan_.tp * gradient_bytes_per_param();
     }
+    if (filled < plan_.bucket_bytes)
+      return 0;
     double slowest = 0;
-    for (int r = 0; r < plan_.dp; ++r) {
-      const int mb = plan_.micro_batch[r];
-      slowest      = std::max(slowest, compute_.compute_seconds(cluster_.gpu_of(plan_.device(s, r, t)),
-                                                                (total_flops - before_first_bucket) * mb, plan_.dtype,
-                                                                static_cast<double>(mb) * workload_.seq_len));
-    }
+    for (int r = 0; r < plan_.dp; ++r)
+      slowest = std::max(slowest, compute_.layers_seconds(cluster_.gpu_of(plan_.device(s, r, t)), workload_, first,
+                                                          closing, plan_.tp, plan_.micro_batch[r], plan_.dtype,
+                                                          true, plan_.recompute));
     return slowest;
   }
 
@@ -235,7 +228,7 @@ private:
   const Plan& plan_;
   const Cluster& cluster_;
   const models::Workload& workload_;
-  costmodel::ComputeModel compute_;
+  const costmodel::ComputeModel& compute_;
   costmodel::Algorithm algorithm_;
   double end_slowdown_;                ///< every data-parallel group at once
   std::vector<double> stage_slowdown_; ///< the groups of one stage at once
@@ -245,7 +238,12 @@ private:
 
 PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration)
 {
-  return Estimator(plan, problem, calibration).run();
+  return estimate(plan, problem, costmodel::ComputeModel(calibration));
+}
+
+PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute)
+{
+  return Estimator(plan, problem, compute).run();
 }
 
 } // namespace hetsim::strategies

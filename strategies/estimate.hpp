@@ -3,6 +3,7 @@
 /// used inside searches. It composes costmodel's compute, α-β collective and pipeline (AMP eq. 5) formulas.
 
 #include "costmodel/calibration.hpp"
+#include "costmodel/compute.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/problem.hpp"
 
@@ -19,5 +20,7 @@ struct PlanEstimate {
 };
 
 PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration = nullptr);
+/// The same with a given compute model (calibration and per-layer profile); `compute` must outlive the call.
+PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute);
 
 } // namespace hetsim::strategies

@@ -26,18 +26,57 @@ std::string gib(double bytes)
 
 } // namespace
 
+DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end,
+                                 int replica)
+{
+  const auto& layers            = problem.workload->layers;
+  const double weight_bytes     = dtype_bytes(plan.dtype);           // per parameter, weights and gradients
+  const double optimizer_bytes  = plan.dtype == Dtype::fp32 ? 8 : 12; // per parameter
+  const double activation_scale = dtype_bytes(plan.dtype) / 2.0;     // layer figures are 16-bit
+  const bool shard              = plan.dp > 1;
+
+  double params     = 0; // per device, after the tensor-parallel split
+  double largest[2] = {0, 0};
+  double saved = 0, boundary = 0, largest_saved = 0; // activation bytes per sample, per device
+  for (int l = first; l < end; ++l) {
+    const double p = layers[l].params / plan.tp;
+    params += p;
+    if (p > largest[0]) {
+      largest[1] = largest[0];
+      largest[0] = p;
+    } else if (p > largest[1]) {
+      largest[1] = p;
+    }
+    saved += layers[l].saved_activation_bytes_per_sample / plan.tp;
+    boundary += layers[l].activation_bytes_per_sample / plan.tp;
+    largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
+  }
+
+  DeviceMemory m;
+  m.parameter_bytes = weight_bytes * params;
+  m.gradient_bytes  = weight_bytes * params;
+  m.optimizer_bytes = optimizer_bytes * params;
+  if (shard && plan.zero_stage >= 1)
+    m.optimizer_bytes /= plan.dp;
+  if (shard && plan.zero_stage >= 2)
+    m.gradient_bytes /= plan.dp;
+  if (shard && plan.zero_stage >= 3)
+    m.parameter_bytes = m.parameter_bytes / plan.dp + weight_bytes * (largest[0] + largest[1]);
+
+  const int accum      = plan.grad_accum[replica];
+  const int in_flight  = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);
+  const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale;
+  m.activation_bytes   = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
+  return m;
+}
+
 std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   const Cluster& cluster = *problem.cluster;
-  const auto& layers     = problem.workload->layers;
+  const int layer_count  = static_cast<int>(problem.workload->layers.size());
   HETSIM_ASSERT(static_cast<int>(plan.placement.size()) == plan.world_size());
   HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.pp);
-
-  const double weight_bytes    = dtype_bytes(plan.dtype);              // per parameter, weights and gradients
-  const double optimizer_bytes = plan.dtype == Dtype::fp32 ? 8 : 12;    // per parameter
-  const double activation_scale = dtype_bytes(plan.dtype) / 2.0;        // layer figures are 16-bit
-  const bool shard              = plan.dp > 1;
 
   std::vector<DeviceMemory> memory(cluster.device_count());
   for (int d = 0; d < cluster.device_count(); ++d) {
@@ -46,52 +85,18 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
     memory[d].workspace_bytes = problem.workspace_bytes;
     memory[d].capacity_bytes  = problem.memory_capacity(d);
   }
-
-  for (int s = 0; s < plan.pp; ++s) {
-    const int first = plan.stage_starts[s];
-    const int end   = plan.stage_end(s, static_cast<int>(layers.size()));
-    double params   = 0;     // per device, after the tensor-parallel split
-    double largest[2] = {0, 0};
-    double saved = 0, boundary = 0, largest_saved = 0; // activation bytes per sample, per device
-    for (int l = first; l < end; ++l) {
-      const double p = layers[l].params / plan.tp;
-      params += p;
-      if (p > largest[0]) {
-        largest[1] = largest[0];
-        largest[0] = p;
-      } else if (p > largest[1]) {
-        largest[1] = p;
-      }
-      saved += layers[l].saved_activation_bytes_per_sample / plan.tp;
-      boundary += layers[l].activation_bytes_per_sample / plan.tp;
-      largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
-    }
-
-    double weights   = weight_bytes * params;
-    double gradients = weight_bytes * params;
-    double optimizer = optimizer_bytes * params;
-    if (shard && plan.zero_stage >= 1)
-      optimizer /= plan.dp;
-    if (shard && plan.zero_stage >= 2)
-      gradients /= plan.dp;
-    if (shard && plan.zero_stage >= 3)
-      weights = weights / plan.dp + weight_bytes * (largest[0] + largest[1]);
-
+  for (int s = 0; s < plan.pp; ++s)
     for (int r = 0; r < plan.dp; ++r) {
-      const int accum     = plan.grad_accum[r];
-      const int in_flight = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - s);
-      const double samples = static_cast<double>(plan.micro_batch[r]) * activation_scale;
-      const double activations = plan.recompute ? (boundary * in_flight + largest_saved) * samples
-                                                : saved * in_flight * samples;
+      const DeviceMemory stage = stage_device_memory(plan, problem, s, plan.stage_starts[s],
+                                                     plan.stage_end(s, layer_count), r);
       for (int t = 0; t < plan.tp; ++t) {
         DeviceMemory& m    = memory[plan.device(s, r, t)];
-        m.parameter_bytes  = weights;
-        m.gradient_bytes   = gradients;
-        m.optimizer_bytes  = optimizer;
-        m.activation_bytes = activations;
+        m.parameter_bytes  = stage.parameter_bytes;
+        m.gradient_bytes   = stage.gradient_bytes;
+        m.optimizer_bytes  = stage.optimizer_bytes;
+        m.activation_bytes = stage.activation_bytes;
       }
     }
-  }
   return memory;
 }
 

@@ -35,6 +35,11 @@ struct DeviceMemory {
 /// flight: all of them with GPipe, min(grad_accum, pp - stage) with 1F1B; with recompute only each layer's
 /// boundary activation is kept per micro-batch in flight, plus one layer's saved activations to recompute it.
 std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem);
+/// One device of `stage` and `replica` if the stage held layers [first, end): parameters, gradients, optimizer
+/// states and activations as plan_memory counts them (device, workspace and capacity left empty). Planners
+/// use it to try stage boundaries before the plan has them.
+DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end,
+                                 int replica);
 /// Throws InfeasiblePlan naming the device with the largest overflow and the bytes over.
 void check_memory(const std::vector<DeviceMemory>& memory);
 

@@ -169,8 +169,11 @@ TEST_CASE("replay: compute time follows each device's GPU")
     b.task(id).flops   = 3e14;
     b.task(id).samples = 4;
   }
+  models::Workload workload;
+  workload.seq_len = 1024;
+  strategies::Plan plan;
   ReplayOptions options;
-  options.compute_seconds = compute_time_model(cluster, Dtype::fp16, 1024, nullptr);
+  options.compute_seconds = compute_time_model(cluster, workload, plan, nullptr);
   const auto timings      = replay_isolated(cluster, b.schedule(), options);
   const costmodel::ComputeModel model(nullptr);
   CHECK(timings[f].end_s == doctest::Approx(model.compute_seconds(cluster.gpu_of(0), 3e14, Dtype::fp16, 4096)));

@@ -1,0 +1,274 @@
+/// `hetsim search`: a planner's candidates ranked by the analytic cost model, the best re-scored in the simulator.
+
+#include "cli/command.hpp"
+#include "cli/progress.hpp"
+#include "core/cluster_json.hpp"
+#include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "core/units.hpp"
+#include "costmodel/calibration.hpp"
+#include "costmodel/layer_profile.hpp"
+#include "sim/rescore.hpp"
+#include "strategies/plan_json.hpp"
+#include "strategies/search.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+namespace hetsim::cli {
+namespace {
+
+struct SearchOptions {
+  std::string cluster;
+  std::string model;
+  int global_batch = 0;
+  std::string planner = "amp";
+  int top_k           = 10;
+  std::string memory_limit;
+  double workspace_gib = 1;
+  std::string dtype    = "fp16";
+  std::string out_file;
+  std::string best_file;
+  std::string profile_file;
+  std::string calibration_file;
+  std::uint64_t seed = 1;
+  bool anneal        = false;
+  bool list          = false;
+  bool pipelined_rings     = false;
+  bool analytic_intra_node = false;
+};
+
+/// "80GiB", "17179869184", "16 GB" -> bytes.
+double parse_bytes(const std::string& text)
+{
+  std::istringstream in(text);
+  double value = 0;
+  std::string unit;
+  if (!(in >> value) || value <= 0 || !std::isfinite(value))
+    throw InputError("--memory-limit: expected a positive number of bytes (optionally with KiB, MiB, GiB, KB, MB or "
+                     "GB), got '" + text + "'");
+  in >> unit;
+  static const std::map<std::string, double> units = {
+      {"", 1}, {"B", 1}, {"KiB", 1024.0}, {"MiB", units::kMiB}, {"GiB", units::kGiB},
+      {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}};
+  auto it = units.find(unit);
+  std::string rest;
+  if (it == units.end() || (in >> rest))
+    throw InputError("--memory-limit: expected a unit among B, KiB, MiB, GiB, KB, MB, GB, got '" + text + "'");
+  return value * it->second;
+}
+
+std::string memory_status(const strategies::Candidate& c)
+{
+  if (c.fits())
+    return "fits";
+  char text[96];
+  std::snprintf(text, sizeof text, "OOM dev %d (%s) +%.2f GiB", c.memory_overflow->device,
+                c.memory_overflow->gpu.c_str(), c.memory_overflow->over_bytes() / units::kGiB);
+  return text;
+}
+
+std::string join(const std::vector<int>& values)
+{
+  std::string text;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    text += (i ? "," : "") + std::to_string(values[i]);
+  return text;
+}
+
+/// Micro-batch and accumulation, "4x8" when every replica agrees, "2..4 x 8" otherwise.
+std::string batch_text(const strategies::Plan& plan)
+{
+  const auto [mb_min, mb_max] = std::minmax_element(plan.micro_batch.begin(), plan.micro_batch.end());
+  const auto [ga_min, ga_max] = std::minmax_element(plan.grad_accum.begin(), plan.grad_accum.end());
+  auto range = [](int lo, int hi) { return lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi); };
+  return range(*mb_min, *mb_max) + "x" + range(*ga_min, *ga_max);
+}
+
+struct Row {
+  const strategies::Candidate* candidate = nullptr;
+  std::optional<sim::Report> simulated;
+};
+
+nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
+{
+  const auto& c = *row.candidate;
+  nlohmann::json json;
+  json["rank"]              = rank;
+  json["planner"]           = planner;
+  json["estimate_s"]        = c.estimate.iteration_time_s;
+  json["simulated_s"]       = row.simulated ? nlohmann::json(row.simulated->iteration_time_s) : nlohmann::json();
+  json["tokens_per_s"]      = row.simulated ? nlohmann::json(row.simulated->tokens_per_s) : nlohmann::json();
+  json["mfu"]               = row.simulated ? nlohmann::json(row.simulated->mfu) : nlohmann::json();
+  json["peak_memory_bytes"] = c.peak_memory_bytes;
+  json["fits"]              = c.fits();
+  if (!c.fits())
+    json["memory_overflow"] = {{"device", c.memory_overflow->device},
+                               {"gpu", c.memory_overflow->gpu},
+                               {"needed_bytes", c.memory_overflow->needed_bytes},
+                               {"capacity_bytes", c.memory_overflow->capacity_bytes}};
+  json["note"] = c.note;
+  json["plan"] = strategies::plan_to_json(c.plan);
+  return json;
+}
+
+void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& out)
+{
+  char line[512];
+  std::snprintf(line, sizeof line, "%4s %4s %4s %4s %9s %-24s %11s %11s %8s  %s\n", "rank", "tp", "pp", "dp",
+                "mb x acc", "stage starts", "estimate s", "simulated s", "peak GiB", "memory / note");
+  out << line;
+  for (std::size_t i = 0; i < rows.size() && i < shown; ++i) {
+    const auto& c      = *rows[i].candidate;
+    std::string starts = join(c.plan.stage_starts);
+    if (starts.size() > 24)
+      starts = starts.substr(0, 21) + "...";
+    char simulated[32] = "-";
+    if (rows[i].simulated)
+      std::snprintf(simulated, sizeof simulated, "%.4g", rows[i].simulated->iteration_time_s);
+    std::string status = memory_status(c);
+    if (!c.note.empty())
+      status += "; " + c.note;
+    std::snprintf(line, sizeof line, "%4zu %4d %4d %4d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1, c.plan.tp,
+                  c.plan.pp, c.plan.dp, batch_text(c.plan).c_str(), starts.c_str(), c.estimate.iteration_time_s,
+                  simulated, c.peak_memory_bytes / units::kGiB, status.c_str());
+    out << line;
+  }
+  if (rows.size() > shown)
+    out << "... " << rows.size() - shown << " more in --out\n";
+}
+
+int run_search(const SearchOptions& options)
+{
+  if (options.list) {
+    for (const auto& info : strategies::planners())
+      std::printf("%-10s %s\n", std::string(info.name).c_str(), std::string(info.description).c_str());
+    return 0;
+  }
+  const auto& info = strategies::find_planner(options.planner);
+  if (options.cluster.empty() || options.model.empty() || options.global_batch <= 0)
+    throw InputError("search: give --cluster, --model and --global-batch (a positive number of sequences)");
+  std::vector<std::string> inputs{options.cluster, options.model, options.profile_file, options.calibration_file};
+  if (!options.out_file.empty())
+    check_output_is_not_input(options.out_file, inputs, "--out");
+  if (!options.best_file.empty())
+    check_output_is_not_input(options.best_file, inputs, "--best");
+
+  const Cluster cluster            = load_cluster(options.cluster);
+  const models::Workload workload  = models::load_workload(options.model);
+  strategies::Problem problem;
+  problem.cluster      = &cluster;
+  problem.workload     = &workload;
+  problem.global_batch = options.global_batch;
+  if (!parse_dtype(options.dtype, problem.dtype))
+    throw InputError("--dtype: expected fp16, bf16 or fp32, got '" + options.dtype + "'");
+  problem.memory_limit_bytes = options.memory_limit.empty() ? 0 : parse_bytes(options.memory_limit);
+  problem.workspace_bytes    = options.workspace_gib * units::kGiB;
+
+  std::optional<costmodel::Calibration> calibration;
+  if (!options.calibration_file.empty())
+    calibration = costmodel::load_calibration(options.calibration_file);
+  std::optional<costmodel::LayerProfile> profile;
+  if (!options.profile_file.empty())
+    profile = costmodel::load_layer_profile(options.profile_file, workload, cluster);
+
+  strategies::PlannerContext context;
+  context.calibration = calibration ? &*calibration : nullptr;
+  context.profile     = profile ? &*profile : nullptr;
+  context.seed        = options.seed;
+  context.progress    = stderr_progress();
+  if (options.anneal)
+    context.flags.push_back("anneal");
+
+  std::cout << "search: planner " << info.name << ", " << workload.name << " on " << cluster.name() << " ("
+            << cluster.device_count() << " devices), global batch " << options.global_batch << '\n';
+  const auto result = strategies::search(*info.make(), problem, context);
+
+  sim::SimOptions sim_options;
+  sim_options.calibration         = context.calibration;
+  sim_options.profile             = context.profile;
+  sim_options.pipelined_rings     = options.pipelined_rings;
+  sim_options.analytic_intra_node = options.analytic_intra_node;
+  const auto rescored = sim::rescore(result.ranked, options.top_k, problem, sim_options, context.progress);
+
+  // Simulated candidates first, by simulated time (the judge); then the rest by estimate.
+  std::vector<std::size_t> order(rescored.index.size());
+  for (std::size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return rescored.reports[a].iteration_time_s < rescored.reports[b].iteration_time_s;
+  });
+  std::vector<Row> rows;
+  std::vector<bool> simulated(result.ranked.size(), false);
+  for (std::size_t k : order) {
+    rows.push_back(Row{&result.ranked[rescored.index[k]], rescored.reports[k]});
+    simulated[rescored.index[k]] = true;
+  }
+  for (std::size_t i = 0; i < result.ranked.size(); ++i)
+    if (!simulated[i])
+      rows.push_back(Row{&result.ranked[i], std::nullopt});
+
+  const std::size_t infeasible = std::count_if(result.ranked.begin(), result.ranked.end(),
+                                               [](const strategies::Candidate& c) { return !c.fits(); });
+  std::cout << result.proposed << " proposals, " << result.ranked.size() << " distinct, " << infeasible
+            << " do not fit in memory; " << rescored.index.size() << " simulated\n";
+  print_table(rows, static_cast<std::size_t>(std::max(options.top_k, 10)), std::cout);
+
+  if (!options.out_file.empty()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      out.push_back(row_to_json(rows[i], static_cast<int>(i + 1), info.name));
+    write_file_atomically(options.out_file, out.dump(1) + "\n");
+    std::cout << "candidates written to " << options.out_file << '\n';
+  }
+  if (rows.empty() || !rows.front().candidate->fits()) {
+    const auto& c = *rows.front().candidate;
+    throw InfeasiblePlan("search: no candidate of planner " + std::string(info.name) +
+                         " fits in memory; the best needs " + memory_status(c) + " on device " +
+                         std::to_string(c.memory_overflow->device));
+  }
+  if (!options.best_file.empty()) {
+    write_file_atomically(options.best_file, strategies::plan_to_json(rows.front().candidate->plan).dump(1) + "\n");
+    std::cout << "best plan written to " << options.best_file << " (hetsim simulate --plan " << options.best_file
+              << ")\n";
+  }
+  return 0;
+}
+
+} // namespace
+
+CommandRunner add_search_command(CLI::App& app)
+{
+  auto options      = std::make_shared<SearchOptions>();
+  CLI::App* command = app.add_subcommand(
+      "search", "Search parallelization plans for a cluster, a model and a global batch: a planner proposes plans, "
+                "the analytic cost model ranks them, the best --top are re-scored in the SimGrid simulator.");
+  command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME");
+  command->add_option("--model", options->model, "Hugging Face config.json or layer-list JSON, or preset:NAME");
+  command->add_option("--global-batch", options->global_batch, "sequences per iteration");
+  command->add_option("--planner", options->planner, "planner name (see --list-planners; default amp)");
+  command->add_flag("--list-planners", options->list, "print the planners of this build and exit");
+  command->add_option("--top", options->top_k, "candidates re-scored in the simulator (default 10)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--memory-limit", options->memory_limit,
+                      "usable memory per device in bytes, or with a unit (e.g. 16GiB); default: each device's own");
+  command->add_option("--workspace-gib", options->workspace_gib, "per-device memory reserved for buffers (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--dtype", options->dtype, "fp16 (default), bf16 or fp32");
+  command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");
+  command->add_option("--best", options->best_file, "write the best plan as a plan file for hetsim simulate");
+  command->add_option("--profile", options->profile_file, "measured per-layer forward times (JSON)");
+  command->add_option("--calibration", options->calibration_file, "calibration JSON for the cost model");
+  command->add_option("--seed", options->seed, "seed of randomised planners (default 1)");
+  command->add_flag("--anneal", options->anneal, "amp: add simulated-annealing placements (AMP section 6.3)");
+  command->add_flag("--pipelined-rings", options->pipelined_rings, "simulate ring phases as pipelined flows");
+  command->add_flag("--analytic-intra-node", options->analytic_intra_node,
+                    "simulate collectives inside one node with the alpha-beta model");
+  return [options] { return run_search(*options); };
+}
+
+} // namespace hetsim::cli

@@ -1,0 +1,109 @@
+#include "costmodel/layer_profile.hpp"
+
+#include "core/error.hpp"
+#include "core/gpu_spec.hpp"
+#include "core/json_input.hpp"
+
+#include <algorithm>
+
+namespace hetsim::costmodel {
+
+void LayerProfile::add(ProfileEntry entry)
+{
+  auto& list = entries_[{entry.gpu, entry.tp}];
+  auto at    = std::lower_bound(list.begin(), list.end(), entry.micro_batch,
+                                [](const ProfileEntry& e, int mb) { return e.micro_batch < mb; });
+  if (at != list.end() && at->micro_batch == entry.micro_batch)
+    throw InputError("profile: two entries for gpu " + entry.gpu + ", tp " + std::to_string(entry.tp) +
+                     ", micro_batch " + std::to_string(entry.micro_batch));
+  list.insert(at, std::move(entry));
+}
+
+std::optional<double> LayerProfile::layer_seconds(const std::string& gpu, int tp, int layer, double micro_batch,
+                                                  bool backward) const
+{
+  auto it = entries_.find({gpu, tp});
+  if (it == entries_.end())
+    return std::nullopt;
+  const auto& list = it->second;
+  auto seconds     = [&](const ProfileEntry& e) {
+    if (!backward)
+      return e.forward_s[layer];
+    return e.backward_s.empty() ? 2 * e.forward_s[layer] : e.backward_s[layer];
+  };
+  if (micro_batch <= list.front().micro_batch)
+    return seconds(list.front()) * micro_batch / list.front().micro_batch;
+  if (micro_batch >= list.back().micro_batch)
+    return seconds(list.back()) * micro_batch / list.back().micro_batch;
+  auto upper = std::lower_bound(list.begin(), list.end(), micro_batch,
+                                [](const ProfileEntry& e, double mb) { return e.micro_batch < mb; });
+  auto lower     = upper - 1;
+  const double t = (micro_batch - lower->micro_batch) / (upper->micro_batch - lower->micro_batch);
+  return seconds(*lower) + t * (seconds(*upper) - seconds(*lower));
+}
+
+namespace {
+
+/// The cluster's name for a GPU given by catalog name or alias.
+std::string resolve_gpu(const JsonInput& value, const Cluster& cluster)
+{
+  const std::string name = value.string();
+  std::string known;
+  for (const auto& spec : cluster.gpus()) {
+    if (spec.name == name)
+      return name;
+    known += (known.empty() ? "" : ", ") + spec.name;
+  }
+  if (const GpuSpec* catalog = find_catalog_gpu(name))
+    for (const auto& spec : cluster.gpus())
+      if (spec.name == catalog->name)
+        return spec.name;
+  value.fail("a GPU of cluster '" + cluster.name() + "' (" + known + ")");
+}
+
+std::vector<double> per_layer(const JsonInput& list, std::size_t layer_count)
+{
+  if (!list.is_array() || list.size() != layer_count)
+    list.fail("an array of " + std::to_string(layer_count) + " seconds (one per model layer)");
+  std::vector<double> values;
+  for (const auto& value : list.elements())
+    values.push_back(value.positive_number());
+  return values;
+}
+
+} // namespace
+
+LayerProfile load_layer_profile(const std::string& file, const models::Workload& workload, const Cluster& cluster)
+{
+  const nlohmann::json json = JsonInput::parse_file(file);
+  JsonInput root(json, file);
+  std::vector<JsonInput> entries;
+  if (root.is_array())
+    entries = root.elements();
+  else if (root.is_object())
+    entries.push_back(root);
+  else
+    root.fail("a profile entry or an array of them");
+  if (entries.empty())
+    root.fail("at least one profile entry");
+
+  LayerProfile profile;
+  for (const auto& input : entries) {
+    input.allow_only({"gpu", "tp", "micro_batch", "layer_forward_s", "layer_backward_s"});
+    ProfileEntry entry;
+    entry.gpu         = resolve_gpu(input.at("gpu"), cluster);
+    entry.tp          = input.positive_int_or("tp", 1);
+    entry.micro_batch = input.at("micro_batch").positive_int();
+    entry.forward_s   = per_layer(input.at("layer_forward_s"), workload.layers.size());
+    if (auto backward = input.find("layer_backward_s"))
+      entry.backward_s = per_layer(*backward, workload.layers.size());
+    try {
+      profile.add(std::move(entry));
+    } catch (const InputError& e) {
+      input.fail("one entry per (gpu, tp, micro_batch); " + std::string(e.what()));
+    }
+  }
+  return profile;
+}
+
+} // namespace hetsim::costmodel

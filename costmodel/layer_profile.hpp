@@ -1,0 +1,47 @@
+#pragma once
+/// Measured per-layer forward (and optionally backward) times, per GPU type, tensor-parallel degree and
+/// micro-batch size. Where a profile covers a (GPU, tp) pair it replaces the roofline estimate of every layer.
+///
+/// File: one entry or an array of entries
+/// `{"gpu": "V100", "tp": 1, "micro_batch": 4, "layer_forward_s": [...], "layer_backward_s": [...]}` with one
+/// value per Workload layer; backward defaults to twice forward.
+
+#include "core/cluster.hpp"
+#include "models/workload.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hetsim::costmodel {
+
+struct ProfileEntry {
+  std::string gpu; ///< the cluster's GPU name
+  int tp          = 1;
+  int micro_batch = 1;
+  std::vector<double> forward_s;  ///< per layer
+  std::vector<double> backward_s; ///< per layer; empty means 2 x forward
+};
+
+class LayerProfile {
+public:
+  /// Throws InputError when an entry for the same (gpu, tp, micro_batch) already exists.
+  void add(ProfileEntry entry);
+  bool covers(const std::string& gpu, int tp) const { return entries_.count({gpu, tp}) > 0; }
+  /// Seconds of one layer for `micro_batch` sequences: linear between measured micro-batch sizes, and
+  /// proportional to the batch from the nearest measurement outside them. Empty when (gpu, tp) is not profiled.
+  std::optional<double> layer_seconds(const std::string& gpu, int tp, int layer, double micro_batch,
+                                      bool backward) const;
+
+private:
+  /// (gpu, tp) -> entries sorted by micro-batch.
+  std::map<std::pair<std::string, int>, std::vector<ProfileEntry>> entries_;
+};
+
+/// Reads a profile for `workload` on `cluster`: GPU names resolve like the cluster's (catalog aliases), and
+/// every list has one positive value per layer. Errors name the file, the JSON path and what was expected.
+LayerProfile load_layer_profile(const std::string& file, const models::Workload& workload, const Cluster& cluster);
+
+} // namespace hetsim::costmodel

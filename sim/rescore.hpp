@@ -1,0 +1,21 @@
+#pragma once
+/// The judge of a search: the best candidates lowered and replayed in the simulator.
+
+#include "sim/simulate.hpp"
+#include "strategies/planner.hpp"
+
+#include <vector>
+
+namespace hetsim::sim {
+
+struct Rescored {
+  std::vector<int> index;             ///< position of each simulated candidate in the input
+  std::vector<Report> reports;        ///< same order
+};
+
+/// Lowers and simulates the first `count` candidates that fit in memory, in their order; candidates that do not
+/// fit are skipped. Traces are not built.
+Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count, const strategies::Problem& problem,
+                 const SimOptions& options, const strategies::ProgressFn& progress = {});
+
+} // namespace hetsim::sim

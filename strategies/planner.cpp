@@ -1,0 +1,55 @@
+#include "strategies/planner.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace hetsim::strategies {
+
+bool PlannerContext::has_flag(std::string_view flag) const
+{
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+Candidate evaluate(Plan plan, const Problem& problem, const PlannerContext& context, std::string note)
+{
+  Candidate candidate;
+  candidate.estimate = estimate(plan, problem, context.compute_model());
+  for (const DeviceMemory& m : plan_memory(plan, problem)) {
+    candidate.peak_memory_bytes = std::max(candidate.peak_memory_bytes, m.total_bytes());
+    const double over           = m.total_bytes() - m.capacity_bytes;
+    if (over > 0 && (!candidate.memory_overflow || over > candidate.memory_overflow->over_bytes()))
+      candidate.memory_overflow = MemoryOverflow{m.device, m.gpu, m.total_bytes(), m.capacity_bytes};
+  }
+  candidate.plan = std::move(plan);
+  candidate.note = std::move(note);
+  return candidate;
+}
+
+bool better_candidate(const Candidate& a, const Candidate& b)
+{
+  if (a.fits() != b.fits())
+    return a.fits();
+  if (a.estimate.iteration_time_s != b.estimate.iteration_time_s)
+    return a.estimate.iteration_time_s < b.estimate.iteration_time_s;
+  const Plan& p = a.plan;
+  const Plan& q = b.plan;
+  return std::tie(p.tp, p.pp, p.dp, p.micro_batch, p.grad_accum, p.stage_starts, p.placement, p.zero_stage,
+                  p.recompute) <
+         std::tie(q.tp, q.pp, q.dp, q.micro_batch, q.grad_accum, q.stage_starts, q.placement, q.zero_stage,
+                  q.recompute);
+}
+
+const PlannerInfo& find_planner(std::string_view name)
+{
+  std::string known;
+  for (const PlannerInfo& info : planners()) {
+    if (info.name == name)
+      return info;
+    known += (known.empty() ? "" : ", ") + std::string(info.name);
+  }
+  throw InputError("unknown planner '" + std::string(name) + "'; known: " + known);
+}
+
+} // namespace hetsim::strategies

@@ -1,0 +1,15 @@
+#pragma once
+/// The factories of the built-in planners, collected by the registry (planner_registry.cpp).
+
+#include "strategies/planner.hpp"
+
+#include <memory>
+
+namespace hetsim::strategies {
+
+std::unique_ptr<Planner> make_amp_planner();
+std::unique_ptr<Planner> make_hethub_planner();
+std::unique_ptr<Planner> make_megatron_planner();
+std::unique_ptr<Planner> make_random_planner();
+
+} // namespace hetsim::strategies
