@@ -76,7 +76,7 @@ double PipelineCosts::stage_seconds(int stage, int first, int end) const
 {
   if (!fits(stage, first, end))
     return std::numeric_limits<double>::infinity();
-  return prefix_s_[stage][end] - prefix_s_[stage][first];
+  return compute_seconds(stage, first, end);
 }
 
 double PipelineCosts::boundary_seconds(int stage, int cut) const
