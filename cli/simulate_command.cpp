@@ -4,6 +4,7 @@
 #include "cli/scenario.hpp"
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
+#include "costmodel/layer_profile.hpp"
 #include "sim/report.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/estimate.hpp"
@@ -24,6 +25,7 @@ struct SimulateOptions {
   std::string report_file;
   std::string trace_file;
   std::string calibration_file;
+  std::string profile_file;
   bool allow_oom           = false;
   bool analytic_intra_node = false;
   bool pipelined_rings     = false;
@@ -33,8 +35,9 @@ int run_simulate(SimulateOptions& options)
 {
   resolve_defaults(options.scenario);
   auto inputs = options.scenario.inputs();
-  if (!options.calibration_file.empty())
-    inputs.push_back(options.calibration_file);
+  for (const std::string* file : {&options.calibration_file, &options.profile_file})
+    if (!file->empty())
+      inputs.push_back(*file);
   if (!options.report_file.empty())
     check_output_is_not_input(options.report_file, inputs, "--report");
   if (!options.trace_file.empty())
@@ -45,6 +48,9 @@ int run_simulate(SimulateOptions& options)
   std::optional<costmodel::Calibration> calibration;
   if (!options.calibration_file.empty())
     calibration = costmodel::load_calibration(options.calibration_file);
+  std::optional<costmodel::LayerProfile> profile;
+  if (!options.profile_file.empty())
+    profile = costmodel::load_layer_profile(options.profile_file, scenario->workload, scenario->cluster);
 
   const auto& plan    = scenario->plan;
   const auto& problem = scenario->problem;
@@ -67,11 +73,13 @@ int run_simulate(SimulateOptions& options)
   sim_options.analytic_intra_node = options.analytic_intra_node;
   sim_options.pipelined_rings     = options.pipelined_rings;
   sim_options.calibration         = calibration ? &*calibration : nullptr;
+  sim_options.profile             = profile ? &*profile : nullptr;
   sim_options.trace               = !options.trace_file.empty();
   const sim::SimResult result     = sim::simulate(plan, problem, schedule, sim_options);
 
   sim::print_report(result.report, std::cout);
-  const double analytic = strategies::estimate(plan, problem, calibration ? &*calibration : nullptr).iteration_time_s;
+  const costmodel::ComputeModel compute(sim_options.calibration, sim_options.profile);
+  const double analytic = strategies::estimate(plan, problem, compute).iteration_time_s;
   std::printf("analytic estimate: %.4g s (simulated / analytic = %.3f)\n", analytic,
               result.report.iteration_time_s / analytic);
 
@@ -100,6 +108,8 @@ CommandRunner add_simulate_command(CLI::App& app)
   command->add_option("--report", options->report_file, "write the report as JSON to this file");
   command->add_option("--trace", options->trace_file, "write a Chrome trace-event JSON timeline (Perfetto) to this file");
   command->add_option("--calibration", options->calibration_file, "calibration JSON replacing the default cost model figures");
+  command->add_option("--profile", options->profile_file,
+                      "measured per-layer forward times (JSON) replacing the compute model where they apply");
   command->add_flag("--allow-oom", options->allow_oom, "simulate a plan even when a device runs out of memory");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "time collectives that stay inside one node with the alpha-beta model instead of flows "

@@ -1,5 +1,7 @@
 /// End-to-end: the `hetsim` binary on real inputs, compared by numbers and exit codes, not stdout diffs.
 
+#include "cli_runner.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -15,50 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct RunResult {
-  int exit_code = -1;
-  std::string output; ///< stdout and stderr together
-};
-
-RunResult run_hetsim(const std::string& args)
-{
-  const std::string command = std::string(HETSIM_CLI_PATH) + " " + args + " 2>&1";
-  RunResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe))
-    result.output += buffer.data();
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string read_file(const fs::path& path)
-{
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-/// A scratch directory removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("hetsim_e2e_" + name))
-  {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name, const std::string& content = "") const
-  {
-    const fs::path p = path / name;
-    if (!content.empty())
-      std::ofstream(p) << content;
-    return p.string();
-  }
-};
+using namespace hetsim::e2e;
 
 /// Writes a plan that is the default plan with one field replaced.
 std::string default_plan_with(const TempDir& dir, const std::string& field, const nlohmann::json& value)

@@ -1,0 +1,122 @@
+#include "costmodel/compute.hpp"
+#include "costmodel/layer_profile.hpp"
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace hetsim;
+using namespace hetsim::costmodel;
+
+namespace {
+
+models::Workload three_layers()
+{
+  models::Workload workload;
+  workload.name    = "three";
+  workload.seq_len = 1024;
+  for (int l = 0; l < 3; ++l) {
+    models::Layer layer;
+    layer.name                      = "l" + std::to_string(l);
+    layer.forward_flops_per_sample  = 1e12;
+    layer.backward_flops_per_sample = 2e12;
+    workload.layers.push_back(layer);
+  }
+  return workload;
+}
+
+Cluster v100_and_t4()
+{
+  Cluster cluster("two");
+  const int v100   = cluster.add_gpu(*find_catalog_gpu("V100"));
+  const int t4     = cluster.add_gpu(*find_catalog_gpu("T4"));
+  const int region = cluster.add_region("r", 0);
+  const int node   = cluster.add_node(region, "n", {100e9, 1e-6}, {10e9, 1e-6});
+  cluster.add_device(node, v100);
+  cluster.add_device(node, t4);
+  return cluster;
+}
+
+std::string write_temp(const std::string& name, const std::string& text)
+{
+  const auto path = std::filesystem::temp_directory_path() / ("hetsim_profile_" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+} // namespace
+
+TEST_CASE("layer profile: linear between measured micro-batches, proportional outside")
+{
+  LayerProfile profile;
+  profile.add({"V100-SXM2-16GB", 1, 2, {0.2, 0.4, 0.6}, {}});
+  profile.add({"V100-SXM2-16GB", 1, 4, {0.3, 0.6, 0.9}, {0.5, 1.0, 1.5}});
+  CHECK(profile.covers("V100-SXM2-16GB", 1));
+  CHECK_FALSE(profile.covers("V100-SXM2-16GB", 2));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 2, false) == doctest::Approx(0.4));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 3, false) == doctest::Approx(0.5));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 1, false) == doctest::Approx(0.2));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 8, false) == doctest::Approx(1.2));
+  // Backward: 2 x forward unless measured.
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 0, 2, true) == doctest::Approx(0.4));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 0, 4, true) == doctest::Approx(0.5));
+  CHECK_FALSE(profile.layer_seconds("T4", 1, 0, 4, false).has_value());
+  CHECK_THROWS_AS(profile.add({"V100-SXM2-16GB", 1, 4, {1, 1, 1}, {}}), InputError);
+}
+
+TEST_CASE("layer profile: the compute model uses it where it covers, the roofline elsewhere")
+{
+  const auto workload = three_layers();
+  const Cluster cluster = v100_and_t4();
+  LayerProfile profile;
+  profile.add({"V100-SXM2-16GB", 1, 4, {0.1, 0.2, 0.3}, {}});
+  const ComputeModel plain;
+  const ComputeModel profiled(nullptr, &profile);
+  const GpuSpec& v100 = cluster.gpu_of(0);
+  const GpuSpec& t4   = cluster.gpu_of(1);
+  CHECK(profiled.layers_seconds(v100, workload, 0, 3, 1, 4, Dtype::fp16, false) == doctest::Approx(0.6));
+  CHECK(profiled.layers_seconds(v100, workload, 1, 3, 1, 4, Dtype::fp16, true, true) == doctest::Approx(1.5));
+  // Not covered: T4, or V100 at tp 2.
+  CHECK(profiled.layers_seconds(t4, workload, 0, 3, 1, 4, Dtype::fp16, false) ==
+        doctest::Approx(plain.compute_seconds(t4, 3e12 * 4, Dtype::fp16, 4096)));
+  CHECK(profiled.layers_seconds(v100, workload, 0, 3, 2, 4, Dtype::fp16, true) ==
+        doctest::Approx(plain.compute_seconds(v100, 6e12 * 4 / 2, Dtype::fp16, 4096)));
+}
+
+TEST_CASE("layer profile files: aliases resolve, mistakes name the file and the field")
+{
+  const auto workload   = three_layers();
+  const Cluster cluster = v100_and_t4();
+  const auto good = write_temp("good.json", R"([{"gpu": "V100", "tp": 1, "micro_batch": 2, "layer_forward_s": [0.1, 0.2, 0.3]},
+                                              {"gpu": "T4-16GB", "micro_batch": 2, "layer_forward_s": [1, 2, 3],
+                                               "layer_backward_s": [2, 4, 6]}])");
+  const LayerProfile profile = load_layer_profile(good, workload, cluster);
+  CHECK(profile.covers("V100-SXM2-16GB", 1));
+  CHECK(*profile.layer_seconds("T4", 1, 2, 2, true) == doctest::Approx(6));
+
+  auto message = [&](const std::string& text) {
+    const auto file = write_temp("bad.json", text);
+    try {
+      load_layer_profile(file, workload, cluster);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message(R"({"gpu": "V100", "micro_batch": 2, "layer_forward_s": [0.1, 0.2]})")
+            .find("layer_forward_s: expected an array of 3 seconds") != std::string::npos);
+  CHECK(message(R"({"gpu": "A100", "micro_batch": 2, "layer_forward_s": [1, 2, 3]})")
+            .find("gpu: expected a GPU of cluster 'two'") != std::string::npos);
+  CHECK(message(R"({"gpu": "V100", "micro_batch": 0, "layer_forward_s": [1, 2, 3]})").find("micro_batch") !=
+        std::string::npos);
+  CHECK(message(R"({"gpu": "V100", "micro_batch": 2, "layer_forward_s": [1, 2, 3], "speed": 1})").find("speed") !=
+        std::string::npos);
+  CHECK(message(R"([{"gpu": "V100", "micro_batch": 2, "layer_forward_s": [1, 2, 3]},
+                   {"gpu": "V100", "micro_batch": 2, "layer_forward_s": [1, 2, 3]}])")
+            .find("[1]") != std::string::npos);
+}

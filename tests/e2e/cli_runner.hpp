@@ -1,0 +1,63 @@
+#pragma once
+/// Runs the `hetsim` binary for end-to-end tests and gives them scratch files.
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace hetsim::e2e {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output; ///< stdout and stderr together
+};
+
+inline RunResult run_hetsim(const std::string& args)
+{
+  const std::string command = std::string(HETSIM_CLI_PATH) + " " + args + " 2>&1";
+  RunResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe))
+    result.output += buffer.data();
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+inline std::string read_file(const fs::path& path)
+{
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+/// A scratch directory removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("hetsim_e2e_" + name))
+  {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name, const std::string& content = "") const
+  {
+    const fs::path p = path / name;
+    if (!content.empty())
+      std::ofstream(p) << content;
+    return p.string();
+  }
+};
+
+} // namespace hetsim::e2e

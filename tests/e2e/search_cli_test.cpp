@@ -1,0 +1,113 @@
+/// End-to-end: `hetsim search` on AMP's heterogeneous cluster, its outputs, and its refusals.
+
+#include "cli_runner.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string>
+
+using namespace hetsim::e2e;
+
+namespace {
+
+const std::string kAmpCluster = std::string(HETSIM_SOURCE_DIR) + "/experiments/amp_het_cluster/cluster.json";
+const std::string kAmpModel   = std::string(HETSIM_SOURCE_DIR) + "/experiments/amp_het_cluster/gpt2-medium-amp.json";
+const std::string kAmpInputs  = "--cluster " + kAmpCluster + " --model " + kAmpModel;
+
+double report_iteration_time(const std::string& report_file)
+{
+  return nlohmann::json::parse(read_file(report_file)).at("iteration_time_s").get<double>();
+}
+
+} // namespace
+
+TEST_CASE("search: --list-planners names every planner with a description")
+{
+  const RunResult r = run_hetsim("search --list-planners");
+  CHECK(r.exit_code == 0);
+  for (const char* name : {"amp ", "hethub ", "megatron ", "random "})
+    CHECK(r.output.find(name) != std::string::npos);
+}
+
+TEST_CASE("search: ranked candidates with estimate and simulation; the best plan simulates unchanged")
+{
+  TempDir dir("search");
+  const std::string out  = dir.file("plans.json");
+  const std::string best = dir.file("best.json");
+  const RunResult r = run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner megatron --top 2 --out " +
+                                 out + " --best " + best);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto ranked = nlohmann::json::parse(read_file(out));
+  REQUIRE(ranked.size() > 2);
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    CHECK(ranked[i]["rank"] == i + 1);
+    CHECK(ranked[i]["estimate_s"].get<double>() > 0);
+    CHECK(ranked[i]["simulated_s"].is_null() == (i >= 2));
+  }
+  CHECK(ranked[0]["simulated_s"].get<double>() <= ranked[1]["simulated_s"].get<double>());
+
+  const std::string report = dir.file("report.json");
+  const RunResult sim = run_hetsim("simulate " + kAmpInputs + " --plan " + best + " --report " + report);
+  INFO(sim.output);
+  REQUIRE(sim.exit_code == 0);
+  CHECK(report_iteration_time(report) == doctest::Approx(ranked[0]["simulated_s"].get<double>()).epsilon(1e-9));
+}
+
+TEST_CASE("search: a per-layer profile replaces the roofline estimate")
+{
+  TempDir dir("profile");
+  // 26 layers (embedding, 24 blocks, head) measured at 50 ms per sequence each on V100 and T4 at every tp, far slower than the
+  // roofline: every plan's compute, and so the best estimate, grows.
+  nlohmann::json profile = nlohmann::json::array();
+  for (const char* gpu : {"V100", "T4"})
+    for (int tp : {1, 2, 4})
+      profile.push_back(
+          {{"gpu", gpu}, {"tp", tp}, {"micro_batch", 1}, {"layer_forward_s", std::vector<double>(26, 0.05)}});
+  const std::string profile_file = dir.file("profile.json", profile.dump());
+  auto best_estimate = [&](const std::string& extra) {
+    const std::string out = dir.file("out.json");
+    const RunResult r = run_hetsim("search " + kAmpInputs + " --global-batch 16 --planner megatron --top 0 --out " +
+                                   out + extra);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(read_file(out))[0]["estimate_s"].get<double>();
+  };
+  CHECK(best_estimate(" --profile " + profile_file) > 5 * best_estimate(""));
+}
+
+TEST_CASE("search: refusals are one line and exit 2")
+{
+  TempDir dir("search_bad");
+  struct Case {
+    const char* what;
+    std::string args;
+    std::string expected;
+  };
+  const std::string two_layers = dir.file("two.json", R"({"name": "two", "seq_len": 128, "layers": [
+      {"name": "a", "kind": "transformer", "params": 1e6, "forward_flops_per_sample": 1e9, "activation_bytes_per_sample": 1e5, "saved_activation_bytes_per_sample": 1e6},
+      {"name": "b", "kind": "transformer", "params": 1e6, "forward_flops_per_sample": 1e9, "activation_bytes_per_sample": 1e5, "saved_activation_bytes_per_sample": 1e6}]})");
+  const std::vector<Case> cases = {
+      {"unknown planner", kAmpInputs + " --global-batch 32 --planner alpa",
+       "unknown planner 'alpa'; known: amp, hethub, megatron, random"},
+      {"global batch not divisible", "--cluster " + kAmpCluster + " --model " + two_layers + " --global-batch 7",
+       "global batch 7 is not divisible"},
+      {"model too large", "--cluster " + kAmpCluster + " --model preset:llama-2-70b --global-batch 32 --planner megatron",
+       "fits in memory"},
+      {"no global batch", kAmpInputs, "--global-batch"},
+      {"bad memory limit", kAmpInputs + " --global-batch 32 --memory-limit 12XB", "--memory-limit"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    const RunResult r = run_hetsim("search " + c.args + " --top 0");
+    INFO(r.output);
+    CHECK(r.exit_code == 2);
+    // The error is the last line, after any progress.
+    std::string last = r.output.substr(0, r.output.size() - 1);
+    last             = last.substr(last.rfind('\n') + 1);
+    CHECK(last.rfind("hetsim: ", 0) == 0);
+    CHECK(last.find(c.expected) != std::string::npos);
+  }
+}
