@@ -2,27 +2,59 @@
 
 #include "strategies/lower.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 namespace hetsim::sim {
 
 Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count, const strategies::Problem& problem,
                  const SimOptions& options, const strategies::ProgressFn& progress)
 {
   Rescored result;
+  for (int i = 0; i < static_cast<int>(candidates.size()) && static_cast<int>(result.index.size()) < count; ++i)
+    if (candidates[i].fits())
+      result.index.push_back(i);
+  result.reports.resize(result.index.size());
+
   SimOptions quiet = options;
   quiet.trace      = false;
-  int simulated    = 0;
-  const int total  = std::min<int>(count, static_cast<int>(candidates.size()));
-  for (int i = 0; i < static_cast<int>(candidates.size()) && simulated < count; ++i) {
-    if (!candidates[i].fits())
-      continue;
-    const auto& plan = candidates[i].plan;
-    const strategies::Schedule schedule = strategies::lower(plan, problem);
-    result.index.push_back(i);
-    result.reports.push_back(simulate(plan, problem, schedule, quiet).report);
-    ++simulated;
-    if (progress)
-      progress("simulating the best candidates", simulated, total);
-  }
+  // Every simulation runs in its own child process (isolate.hpp), so they can run side by side: one worker
+  // thread per core lowers a plan and waits for its child. Results land by position, so the order stays fixed.
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::size_t done = 0;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    for (std::size_t k = next++; k < result.index.size(); k = next++) {
+      try {
+        const auto& plan = candidates[result.index[k]].plan;
+        const strategies::Schedule schedule = strategies::lower(plan, problem);
+        Report report                       = simulate(plan, problem, schedule, quiet).report;
+        std::lock_guard lock(mutex);
+        result.reports[k] = std::move(report);
+        if (progress)
+          progress("simulating the best candidates", static_cast<long long>(++done),
+                   static_cast<long long>(result.index.size()));
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!failure)
+          failure = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads =
+      std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::max<std::size_t>(1, result.index.size()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (auto& thread : pool)
+    thread.join();
+  if (failure)
+    std::rethrow_exception(failure);
   return result;
 }
 

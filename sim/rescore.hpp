@@ -14,7 +14,8 @@ struct Rescored {
 };
 
 /// Lowers and simulates the first `count` candidates that fit in memory, in their order; candidates that do not
-/// fit are skipped. Traces are not built.
+/// fit are skipped. Traces are not built. Simulations run in parallel, one per core; the result does not depend
+/// on how many.
 Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count, const strategies::Problem& problem,
                  const SimOptions& options, const strategies::ProgressFn& progress = {});
 
