@@ -74,6 +74,11 @@ BatchAllocation allocate_by_peak_speed(const std::vector<const SpeedCurve*>& dev
     DeviceBatch& d        = allocation.devices[i];
     d.micro_batch         = std::min(devices[i]->peak_high(), share[i]);
     d.grad_accum          = (share[i] + d.micro_batch - 1) / d.micro_batch;
+    // The same number of micro-steps with even micro-batches where that still adds up: a short last
+    // micro-batch would leave the gradient all-reduce little backward to hide behind.
+    const int even = (share[i] + d.grad_accum - 1) / d.grad_accum;
+    if (share[i] - (d.grad_accum - 1) * even >= 1)
+      d.micro_batch = even;
     d.last_micro_batch    = share[i] - (d.grad_accum - 1) * d.micro_batch;
     const double seconds  = (d.grad_accum - 1) * devices[i]->step_seconds(d.micro_batch) +
                            devices[i]->step_seconds(d.last_micro_batch);

@@ -24,7 +24,8 @@ struct BatchAllocation {
 /// ZeRO-0/1 (lines 1-16): every device gets floor(gbs / Σ peak speed × its peak speed) sequences; the
 /// remainder goes one sequence at a time to the device that would finish first with it. As Σ t_i·p_i is the
 /// allocated batch, that greedily minimises eq. (4), Σ (T − t_i)·p_i = T·Σ p − gbs. A device then runs
-/// micro-batches at the top of its peak range (never above its `mbs`) and a smaller last one for the rest.
+/// as few micro-batches as the top of its peak range allows (never above its `mbs`), evened out, and a last
+/// one with the rest.
 /// `devices[i]` is device i's curve (devices of one type share one). Needs global_batch >= devices.
 BatchAllocation allocate_by_peak_speed(const std::vector<const SpeedCurve*>& devices, int global_batch);
 

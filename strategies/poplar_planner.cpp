@@ -54,6 +54,17 @@ public:
     std::vector<Candidate> candidates;
     for (int stage : requested_zero_stages(context, "poplar")) {
       PoplarResult result = plan_poplar(problem, profiler, stage);
+      if (result.profile.zero_stage <= 1) {
+        // Also the ZeRO-2/3 branch's split, with every device on the same micro-steps: where the gradient
+        // reduction cannot hide behind a short last backward it may win; the ranking decides.
+        std::vector<SpeedCurve> curves(result.profile.profiles.begin(), result.profile.profiles.end());
+        std::vector<const SpeedCurve*> devices;
+        for (int type : result.profile.type_of_device)
+          devices.push_back(&curves[type]);
+        const BatchAllocation lockstep = allocate_by_step_time(devices, problem.global_batch, 0);
+        candidates.push_back(evaluate(per_device_plan(problem, lockstep.devices, result.profile.zero_stage), problem,
+                                      context, result.profile.note + ", lockstep"));
+      }
       candidates.push_back(evaluate(std::move(result.plan), problem, context, result.profile.note));
     }
     return candidates;
