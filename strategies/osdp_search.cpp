@@ -89,13 +89,21 @@ OsdpResult osdp_search(const OsdpProblem& problem)
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
 
   // The least state memory each suffix of layers can reach, for the memory pruning.
-  std::vector<double> least_after(layers + 1, 0);
+  // The least state memory and time each suffix of layers can reach, for the two prunings.
+  std::vector<double> least_after(layers + 1, 0), fastest_after(layers + 1, 0);
   for (int l = layers - 1; l >= 0; --l) {
-    double least = INFINITY;
-    for (const LayerSharding& c : choices)
-      least = std::min(least, layer_state_bytes(problem, problem.layers[l], c));
-    least_after[l] = least_after[l + 1] + least;
+    double least = INFINITY, fastest = INFINITY;
+    for (const LayerSharding& c : choices) {
+      least   = std::min(least, layer_state_bytes(problem, problem.layers[l], c));
+      fastest = std::min(fastest, layer_seconds(problem, problem.layers[l], c));
+    }
+    least_after[l]   = least_after[l + 1] + least;
+    fastest_after[l] = fastest_after[l + 1] + fastest;
   }
+  // Per layer and bound, only the fastest allowed choice of each sharded fraction matters: equal fractions
+  // take equal memory. Largest bounds first: they allow the most and set a good best early.
+  std::reverse(bounds.begin(), bounds.end());
+  std::vector<int> useful;
 
   OsdpResult best;
   std::vector<std::vector<Entry>> fronts(layers + 1);
@@ -109,16 +117,26 @@ OsdpResult osdp_search(const OsdpProblem& problem)
     for (int l = 0; l < layers && !empty; ++l) {
       const OsdpLayer& layer = problem.layers[l];
       grown.clear();
+      useful.clear();
+      for (int c = 0; c < count; ++c) {
+        if (slice_bytes(problem, layer, choices[c]) > bound)
+          continue;
+        auto same = std::find_if(useful.begin(), useful.end(), [&](int u) {
+          return choices[u].sharded * choices[c].slices == choices[c].sharded * choices[u].slices;
+        });
+        if (same == useful.end())
+          useful.push_back(c);
+        else if (layer_seconds(problem, layer, choices[c]) < layer_seconds(problem, layer, choices[*same]))
+          *same = c;
+      }
       for (int e = 0; e < static_cast<int>(fronts[l].size()); ++e)
-        for (int c = 0; c < count; ++c) {
-          if (slice_bytes(problem, layer, choices[c]) > bound)
-            continue;
+        for (int c : useful) {
           const Entry& from = fronts[l][e];
           Entry next{from.memory + layer_state_bytes(problem, layer, choices[c]),
                      from.seconds + layer_seconds(problem, layer, choices[c]), e, c};
           if (next.memory + least_after[l + 1] > budget) // pruning 1: over the memory limit
             continue;
-          if (best.feasible && next.seconds >= best.seconds) // pruning 2: no faster than the best so far
+          if (best.feasible && next.seconds + fastest_after[l + 1] >= best.seconds) // pruning 2: no faster
             continue;
           grown.push_back(next);
         }

@@ -59,7 +59,7 @@ models::Workload inconsistent()
   const models::Workload narrow = models::build_transformer(gpt("narrow", 12, 2048, 4096));
   const models::Workload wide   = models::build_transformer(gpt("wide", 12, 2048, 16384));
   models::Workload workload     = narrow;
-  workload.name                 = "inconsistent-1.5b";
+  workload.name                 = "inconsistent-0.8b";
   workload.layers.clear();
   workload.layers.push_back(narrow.layers.front());
   for (int b = 0; b < 12; ++b) {
