@@ -37,6 +37,7 @@ struct SearchOptions {
   std::string calibration_file;
   std::uint64_t seed = 1;
   bool anneal        = false;
+  std::vector<std::string> flags;
   bool list          = false;
   bool pipelined_rings     = false;
   bool analytic_intra_node = false;
@@ -181,6 +182,7 @@ int run_search(const SearchOptions& options)
   context.profile     = profile ? &*profile : nullptr;
   context.seed        = options.seed;
   context.progress    = stderr_progress();
+  context.flags = options.flags;
   if (options.anneal)
     context.flags.push_back("anneal");
 
@@ -265,6 +267,8 @@ CommandRunner add_search_command(CLI::App& app)
   command->add_option("--calibration", options->calibration_file, "calibration JSON for the cost model");
   command->add_option("--seed", options->seed, "seed of randomised planners (default 1)");
   command->add_flag("--anneal", options->anneal, "amp: add simulated-annealing placements (AMP section 6.3)");
+  command->add_option("--flag", options->flags,
+                      "planner switch, repeatable: zero=N (poplar, deepspeed, whale: that ZeRO stage only)");
   command->add_flag("--pipelined-rings", options->pipelined_rings, "simulate ring phases as pipelined flows");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "simulate collectives inside one node with the alpha-beta model");

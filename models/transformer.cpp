@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 
+#include <utility>
+
 namespace hetsim::models {
 namespace {
 
@@ -84,6 +86,34 @@ Layer block_layer(const TransformerShape& shape, int index)
   return layer;
 }
 
+/// A block as its attention and MLP halves; parameters, FLOPs and saved bytes add up to block_layer's.
+std::pair<Layer, Layer> split_block_layers(const TransformerShape& shape, int index)
+{
+  const Dims d = dims_of(shape);
+  const Layer whole = block_layer(shape, index);
+  Layer attention   = whole;
+  Layer mlp         = whole;
+  attention.name    = whole.name + ".attention";
+  attention.kind    = "attention";
+  mlp.name          = whole.name + ".mlp";
+  mlp.kind          = "mlp";
+  const double mlp_matmul = (shape.gated_mlp ? 3 : 2) * d.h * d.ffn;
+  const double mlp_biases = shape.biases ? (shape.gated_mlp ? 2 : 1) * d.ffn + d.h : 0;
+  mlp.params              = mlp_matmul + mlp_biases + norm_params(shape);
+  attention.params        = whole.params - mlp.params;
+  mlp.forward_flops_per_sample       = 2 * mlp_matmul * d.s;
+  attention.forward_flops_per_sample = whole.forward_flops_per_sample - mlp.forward_flops_per_sample;
+  mlp.backward_flops_per_sample       = 2 * mlp.forward_flops_per_sample;
+  attention.backward_flops_per_sample = 2 * attention.forward_flops_per_sample;
+  // block_saved_bytes' MLP term and one of the two norm inputs; the rest is attention's.
+  mlp.saved_activation_bytes_per_sample       = 3 * d.s * d.h + (shape.gated_mlp ? 8 : 4) * d.s * d.ffn + 2 * d.s * d.h;
+  attention.saved_activation_bytes_per_sample = whole.saved_activation_bytes_per_sample -
+                                                mlp.saved_activation_bytes_per_sample;
+  attention.tensor_parallel_all_reduces = default_tensor_parallel_all_reduces(attention.kind);
+  mlp.tensor_parallel_all_reduces       = default_tensor_parallel_all_reduces(mlp.kind);
+  return {attention, mlp};
+}
+
 Layer head_layer(const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
@@ -129,8 +159,15 @@ Workload build_transformer(const TransformerShape& shape)
   workload.seq_len = shape.seq_len;
   workload.layers.reserve(shape.layers + 2);
   workload.layers.push_back(embedding_layer(shape));
-  for (int i = 0; i < shape.layers; ++i)
-    workload.layers.push_back(block_layer(shape, i));
+  for (int i = 0; i < shape.layers; ++i) {
+    if (!shape.split_blocks) {
+      workload.layers.push_back(block_layer(shape, i));
+      continue;
+    }
+    auto [attention, mlp] = split_block_layers(shape, i);
+    workload.layers.push_back(std::move(attention));
+    workload.layers.push_back(std::move(mlp));
+  }
   workload.layers.push_back(head_layer(shape));
   return workload;
 }

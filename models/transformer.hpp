@@ -27,13 +27,16 @@ struct TransformerShape {
   bool post_norm       = false; ///< bert: norms after each sublayer and on the embeddings, none before the output
   bool pooler          = false; ///< bert: dense + tanh on the first token
   bool flash_attention = false; ///< fused attention keeps no seq x seq score matrices for backward
+  /// Each block as two layers, "block.i.attention" (with the first norm) and "block.i.mlp" (with the second),
+  /// so that per-layer decisions (OSDP's sharding) reach the operators inside a block.
+  bool split_blocks = false;
 };
 
 /// Parameters of one block: attention, MLP and the two norms.
 double transformer_block_params(const TransformerShape& shape);
 
-/// The layer list: embedding, one block per layer, then the head (final norm, output projection, pooler).
-/// Layers are named "embedding", "block.0", ..., "head".
+/// The layer list: embedding, one block per layer (or two with split_blocks), then the head (final norm, output
+/// projection, pooler). Layers are named "embedding", "block.0", ..., "head".
 Workload build_transformer(const TransformerShape& shape);
 
 } // namespace hetsim::models

@@ -16,7 +16,7 @@ class Estimator {
 public:
   Estimator(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute)
       : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload), compute_(compute), algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)),
-        end_slowdown_(data_parallel_slowdown(0, plan.pp))
+        end_slowdown_(data_parallel_slowdown(0, plan.pp)), sharding_(plan.shards_layers())
   {
     for (int s = 0; s < plan.pp; ++s)
       stage_slowdown_.push_back(data_parallel_slowdown(s, s + 1));
@@ -29,11 +29,18 @@ public:
     for (int r = 0; r < plan_.dp; ++r) {
       std::vector<double> fill(plan_.pp), period(plan_.pp);
       for (int s = 0; s < plan_.pp; ++s) {
-        const StageTime stage = stage_time(s, r);
+        const StageTime stage = stage_time(s, r, plan_.micro_batch[r]);
         fill[s]               = stage.fill_s;
         period[s]             = stage.period_s;
       }
-      const double pipeline = costmodel::pipeline_seconds(fill, period, plan_.grad_accum[r]);
+      double pipeline = 0;
+      if (plan_.last_micro_batch.empty()) {
+        pipeline = costmodel::pipeline_seconds(fill, period, plan_.grad_accum[r]);
+      } else { // pp is 1: the full micro-batches, then the smaller last one
+        const StageTime last = stage_time(0, r, plan_.last_micro_batch[r]);
+        pipeline = (plan_.grad_accum[r] > 1 ? costmodel::pipeline_seconds(fill, period, plan_.grad_accum[r] - 1) : 0) +
+                   last.fill_s;
+      }
       if (pipeline > result.pipeline_s) {
         result.pipeline_s    = pipeline;
         result.stage_seconds = fill;
@@ -77,9 +84,8 @@ private:
 
   /// Forward + backward of one micro-batch on the slowest TP member with its TP all-reduces, and the boundary
   /// transfers to the next stage (AMP's per-stage term, communication included).
-  StageTime stage_time(int s, int r) const
+  StageTime stage_time(int s, int r, int mb) const
   {
-    const int mb          = plan_.micro_batch[r];
     double tp_bytes_total = 0;
     int tp_all_reduces    = 0;
     const int first       = plan_.stage_starts[s];
@@ -122,8 +128,10 @@ private:
     // ZeRO-2/3 synchronise every micro-batch; in the steady state that traffic overlaps the compute it
     // interleaves with. ZeRO-2's last reduction is counted with the exposed synchronisation instead.
     const double busy = compute + tensor_parallel;
-    const double sync = plan_.zero_stage >= 2 ? per_micro_batch_sync_seconds(s) : 0;
-    const double fill = (plan_.zero_stage == 3 ? std::max(busy, sync) : busy) + to_next + from_next;
+    const bool every_micro_batch = plan_.zero_stage >= 2 || sharding_;
+    const bool overlapped        = plan_.zero_stage == 3 || sharding_; // gathers interleave with the compute
+    const double sync = every_micro_batch ? per_micro_batch_sync_seconds(s) : 0;
+    const double fill = (overlapped ? std::max(busy, sync) : busy) + to_next + from_next;
     return StageTime{fill, std::max({busy, sync, to_next, from_next})};
   }
 
@@ -167,6 +175,8 @@ private:
   {
     if (plan_.dp == 1)
       return 0;
+    if (sharding_)
+      return sharded_sync_seconds(s);
     const double bytes = stage_params(s) * gradient_bytes_per_param();
     double worst       = 0;
     for (int t = 0; t < plan_.tp; ++t) {
@@ -181,13 +191,53 @@ private:
     return worst;
   }
 
+  /// With layer_sharding: per sharded slice, gathers before forward and backward and a reduce-scatter after
+  /// backward, each a collective of its own (as the lowering issues them).
+  double sharded_sync_seconds(int s) const
+  {
+    double worst = 0;
+    for (int t = 0; t < plan_.tp; ++t) {
+      const auto group = dp_group(s, t);
+      double seconds   = 0;
+      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
+        const LayerSharding& choice = plan_.layer_sharding[l];
+        if (choice.sharded == 0 || workload_.layers[l].params <= 0)
+          continue;
+        const double bytes = workload_.layers[l].params / plan_.tp / choice.slices * gradient_bytes_per_param();
+        seconds += choice.sharded *
+                   (2 * costmodel::collective_seconds(cluster_, group, CollectiveOp::all_gather, algorithm_, bytes) +
+                    costmodel::collective_seconds(cluster_, group, CollectiveOp::reduce_scatter, algorithm_, bytes));
+      }
+      worst = std::max(worst, stage_slowdown_[s] * seconds);
+    }
+    return worst;
+  }
+
+  /// Parameters of layer `l` on one device whose gradients are reduced in buckets (all but sharded slices).
+  double bucketed_layer_params(int l) const
+  {
+    const double params = workload_.layers[l].params / plan_.tp;
+    return sharding_ ? params * (1 - plan_.layer_sharding[l].fraction()) : params;
+  }
+
+  /// Parameters of stage `s` kept whole on every replica.
+  double replicated_params(int s) const
+  {
+    if (!sharding_)
+      return stage_params(s);
+    double params = 0;
+    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+      params += bucketed_layer_params(l);
+    return params;
+  }
+
   /// Synchronisation after the last backward that the pipeline does not hide.
   double exposed_sync_seconds(int s, int t) const
   {
     if (plan_.dp == 1 || plan_.zero_stage == 3)
       return 0;
     const auto group     = dp_group(s, t);
-    const double bytes   = stage_params(s) * gradient_bytes_per_param();
+    const double bytes   = replicated_params(s) * gradient_bytes_per_param();
     const double gather  = plan_.zero_stage >= 1
                                ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2, end_slowdown_)
                                : 0;
@@ -207,7 +257,7 @@ private:
     double filled   = 0;
     while (closing > first && filled < plan_.bucket_bytes) {
       --closing;
-      filled += workload_.layers[closing].params / plan_.tp * gradient_bytes_per_param();
+      filled += bucketed_layer_params(closing) * gradient_bytes_per_param();
     }
     if (filled < plan_.bucket_bytes)
       return 0;
@@ -221,7 +271,9 @@ private:
 
   double optimizer_seconds(int s, int r, int t) const
   {
-    const double params = stage_params(s) / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    double params = stage_params(s) / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    if (sharding_)
+      params = replicated_params(s) + (stage_params(s) - replicated_params(s)) / plan_.dp;
     return compute_.optimizer_seconds(cluster_.gpu_of(plan_.device(s, r, t)), params);
   }
 
@@ -231,6 +283,7 @@ private:
   const costmodel::ComputeModel& compute_;
   costmodel::Algorithm algorithm_;
   double end_slowdown_;                ///< every data-parallel group at once
+  bool sharding_;                      ///< layer_sharding shards some layer
   std::vector<double> stage_slowdown_; ///< the groups of one stage at once
 };
 

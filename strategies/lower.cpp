@@ -34,6 +34,7 @@ struct StageLayout {
   std::vector<Piece> backward_sync; ///< micro-batches that synchronise gradient buckets (ZeRO 0-2)
   std::vector<double> bucket_bytes; ///< gradient buckets in backward layer order
   double params                    = 0; ///< parameters of the stage on one device (after the TP split)
+  double optimizer_params          = 0; ///< the part of them this device updates
   double output_bytes_per_sample   = 0; ///< the boundary activation sent to the next stage (16-bit)
 };
 
@@ -41,7 +42,7 @@ class Lowering {
 public:
   Lowering(const Plan& plan, const Problem& problem)
       : plan_(plan), layers_(problem.workload->layers), scale_(dtype_bytes(plan.dtype) / 2.0),
-        zero3_(plan.zero_stage == 3 && plan.dp > 1)
+        zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers())
   {
     max_accum_ = *std::max_element(plan.grad_accum.begin(), plan.grad_accum.end());
     for (int s = 0; s < plan.pp; ++s)
@@ -76,6 +77,29 @@ public:
 private:
   double layer_param_bytes(int layer) const { return layers_[layer].params / plan_.tp * dtype_bytes(plan_.dtype); }
 
+  /// The part of a layer's gradients reduced in buckets: all of it unless layer_sharding shards slices of it.
+  double bucketed_param_bytes(int layer) const
+  {
+    const double bytes = layer_param_bytes(layer);
+    return sharding_ ? bytes * (1 - plan_.layer_sharding[layer].fraction()) : bytes;
+  }
+
+  /// ZeRO-3 collectives per layer and direction: one for the whole layer, or one per sharded slice.
+  int sharded_collectives(int layer) const
+  {
+    if (layers_[layer].params <= 0)
+      return 0;
+    if (sharding_)
+      return plan_.layer_sharding[layer].sharded;
+    return zero3_ ? 1 : 0;
+  }
+
+  /// Bytes of one of those collectives.
+  double sharded_collective_bytes(int layer) const
+  {
+    return sharding_ ? layer_param_bytes(layer) / plan_.layer_sharding[layer].slices : layer_param_bytes(layer);
+  }
+
   double backward_flops_per_sample(const models::Layer& layer) const
   {
     return layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0);
@@ -89,6 +113,14 @@ private:
     stage.output_bytes_per_sample = layers_[stage.end - 1].activation_bytes_per_sample;
     for (int l = stage.first; l < stage.end; ++l)
       stage.params += layers_[l].params / plan_.tp;
+    stage.optimizer_params = stage.params / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    if (sharding_) {
+      stage.optimizer_params = 0;
+      for (int l = stage.first; l < stage.end; ++l) {
+        const double fraction = plan_.layer_sharding[l].fraction();
+        stage.optimizer_params += layers_[l].params / plan_.tp * (1 - fraction + fraction / plan_.dp);
+      }
+    }
 
     // Gradient buckets, filled in backward layer order; a bucket is ready when the layer that completes it is.
     std::vector<int> closing_layer;
@@ -97,7 +129,7 @@ private:
       const double capacity = plan_.bucket_bytes;
       double filled         = 0;
       for (int l = stage.end - 1; l >= stage.first; --l) {
-        double left = layer_param_bytes(l);
+        double left = bucketed_param_bytes(l);
         while (left > capacity * 1e-9) { // ignore rounding residues
           const double take = std::min(left, capacity - filled);
           filled += take;
@@ -122,7 +154,7 @@ private:
       piece.bucket_end   = static_cast<int>(hi - closing_layer.begin());
     };
 
-    const bool per_layer = plan_.tp > 1 || zero3_;
+    const bool per_layer = plan_.tp > 1 || zero3_ || sharding_;
     if (per_layer) {
       for (int backward = 0; backward < 2; ++backward) {
         auto& pieces = backward ? stage.backward : stage.forward;
@@ -203,6 +235,9 @@ private:
         std::size_t dp_tasks = stage.bucket_bytes.size() * (plan_.zero_stage == 2 ? m + 1 : 2);
         if (zero3_)
           dp_tasks += 3 * layers * m;
+        if (sharding_)
+          for (int l = stage.first; l < stage.end; ++l)
+            dp_tasks += 3 * static_cast<std::size_t>(sharded_collectives(l)) * m;
         per_device += dp_tasks;
         tasks += per_device * plan_.tp;
         if (r == 0) {
@@ -299,17 +334,23 @@ private:
                                replica_ == 0);
   }
 
-  /// ZeRO-3: gathers a layer's parameters on the data-parallel stream (ordered only by that stream).
+  /// ZeRO-3: gathers a layer's parameters (or its sharded slices, one by one) on the data-parallel stream
+  /// (ordered only by that stream); returns the last gather.
   int add_gather(int layer, int micro_batch, bool backward)
   {
-    Task task        = make_task(TaskKind::all_gather, Stream::data_parallel, micro_batch, backward);
-    task.first_layer = layer;
-    task.layer_count = 1;
-    task.bytes       = layer_param_bytes(layer);
-    return add_dp_collective(std::move(task));
+    int last = -1;
+    for (int slice = 0; slice < sharded_collectives(layer); ++slice) {
+      Task task        = make_task(TaskKind::all_gather, Stream::data_parallel, micro_batch, backward);
+      task.first_layer = layer;
+      task.layer_count = 1;
+      task.piece       = slice;
+      task.bytes       = sharded_collective_bytes(layer);
+      last             = add_dp_collective(std::move(task));
+    }
+    return last;
   }
 
-  bool gathers(int layer) const { return zero3_ && layers_[layer].params > 0; }
+  bool gathers(int layer) const { return sharded_collectives(layer) > 0; }
 
   void lower_device(int s, int r, int t)
   {
@@ -351,7 +392,7 @@ private:
     Task step  = make_task(TaskKind::optimizer, Stream::compute, -1, false);
     step.first_layer = stage.first;
     step.layer_count = stage.end - stage.first;
-    step.params      = stage.params / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    step.params      = stage.optimizer_params;
     step.deps        = sync_tasks_;
     const int optimizer = add_task(std::move(step));
 
@@ -369,7 +410,7 @@ private:
   void lower_step(int m, bool backward, bool sync)
   {
     const StageLayout& stage = stages_[stage_];
-    const int samples        = plan_.micro_batch[replica_];
+    const int samples        = plan_.micro_batch_samples(replica_, m);
     const auto& pieces       = backward ? (sync ? stage.backward_sync : stage.backward) : stage.forward;
 
     int ready = -1; // the task of another stream the next piece waits for
@@ -430,17 +471,18 @@ private:
         sync_tasks_.push_back(add_dp_collective(std::move(bucket)));
       }
 
-      if (backward && zero3_ && piece.ends_layer) {
+      if (backward && (zero3_ || sharding_) && piece.ends_layer) {
         // Prefetch the next layer's parameters before reducing this one's gradients.
         if (layer - 1 >= stage.first && gathers(layer - 1)) {
           gathered       = add_gather(layer - 1, m, true);
           gathered_layer = layer - 1;
         }
-        if (layers_[layer].params > 0) {
+        for (int slice = 0; slice < sharded_collectives(layer); ++slice) {
           Task scatter        = make_task(TaskKind::reduce_scatter, Stream::data_parallel, m, true);
           scatter.first_layer = layer;
           scatter.layer_count = 1;
-          scatter.bytes       = layer_param_bytes(layer);
+          scatter.piece       = slice;
+          scatter.bytes       = sharded_collective_bytes(layer);
           scatter.deps        = {id};
           sync_tasks_.push_back(add_dp_collective(std::move(scatter)));
         }
@@ -466,6 +508,7 @@ private:
   const std::vector<models::Layer>& layers_;
   const double scale_; ///< activation bytes relative to 16-bit
   const bool zero3_;   ///< ZeRO-3 with something to shard over
+  const bool sharding_; ///< layer_sharding shards some layers' slices over more than one replica
   int max_accum_ = 1;
   std::vector<StageLayout> stages_;
   Schedule schedule_;

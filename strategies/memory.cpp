@@ -62,6 +62,31 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
     m.gradient_bytes /= plan.dp;
   if (shard && plan.zero_stage >= 3)
     m.parameter_bytes = m.parameter_bytes / plan.dp + weight_bytes * (largest[0] + largest[1]);
+  if (plan.shards_layers()) {
+    // OSDP: sharded slices keep 1/dp of their states, plus a buffer for the two largest gathered slices (the
+    // one computing and the one prefetched); replicated slices keep everything, as ZeRO-0.
+    double sharded = 0, slice[2] = {0, 0};
+    for (int l = first; l < end; ++l) {
+      const LayerSharding& choice = plan.layer_sharding[l];
+      if (choice.sharded == 0)
+        continue;
+      const double p = layers[l].params / plan.tp;
+      sharded += p * choice.fraction();
+      const double one = p / choice.slices;
+      for (int copy = 0; copy < std::min(choice.sharded, 2); ++copy) { // a layer's next slice is prefetched too
+        if (one > slice[0]) {
+          slice[1] = slice[0];
+          slice[0] = one;
+        } else if (one > slice[1]) {
+          slice[1] = one;
+        }
+      }
+    }
+    const double kept = params - sharded + sharded / plan.dp;
+    m.parameter_bytes = weight_bytes * (kept + slice[0] + slice[1]);
+    m.gradient_bytes  = weight_bytes * kept;
+    m.optimizer_bytes = optimizer_bytes * kept;
+  }
 
   const int accum      = plan.grad_accum[replica];
   const int in_flight  = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);

@@ -25,7 +25,35 @@ long long Plan::global_batch() const
   long long total = 0;
   for (std::size_t r = 0; r < micro_batch.size() && r < grad_accum.size(); ++r)
     total += static_cast<long long>(micro_batch[r]) * grad_accum[r];
+  for (std::size_t r = 0; r < last_micro_batch.size() && r < micro_batch.size(); ++r)
+    total -= micro_batch[r] - last_micro_batch[r];
   return total;
+}
+
+int Plan::micro_batch_samples(int replica, int m) const
+{
+  if (!last_micro_batch.empty() && m + 1 == grad_accum[replica])
+    return last_micro_batch[replica];
+  return micro_batch[replica];
+}
+
+double Plan::sharded_fraction(int layer) const
+{
+  if (dp <= 1)
+    return 0;
+  if (!layer_sharding.empty())
+    return layer_sharding[layer].fraction();
+  return zero_stage == 3 ? 1 : 0;
+}
+
+bool Plan::shards_layers() const
+{
+  if (dp <= 1)
+    return false;
+  for (const LayerSharding& s : layer_sharding)
+    if (s.sharded > 0)
+      return true;
+  return false;
 }
 
 std::string_view schedule_name(PipelineSchedule schedule)

@@ -15,6 +15,17 @@ enum class PipelineSchedule { gpipe, one_f_one_b };
 /// How a collective is decomposed into point-to-point transfers.
 enum class CollectiveAlgorithm { ring, tree, hierarchical };
 
+/// OSDP's choice for one layer (one operator when the model lists attention and MLP as layers): the layer's
+/// parameters are cut into `slices` equal slices, of which the first `sharded` are ZeRO-3 sharded (gathered
+/// before forward and backward, gradients reduce-scattered every micro-batch) and the rest replicated (gradients
+/// all-reduced once per iteration, as ZeRO-0).
+struct LayerSharding {
+  int sharded = 0;
+  int slices  = 1;
+  double fraction() const { return static_cast<double>(sharded) / slices; }
+  bool operator==(const LayerSharding&) const = default;
+};
+
 struct Plan {
   int tp = 1;
   int pp = 1;
@@ -29,6 +40,11 @@ struct Plan {
   Dtype dtype                        = Dtype::fp16;
   CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
   double bucket_bytes                = 25.0 * 1024 * 1024; ///< gradient bucket size for ZeRO 0-2
+  /// Poplar's "last batch size": sequences in the last micro-batch of each replica, at most micro_batch[r].
+  /// Empty: every micro-batch has micro_batch[r] sequences.
+  std::vector<int> last_micro_batch;
+  /// Per-layer sharding (OSDP), one entry per layer, with zero_stage 0. Empty: zero_stage applies to every layer.
+  std::vector<LayerSharding> layer_sharding;
 
   int world_size() const { return tp * pp * dp; }
   int rank(int stage, int replica, int tp_rank) const { return (stage * dp + replica) * tp + tp_rank; }
@@ -37,6 +53,13 @@ struct Plan {
   int stage_end(int stage, int layer_count) const;
   /// Sequences per iteration over all replicas.
   long long global_batch() const;
+  /// Sequences in micro-batch `m` (0-based) of `replica`.
+  int micro_batch_samples(int replica, int m) const;
+  /// Fraction of `layer`'s parameters that are ZeRO-3 sharded: 1 for every layer with zero_stage 3 and dp > 1,
+  /// the layer's share under layer_sharding, 0 otherwise.
+  double sharded_fraction(int layer) const;
+  /// Whether layer_sharding shards anything over more than one replica.
+  bool shards_layers() const;
 
   bool operator==(const Plan&) const = default;
 };

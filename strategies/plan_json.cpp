@@ -113,6 +113,46 @@ nlohmann::json per_replica_json(const std::vector<int>& values)
   return values;
 }
 
+/// One entry per layer: 0 or 1 (the whole layer replicated or sharded), or {"sharded": j, "slices": k}.
+std::vector<LayerSharding> read_layer_sharding(const JsonInput& value)
+{
+  if (!value.is_array())
+    value.fail("an array with one entry per layer (0, 1 or {\"sharded\": j, \"slices\": k})");
+  std::vector<LayerSharding> out;
+  out.reserve(value.size());
+  for (const auto& element : value.elements()) {
+    LayerSharding s;
+    if (element.is_number()) {
+      s.sharded = element.non_negative_int();
+      if (s.sharded > 1)
+        element.fail("0 (replicated) or 1 (sharded)");
+    } else if (element.is_object()) {
+      element.allow_only({"sharded", "slices"});
+      s.slices  = element.positive_int_or("slices", 1);
+      auto sharded = element.find("sharded");
+      if (!sharded)
+        throw InputError(element.where() + ": missing required field 'sharded'");
+      s.sharded = sharded->non_negative_int();
+    } else {
+      element.fail("0, 1 or {\"sharded\": j, \"slices\": k}");
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+nlohmann::json layer_sharding_json(const std::vector<LayerSharding>& sharding)
+{
+  nlohmann::json out = nlohmann::json::array();
+  for (const LayerSharding& s : sharding) {
+    if (s.slices == 1)
+      out.push_back(s.sharded);
+    else
+      out.push_back({{"sharded", s.sharded}, {"slices", s.slices}});
+  }
+  return out;
+}
+
 int layer_count(const models::Workload& workload)
 {
   return static_cast<int>(workload.layers.size());
@@ -208,6 +248,37 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
         fail("grad_accum", "expected the same value for every replica with zero_stage " + str(plan.zero_stage) +
                                " (it synchronises every micro-batch), got " + str(plan.grad_accum[0]) + " and " +
                                str(plan.grad_accum[r]));
+  if (!plan.last_micro_batch.empty()) {
+    check_per_replica("last_micro_batch", plan.last_micro_batch);
+    if (plan.pp != 1)
+      fail("last_micro_batch", "expected pp 1 (a smaller last micro-batch is only modelled without pipelining), got pp " +
+                                   str(plan.pp));
+    for (int r = 0; r < plan.dp; ++r)
+      if (plan.last_micro_batch[r] > plan.micro_batch[r])
+        fail("last_micro_batch[" + str(r) + "]", "expected at most micro_batch[" + str(r) + "] = " +
+                                                     str(plan.micro_batch[r]) + ", got " + str(plan.last_micro_batch[r]));
+  }
+  if (!plan.layer_sharding.empty()) {
+    if (static_cast<int>(plan.layer_sharding.size()) != layers)
+      fail("layer_sharding", "expected " + str(layers) + " entries (one per layer of model '" + workload.name +
+                                 "'), got " + str(plan.layer_sharding.size()));
+    for (int l = 0; l < layers; ++l) {
+      const LayerSharding& s = plan.layer_sharding[l];
+      const std::string at   = "layer_sharding[" + str(l) + "]";
+      if (s.slices != 1 && s.slices != 2 && s.slices != 4 && s.slices != 8)
+        fail(at + ".slices", "expected 1, 2, 4 or 8, got " + str(s.slices));
+      if (s.sharded < 0 || s.sharded > s.slices)
+        fail(at + ".sharded", "expected 0 to " + str(s.slices) + " (the slices), got " + str(s.sharded));
+    }
+    if (plan.zero_stage != 0)
+      fail("zero_stage", "expected 0 with layer_sharding (replicated slices are plain data parallel), got " +
+                             str(plan.zero_stage));
+    if (plan.shards_layers())
+      for (int r = 1; r < plan.dp; ++r)
+        if (plan.grad_accum[r] != plan.grad_accum[0])
+          fail("grad_accum", "expected the same value for every replica with sharded layers (they synchronise "
+                             "every micro-batch), got " + str(plan.grad_accum[0]) + " and " + str(plan.grad_accum[r]));
+  }
   if (!(plan.bucket_bytes >= kMinBucketBytes))
     fail("bucket_mib", "expected at least 0.0625 (64 KiB), got " + number(plan.bucket_bytes / units::kMiB));
 }
@@ -220,7 +291,8 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     root.fail("an object describing a plan");
   root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
-                   "recompute", "dtype", "collective_algorithm", "bucket_mib"});
+                   "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
+                   "last_micro_batch_per_device", "layer_sharding"});
   Plan plan;
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
@@ -266,6 +338,14 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     plan.grad_accum.assign(plan.dp, 1);
   }
 
+  if (auto last = read_batch_field(root, "last_micro_batch", plan, cluster.device_count())) {
+    if (global_batch)
+      throw InputError(root.where() + ": give grad_accum, not global_batch, with last_micro_batch");
+    plan.last_micro_batch = last->empty() ? plan.micro_batch : *last;
+  }
+  if (auto sharding = root.find("layer_sharding"))
+    plan.layer_sharding = read_layer_sharding(*sharding);
+
   if (auto zero = root.find("zero_stage"))
     plan.zero_stage = zero->non_negative_int();
   if (auto schedule = root.find("schedule"); schedule && !parse_schedule(schedule->string(), plan.schedule))
@@ -304,6 +384,10 @@ nlohmann::json plan_to_json(const Plan& plan)
   json["dtype"]                = dtype_name(plan.dtype);
   json["collective_algorithm"] = algorithm_name(plan.collective_algorithm);
   json["bucket_mib"]           = plan.bucket_bytes / units::kMiB;
+  if (!plan.last_micro_batch.empty())
+    json["last_micro_batch"] = per_replica_json(plan.last_micro_batch);
+  if (!plan.layer_sharding.empty())
+    json["layer_sharding"] = layer_sharding_json(plan.layer_sharding);
   return json;
 }
 

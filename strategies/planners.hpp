@@ -11,5 +11,9 @@ std::unique_ptr<Planner> make_amp_planner();
 std::unique_ptr<Planner> make_hethub_planner();
 std::unique_ptr<Planner> make_megatron_planner();
 std::unique_ptr<Planner> make_random_planner();
+std::unique_ptr<Planner> make_poplar_planner();
+std::unique_ptr<Planner> make_deepspeed_planner();
+std::unique_ptr<Planner> make_whale_planner();
+std::unique_ptr<Planner> make_osdp_planner();
 
 } // namespace hetsim::strategies
