@@ -115,7 +115,8 @@ private:
     double to_next = 0, from_next = 0;
     if (s + 1 < plan_.pp) {
       // Every replica crosses this boundary at about the same time, sharing NICs and WAN links.
-      const double bytes = workload_.layers[end - 1].activation_bytes_per_sample * mb * activation_scale();
+      // Each tensor-parallel rank sends its 1/tp share (as the lowering does).
+      const double bytes = workload_.layers[end - 1].activation_bytes_per_sample * mb * activation_scale() / plan_.tp;
       std::vector<std::pair<int, int>> forward, backward;
       for (int other = 0; other < plan_.dp; ++other)
         for (int t = 0; t < plan_.tp; ++t) {

@@ -35,7 +35,7 @@ struct StageLayout {
   std::vector<double> bucket_bytes; ///< gradient buckets in backward layer order
   double params                    = 0; ///< parameters of the stage on one device (after the TP split)
   double optimizer_params          = 0; ///< the part of them this device updates
-  double output_bytes_per_sample   = 0; ///< the boundary activation sent to the next stage (16-bit)
+  double output_bytes_per_sample   = 0; ///< what one tensor-parallel rank sends to the next stage (16-bit)
 };
 
 class Lowering {
@@ -110,7 +110,10 @@ private:
     StageLayout stage;
     stage.first                   = plan_.stage_starts[s];
     stage.end                     = plan_.stage_end(s, static_cast<int>(layers_.size()));
-    stage.output_bytes_per_sample = layers_[stage.end - 1].activation_bytes_per_sample;
+    // Megatron-LM's scatter/gather across stages (and sequence parallelism): each tensor-parallel rank sends its
+    // 1/tp share of the boundary activation; the receiving group all-gathers it over its fast intra-node links,
+    // which this model leaves out.
+    stage.output_bytes_per_sample = layers_[stage.end - 1].activation_bytes_per_sample / plan_.tp;
     for (int l = stage.first; l < stage.end; ++l)
       stage.params += layers_[l].params / plan_.tp;
     stage.optimizer_params = stage.params / (plan_.zero_stage >= 1 ? plan_.dp : 1);

@@ -85,7 +85,7 @@ double PipelineCosts::boundary_seconds(int stage, int cut) const
   const auto& layer             = problem_.workload->layers[cut - 1];
   // Replicas with different micro-batches send different sizes; the largest sets the pace.
   const int mb       = *std::max_element(shape_.micro_batch.begin(), shape_.micro_batch.end());
-  const double bytes = layer.activation_bytes_per_sample * mb * activation_scale;
+  const double bytes = layer.activation_bytes_per_sample * mb * activation_scale / shape_.tp; // 1/tp per rank
   std::vector<std::pair<int, int>> forward, backward;
   for (int r = 0; r < shape_.dp; ++r)
     for (int t = 0; t < shape_.tp; ++t) {

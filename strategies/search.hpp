@@ -1,6 +1,6 @@
 #pragma once
-/// A planner's search: its proposals scored, stripped of duplicates and ranked (feasible first, then by the
-/// analytic estimate). Re-scoring the best in the simulator is sim::rescore's part.
+/// A planner's search: its proposals scored, stripped of duplicates (equal plans, or plans whose placements differ
+/// with the same estimate) and ranked (feasible first, then by the analytic estimate). Re-scoring the best in the simulator is sim::rescore's part.
 
 #include "strategies/planner.hpp"
 
