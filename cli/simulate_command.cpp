@@ -45,6 +45,8 @@ int run_simulate(SimulateOptions& options)
   std::optional<costmodel::Calibration> calibration;
   if (!options.calibration_file.empty())
     calibration = costmodel::load_calibration(options.calibration_file);
+  if (calibration)
+    apply_link_calibration(*scenario, *calibration);
 
   const auto& plan    = scenario->plan;
   const auto& problem = scenario->problem;

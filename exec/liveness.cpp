@@ -105,9 +105,11 @@ std::string Liveness::blame(double grace_s) const
         stale.push_back(text);
       }
     }
-    // A rank that reported its own error explains the others' broken connections better than silence does.
-    const auto& found = failed.empty() ? stale : failed;
-    if (!found.empty() || std::chrono::steady_clock::now() >= deadline) {
+    // A silent rank is the cause; the errors other ranks reported may only be their view of its death (their
+    // connections to it closed), so they are named only when no rank went silent within the grace period.
+    const bool settled = !stale.empty() || std::chrono::steady_clock::now() >= deadline;
+    if (settled) {
+      const auto& found = stale.empty() ? failed : stale;
       std::string text;
       for (const auto& entry : found)
         text += (text.empty() ? "" : "; ") + entry;

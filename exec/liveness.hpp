@@ -22,8 +22,9 @@ public:
   /// Records that this rank finished, so that a finished rank is never taken for a dead one.
   void mark_done();
 
-  /// The ranks to blame, as text ("rank 3 died or stopped answering (no heartbeat for 2.1 s)", "rank 2 failed:
-  /// ..."), waiting up to `grace_s` for a dead rank's heartbeat to go stale; empty when every rank looks healthy.
+  /// The ranks to blame, as text: "rank 3 died or stopped answering (no heartbeat for 2.1 s)" as soon as a
+  /// rank's heartbeat goes stale within `grace_s`, otherwise the ranks that reported failures ("rank 2 failed:
+  /// ..."); empty when every rank looks healthy.
   std::string blame(double grace_s) const;
 
   static constexpr double kBeatSeconds  = 0.2;
