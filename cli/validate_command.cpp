@@ -9,6 +9,7 @@
 #include "strategies/lower.hpp"
 #include "traces/validate.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -24,6 +25,8 @@ struct ValidateOptions {
   std::string model;
   std::string calibration_file;
   std::string report_file;
+  double max_error    = 0; ///< 0: no check
+  double min_spearman = -2;
 };
 
 int run_validate(const ValidateOptions& options)
@@ -77,13 +80,28 @@ int run_validate(const ValidateOptions& options)
     std::printf("Spearman rank correlation of predicted vs measured iteration time over %zu plans: %.3f\n",
                 measured.size(), rho);
   }
+  int failed = 0;
+  if (options.max_error > 0)
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      const double error = std::abs(predicted[i] - measured[i]) / measured[i];
+      if (error > options.max_error) {
+        std::fprintf(stderr, "validate: %s: iteration-time error %.1f%% exceeds --max-error %.1f%%\n",
+                     options.plans[i].c_str(), 100 * error, 100 * options.max_error);
+        ++failed;
+      }
+    }
+  if (report.contains("spearman") && report["spearman"].get<double>() < options.min_spearman) {
+    std::fprintf(stderr, "validate: Spearman %.3f is below --min-spearman %.3f\n", report["spearman"].get<double>(),
+                 options.min_spearman);
+    ++failed;
+  }
   if (!options.report_file.empty()) {
     auto inputs = options.traces;
     inputs.insert(inputs.end(), options.plans.begin(), options.plans.end());
     check_output_is_not_input(options.report_file, inputs, "--report");
     write_file_atomically(options.report_file, report.dump(1) + "\n");
   }
-  return 0;
+  return failed ? 1 : 0;
 }
 
 } // namespace
@@ -102,6 +120,10 @@ CommandRunner add_validate_command(CLI::App& app)
   command->add_option("--model", options->model, "model JSON file, or preset:NAME")->required();
   command->add_option("--calibration", options->calibration_file, "calibration JSON for the simulation");
   command->add_option("--report", options->report_file, "write the comparison as JSON to this file");
+  command->add_option("--max-error", options->max_error,
+                      "exit 1 when a plan's relative iteration-time error exceeds this (e.g. 0.15)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--min-spearman", options->min_spearman, "exit 1 when the Spearman correlation is below this");
   return [options] { return run_validate(*options); };
 }
 

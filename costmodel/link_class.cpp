@@ -69,8 +69,10 @@ Cluster calibrated_cluster(const Cluster& cluster, const Calibration& calibratio
       if (a == b)
         continue;
       Link wan = cluster.inter_region(a, b);
+      // The WAN cannot be faster than crossing either region's own switch (a Cluster invariant).
+      const double floor_s = (cluster.regions()[a].latency_s + cluster.regions()[b].latency_s) / 2;
       if (region)
-        wan = Link{1 / region->beta_seconds_per_byte, std::max(0.0, region->alpha_s - edge_latency)};
+        wan = Link{1 / region->beta_seconds_per_byte, std::max(floor_s, region->alpha_s - edge_latency)};
       out.set_inter_region(a, b, wan);
     }
   for (const auto& o : cluster.overrides())
