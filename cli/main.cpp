@@ -8,14 +8,17 @@
 
 int main(int argc, char** argv)
 {
-  CLI::App app{"HetSim: plan and simulate distributed training on heterogeneous GPU clusters.\n"
+  CLI::App app{"HetSim: plan, simulate and run distributed training on heterogeneous GPU clusters.\n"
                "Run `hetsim simulate` with no options for the built-in default scenario."};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hetsim 0.1");
 
-  auto simulate = hetsim::cli::add_simulate_command(app);
-  auto inspect  = hetsim::cli::add_inspect_command(app);
-  auto search   = hetsim::cli::add_search_command(app);
+  auto simulate  = hetsim::cli::add_simulate_command(app);
+  auto inspect   = hetsim::cli::add_inspect_command(app);
+  auto search    = hetsim::cli::add_search_command(app);
+  auto run       = hetsim::cli::add_run_command(app, argc, argv);
+  auto calibrate = hetsim::cli::add_calibrate_command(app);
+  auto validate  = hetsim::cli::add_validate_command(app);
 
   try {
     app.parse(argc, argv);
@@ -32,6 +35,12 @@ int main(int argc, char** argv)
       return inspect();
     if (app.got_subcommand("search"))
       return search();
+    if (app.got_subcommand("run"))
+      return run();
+    if (app.got_subcommand("calibrate"))
+      return calibrate();
+    if (app.got_subcommand("validate"))
+      return validate();
   } catch (const hetsim::Error& e) {
     std::cerr << "hetsim: " << e.what() << '\n';
     return 2;

@@ -3,6 +3,7 @@
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "costmodel/link_class.hpp"
 #include "strategies/plan_json.hpp"
 
 namespace hetsim::cli {
@@ -40,6 +41,12 @@ void load_scenario(const ScenarioOptions& options, Scenario& scenario)
   problem                    = strategies::problem_for_plan(scenario.cluster, scenario.workload, scenario.plan);
   problem.memory_limit_bytes = options.memory_limit_gib * units::kGiB;
   problem.workspace_bytes    = options.workspace_gib * units::kGiB;
+}
+
+void apply_link_calibration(Scenario& scenario, const costmodel::Calibration& calibration)
+{
+  // Assigned in place: the Problem keeps pointing at scenario.cluster.
+  scenario.cluster = costmodel::calibrated_cluster(scenario.cluster, calibration);
 }
 
 } // namespace hetsim::cli

@@ -2,6 +2,7 @@
 /// The three inputs of a simulation, loaded and checked together.
 
 #include "core/cluster.hpp"
+#include "costmodel/calibration.hpp"
 #include "models/workload.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/problem.hpp"
@@ -43,5 +44,8 @@ struct Scenario {
 /// Fills in the default scenario when no input is given; a partial set is an InputError.
 void resolve_defaults(ScenarioOptions& options);
 void load_scenario(const ScenarioOptions& options, Scenario& scenario);
+/// Replaces the cluster's links by the calibration's fitted link classes (compute efficiencies are applied by
+/// whoever times compute, from the same Calibration).
+void apply_link_calibration(Scenario& scenario, const costmodel::Calibration& calibration);
 
 } // namespace hetsim::cli

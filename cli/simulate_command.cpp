@@ -51,6 +51,8 @@ int run_simulate(SimulateOptions& options)
   std::optional<costmodel::LayerProfile> profile;
   if (!options.profile_file.empty())
     profile = costmodel::load_layer_profile(options.profile_file, scenario->workload, scenario->cluster);
+  if (calibration)
+    apply_link_calibration(*scenario, *calibration);
 
   const auto& plan    = scenario->plan;
   const auto& problem = scenario->problem;

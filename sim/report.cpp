@@ -191,6 +191,25 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
   return report;
 }
 
+Report report_from_trace(const strategies::Plan& plan, const strategies::Problem& problem,
+                         const strategies::Schedule& schedule, const traces::Trace& trace)
+{
+  std::vector<TaskTiming> timings(schedule.tasks.size());
+  std::vector<char> seen(schedule.tasks.size(), 0);
+  for (const auto& e : trace.events) {
+    if (e.task_id < 0 || e.task_id >= static_cast<int>(timings.size()))
+      throw InputError("trace: task id " + std::to_string(e.task_id) + " is not a task of the plan's schedule (" +
+                       std::to_string(timings.size()) + " tasks)");
+    timings[e.task_id] = TaskTiming{e.start_s, e.end_s};
+    seen[e.task_id]    = 1;
+  }
+  for (std::size_t id = 0; id < seen.size(); ++id)
+    if (!seen[id])
+      throw InputError("trace: no event for task " + std::to_string(id) + " '" +
+                       schedule.task_name(static_cast<int>(id)) + "' of the plan's schedule");
+  return make_report(plan, problem, schedule, timings);
+}
+
 nlohmann::json report_to_json(const Report& report)
 {
   nlohmann::json devices = nlohmann::json::array();
@@ -220,7 +239,7 @@ nlohmann::json report_to_json(const Report& report)
             {"busy_fraction", report.bottleneck.busy_fraction}}}};
 }
 
-void print_report(const Report& report, std::ostream& out)
+void print_report(const Report& report, std::ostream& out, const std::string& title)
 {
   const double time = report.iteration_time_s;
   std::map<std::string, int> gpu_counts;
@@ -230,7 +249,7 @@ void print_report(const Report& report, std::ostream& out)
   for (const auto& [gpu, count] : gpu_counts)
     mix += (mix.empty() ? "" : ", ") + gpu + " x" + std::to_string(count);
 
-  out << "simulated iteration: " << report.model << " on " << report.cluster << '\n';
+  out << title << ": " << report.model << " on " << report.cluster << '\n';
   print_table({{"iteration time", seconds(time) + " s"},
                {"throughput", with_commas(report.tokens_per_s) + " tokens/s"},
                {"model FLOP/s", format("%.2f", report.tflops_per_s) + " TFLOP/s"},

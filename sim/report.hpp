@@ -17,6 +17,7 @@
 #include "strategies/plan.hpp"
 #include "strategies/problem.hpp"
 #include "strategies/schedule.hpp"
+#include "traces/trace.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -62,12 +63,18 @@ struct Report {
 Report make_report(const strategies::Plan& plan, const strategies::Problem& problem,
                    const strategies::Schedule& schedule, const std::vector<TaskTiming>& timings);
 
+/// The same from a trace of the schedule (measured or simulated): one event per task, matched by task id.
+/// Throws InputError when a task has no event.
+Report report_from_trace(const strategies::Plan& plan, const strategies::Problem& problem,
+                         const strategies::Schedule& schedule, const traces::Trace& trace);
+
 /// Deterministic JSON (keys sorted; numbers printed by nlohmann at full precision).
 nlohmann::json report_to_json(const Report& report);
 
 /// A readable aligned table. Up to kReportAllDevices devices are listed one by one; larger runs get a summary
 /// per GPU type and stage plus the kReportTopDevices busiest devices.
-void print_report(const Report& report, std::ostream& out);
+/// `title` heads the table ("simulated iteration", "measured iteration").
+void print_report(const Report& report, std::ostream& out, const std::string& title = "simulated iteration");
 
 inline constexpr int kReportAllDevices = 32;
 inline constexpr int kReportTopDevices = 8;

@@ -62,6 +62,16 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
                       {"args", {{"name", thread}}}});
     }
     ends[lane] = e->end_s;
+    nlohmann::json args = {{"task_id", e->task_id}, {"kind", e->kind},   {"stream", e->stream}, {"bytes", e->bytes},
+                           {"flops", e->flops},     {"start_s", e->start_s}, {"end_s", e->end_s}};
+    if (e->tokens > 0)
+      args["tokens"] = e->tokens;
+    if (!e->link.empty())
+      args["link"] = e->link;
+    if (e->members > 0)
+      args["members"] = e->members;
+    if (e->collective >= 0)
+      args["collective"] = e->collective;
     list.push_back({{"name", e->name},
                     {"cat", e->kind},
                     {"ph", "X"},
@@ -69,17 +79,12 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
                     {"tid", stream * kLanesPerStream + lane},
                     {"ts", e->start_s * kMicrosecondsPerSecond},
                     {"dur", (e->end_s - e->start_s) * kMicrosecondsPerSecond},
-                    {"args",
-                     {{"task_id", e->task_id},
-                      {"kind", e->kind},
-                      {"stream", e->stream},
-                      {"bytes", e->bytes},
-                      {"flops", e->flops},
-                      {"start_s", e->start_s},
-                      {"end_s", e->end_s}}}});
+                    {"args", std::move(args)}});
   }
   // One compact event per line: a million-task trace stays a few hundred bytes per event and greppable.
-  const nlohmann::json other = {{"source", trace.source}};
+  nlohmann::json other = {{"source", trace.source}};
+  for (const auto& d : trace.devices)
+    other["devices"].push_back({{"gpu", d.gpu}, {"peak_flops", d.peak_flops}});
   out << "{\"displayTimeUnit\": \"ms\", \"otherData\": " << other.dump() << ", \"traceEvents\": [\n";
   for (std::size_t i = 0; i < list.size(); ++i)
     out << list[i].dump() << (i + 1 < list.size() ? ",\n" : "\n");
@@ -98,8 +103,12 @@ Trace read_chrome_trace(const std::string& file)
   const nlohmann::json doc = JsonInput::parse_file(file);
   JsonInput root(doc, file);
   Trace trace;
-  if (auto other = root.find("otherData"))
+  if (auto other = root.find("otherData")) {
     trace.source = other->string_or("source", "");
+    if (auto devices = other->find("devices"))
+      for (const auto& d : devices->elements())
+        trace.devices.push_back(TraceDevice{d.at("gpu").string(), d.at("peak_flops").positive_number()});
+  }
   for (const auto& entry : root.at("traceEvents").elements()) {
     const std::string phase = entry.at("ph").string();
     if (phase == "M") {
@@ -125,6 +134,11 @@ Trace read_chrome_trace(const std::string& file)
     e.end_s   = args.number_or("end_s", e.start_s + entry.at("dur").non_negative_number() / kMicrosecondsPerSecond);
     e.bytes   = args.non_negative_number_or("bytes", 0);
     e.flops   = args.non_negative_number_or("flops", 0);
+    e.tokens  = args.non_negative_number_or("tokens", 0);
+    e.link    = args.string_or("link", "");
+    e.members = static_cast<int>(args.non_negative_number_or("members", 0));
+    if (auto collective = args.find("collective"))
+      e.collective = collective->non_negative_int();
     trace.events.push_back(std::move(e));
   }
   return trace;

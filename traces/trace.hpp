@@ -21,12 +21,24 @@ struct TraceEvent {
   double end_s   = 0;
   double bytes   = 0;
   double flops   = 0;
+  // What calibration needs beyond the timing (measured traces fill them; 0 or empty when unknown).
+  double tokens  = 0;  ///< compute tasks: tokens of the micro-batch (efficiency depends on them)
+  std::string link;    ///< communication: the slowest link class crossed ("intra_node", "inter_node", ...)
+  int members    = 0;  ///< collectives: group size
+  int collective = -1; ///< collectives: index in the Schedule, shared by the members' events
+};
+
+/// The hardware behind one device of a trace, for fitting compute efficiency.
+struct TraceDevice {
+  std::string gpu;
+  double peak_flops = 0; ///< for the run's dtype
 };
 
 struct Trace {
   std::string source; ///< "simulation" or the executor's name
   std::vector<std::string> device_labels; ///< per device, e.g. "dev3 V100-SXM2-16GB @ Oregon.3"
   std::vector<TraceEvent> events;         ///< sorted by (device, start, task id) when written
+  std::vector<TraceDevice> devices;       ///< per device when known (measured traces), else empty
 };
 
 void write_chrome_trace(const Trace& trace, std::ostream& out);

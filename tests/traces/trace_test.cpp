@@ -10,13 +10,34 @@
 
 using namespace hetsim::traces;
 
+namespace {
+
+/// An event with the fields every trace has (the calibration annotations left at their defaults).
+hetsim::traces::TraceEvent make_event(int id, std::string name, std::string kind, std::string stream, int device,
+                                      double start_s, double end_s, double bytes, double flops)
+{
+  hetsim::traces::TraceEvent e;
+  e.task_id = id;
+  e.name    = std::move(name);
+  e.kind    = std::move(kind);
+  e.stream  = std::move(stream);
+  e.device  = device;
+  e.start_s = start_s;
+  e.end_s   = end_s;
+  e.bytes   = bytes;
+  e.flops   = flops;
+  return e;
+}
+
+} // namespace
+
 TEST_CASE("chrome traces round-trip task ids, kinds, bytes, flops and times")
 {
   Trace t;
   t.source        = "simulation";
   t.device_labels = {"dev0 V100", "dev1 T4"};
-  t.events.push_back({7, "bwd s0 r0 t0 mb0", "backward", "compute", 1, 0.25, 0.75, 0, 3e12});
-  t.events.push_back({3, "send s0 r0 t0 mb0", "send", "pipeline", 0, 0.1, 0.2, 1.5e7, 0});
+  t.events.push_back(make_event(7, "bwd s0 r0 t0 mb0", "backward", "compute", 1, 0.25, 0.75, 0, 3e12));
+  t.events.push_back(make_event(3, "send s0 r0 t0 mb0", "send", "pipeline", 0, 0.1, 0.2, 1.5e7, 0));
   const auto path = std::filesystem::temp_directory_path() / "hetsim_trace_test.json";
   write_chrome_trace(t, path.string());
   const Trace back = read_chrome_trace(path.string());
@@ -39,7 +60,7 @@ TEST_CASE("the same trace gives the same bytes")
 {
   Trace t;
   t.device_labels = {"d0"};
-  t.events.push_back({1, "a", "forward", "compute", 0, 0, 1, 0, 1});
+  t.events.push_back(make_event(1, "a", "forward", "compute", 0, 0, 1, 0, 1));
   std::ostringstream a, b;
   write_chrome_trace(t, a);
   write_chrome_trace(t, b);
@@ -60,9 +81,9 @@ TEST_CASE("overlapping events of one stream go to separate lanes so that viewers
 {
   Trace t;
   t.device_labels = {"d0"};
-  t.events.push_back({1, "send a", "send", "pipeline", 0, 0.0, 2.0, 1, 0});
-  t.events.push_back({2, "recv b", "recv", "pipeline", 0, 1.0, 3.0, 1, 0});
-  t.events.push_back({3, "send c", "send", "pipeline", 0, 2.5, 4.0, 1, 0});
+  t.events.push_back(make_event(1, "send a", "send", "pipeline", 0, 0.0, 2.0, 1, 0));
+  t.events.push_back(make_event(2, "recv b", "recv", "pipeline", 0, 1.0, 3.0, 1, 0));
+  t.events.push_back(make_event(3, "send c", "send", "pipeline", 0, 2.5, 4.0, 1, 0));
   std::ostringstream out;
   write_chrome_trace(t, out);
   const auto doc = nlohmann::json::parse(out.str());

@@ -1,0 +1,217 @@
+/// `hetsim run`: run one plan for real with an executor plugin, one process per device, and report like
+/// `hetsim simulate` does from the measured trace.
+
+#include "cli/command.hpp"
+#include "cli/scenario.hpp"
+#include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "exec/launcher.hpp"
+#include "exec/merge.hpp"
+#include "exec/plugin.hpp"
+#include "exec/rank.hpp"
+#include "sim/report.hpp"
+#include "strategies/lower.hpp"
+#include "traces/trace.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+namespace hetsim::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+  ScenarioOptions scenario;
+  std::string executor = "cpu";
+  bool list_executors  = false;
+  int ranks            = 0;
+  std::string trace_dir = "hetsim-run";
+  double scale          = 1;
+  int warmup            = 1;
+  int iterations        = 3;
+  double timeout_s      = 20;
+  std::vector<std::string> namespaces;
+  std::string store_dir;
+  std::string bind;
+  std::vector<std::string> argv; ///< the command line, re-run by every rank
+};
+
+std::string rank_trace_file(const std::string& dir, int rank)
+{
+  return (fs::path(dir) / ("rank" + std::to_string(rank) + ".json")).string();
+}
+
+/// Merges the rank traces, writes trace.json and report.json, prints the report. Waits up to `wait_s` for rank
+/// traces to appear (ranks started by mpirun/srun finish on their own).
+void finish(const RunOptions& options, const Scenario& scenario, const strategies::Schedule& schedule, int ranks,
+            double wait_s)
+{
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+  std::vector<traces::Trace> traces;
+  for (int r = 0; r < ranks; ++r) {
+    const std::string file = rank_trace_file(options.trace_dir, r);
+    while (!fs::exists(file) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!fs::exists(file))
+      throw exec::RankFailure("run failed: rank " + std::to_string(r) + " wrote no trace (" + file + ")");
+    traces.push_back(traces::read_chrome_trace(file));
+  }
+  const traces::Trace merged = exec::merge_rank_traces(traces, schedule);
+  const std::string trace_file  = (fs::path(options.trace_dir) / "trace.json").string();
+  const std::string report_file = (fs::path(options.trace_dir) / "report.json").string();
+  traces::write_chrome_trace(merged, trace_file);
+  const sim::Report report = sim::report_from_trace(scenario.plan, scenario.problem, schedule, merged);
+  sim::print_report(report, std::cout, "measured iteration (" + options.executor + " executor, median of " +
+                                           std::to_string(options.iterations) + ")");
+  write_file_atomically(report_file, sim::report_to_json(report).dump(1) + "\n");
+  std::cout << "trace written to " << trace_file << ", per-rank traces beside it; report written to " << report_file
+            << '\n';
+}
+
+/// Runs as one rank; never returns on failure (other threads may still be inside the executor).
+int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, const Scenario& scenario,
+                const strategies::Schedule& schedule)
+{
+  if (identity.world_size != scenario.cluster.device_count())
+    throw InputError("run: " + std::to_string(identity.world_size) + " ranks were started but the cluster has " +
+                     std::to_string(scenario.cluster.device_count()) + " devices; one rank runs each device");
+  exec::RankSetup setup;
+  setup.rank       = identity.rank;
+  setup.world_size = identity.world_size;
+  setup.timeout_s  = options.timeout_s;
+  const char* store = std::getenv("HETSIM_STORE_DIR");
+  setup.store_dir   = !options.store_dir.empty() ? options.store_dir : store ? store : "";
+  if (setup.store_dir.empty())
+    throw InputError("--store-dir: ranks started by mpirun or srun need a rendezvous directory shared by all of them");
+  const char* bind   = std::getenv("HETSIM_BIND");
+  setup.bind_address = !options.bind.empty() ? options.bind : bind ? bind : exec::default_bind_address();
+
+  fs::create_directories(options.trace_dir);
+  const std::string file = rank_trace_file(options.trace_dir, identity.rank);
+  fs::remove(file); // before the rendezvous, so no rank can mistake an old trace for a new one
+
+  auto executor = exec::load_executor(options.executor);
+  exec::Workload workload;
+  workload.schedule = &schedule;
+  workload.model    = &scenario.workload;
+  workload.dtype    = scenario.plan.dtype;
+  workload.scale    = options.scale;
+  exec::RunOptions run;
+  run.warmup     = options.warmup;
+  run.iterations = options.iterations;
+  try {
+    const traces::Trace trace = exec::run_rank(*executor, setup, workload, scenario.cluster, run, options.executor);
+    traces::write_chrome_trace(trace, file);
+  } catch (const Error& e) {
+    // Threads of the failed iteration may still be blocked inside the executor: end the process now.
+    std::cerr << "hetsim: " << e.what() << std::endl;
+    (void)executor.release();
+    std::_Exit(2);
+  }
+  if (!identity.from_local_launcher && identity.rank == 0)
+    finish(options, scenario, schedule, identity.world_size, 2 * options.timeout_s);
+  return 0;
+}
+
+/// Removes the rendezvous directory however the run ends.
+struct StoreDirectory {
+  std::string path;
+  StoreDirectory()
+  {
+    std::string pattern = (fs::temp_directory_path() / "hetsim-store-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      throw Error("run: cannot create a rendezvous directory in " + fs::temp_directory_path().string());
+    path = pattern;
+  }
+  ~StoreDirectory()
+  {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+int run_run(RunOptions& options)
+{
+  if (options.list_executors) {
+    const auto names = exec::list_executors();
+    for (const auto& name : names)
+      std::cout << name << '\n';
+    if (std::find(names.begin(), names.end(), "cuda") == names.end())
+      std::cout << "(no cuda executor: this build did not find the CUDA toolkit with NCCL)\n";
+    return 0;
+  }
+  resolve_defaults(options.scenario);
+  auto scenario = std::make_unique<Scenario>();
+  load_scenario(options.scenario, *scenario);
+  const strategies::Schedule schedule = strategies::lower(scenario->plan, scenario->problem);
+
+  if (const auto identity = exec::rank_from_environment())
+    return run_as_rank(options, *identity, *scenario, schedule);
+
+  const int devices = scenario->cluster.device_count();
+  if (options.ranks != 0 && options.ranks != devices)
+    throw InputError("--ranks: the cluster has " + std::to_string(devices) + " devices and one rank runs each, got " +
+                     std::to_string(options.ranks));
+  if (!options.namespaces.empty() && static_cast<int>(options.namespaces.size()) != devices)
+    throw InputError("--netns: expected one network namespace per rank (" + std::to_string(devices) + "), got " +
+                     std::to_string(options.namespaces.size()));
+  (void)exec::load_executor(options.executor); // fail here, once, when the executor does not exist
+  check_output_is_not_input((fs::path(options.trace_dir) / "trace.json").string(), options.scenario.inputs(),
+                            "--trace-dir");
+  fs::create_directories(options.trace_dir);
+  for (int r = 0; r < devices; ++r)
+    fs::remove(rank_trace_file(options.trace_dir, r));
+
+  StoreDirectory store;
+  exec::LaunchOptions launch;
+  launch.ranks      = devices;
+  launch.command    = options.argv;
+  launch.command[0] = fs::read_symlink("/proc/self/exe").string();
+  launch.namespaces = options.namespaces;
+  launch.store_dir  = store.path;
+  launch.grace_s    = options.timeout_s + 5;
+  exec::launch(launch);
+  finish(options, *scenario, schedule, devices, 0);
+  return 0;
+}
+
+} // namespace
+
+CommandRunner add_run_command(CLI::App& app, int argc, char** argv)
+{
+  auto options = std::make_shared<RunOptions>();
+  options->argv.assign(argv, argv + argc);
+  CLI::App* command = app.add_subcommand(
+      "run", "Run one training iteration of a plan for real with an executor (one process per device of the "
+             "cluster), write one trace per rank plus a merged trace, and report as `simulate` does. Under mpirun "
+             "or srun each process takes its rank from the environment (then give --store-dir).");
+  options->scenario.add_to(*command);
+  command->add_option("--executor", options->executor, "executor plugin: cpu (Eigen + Gloo) or cuda (cuBLAS + NCCL)");
+  command->add_flag("--list-executors", options->list_executors, "list the executors this build has and exit");
+  command->add_option("--ranks", options->ranks, "number of ranks (must equal the cluster's device count)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--trace-dir", options->trace_dir, "directory for rank<i>.json, trace.json and report.json")
+      ->capture_default_str();
+  command->add_option("--scale", options->scale, "multiply hidden sizes by this (FLOPs and weights by its square)")
+      ->check(CLI::Range(1e-4, 1.0));
+  command->add_option("--warmup", options->warmup, "untimed iterations first")->check(CLI::NonNegativeNumber);
+  command->add_option("--iterations", options->iterations, "timed iterations (the trace keeps medians)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--timeout-s", options->timeout_s,
+                      "a rank waiting this long on a peer gives up and names it; the launcher kills what is left "
+                      "5 s later")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--netns", options->namespaces, "network namespace of each rank (comma-separated, in rank order)")
+      ->delimiter(',');
+  command->add_option("--store-dir", options->store_dir, "rendezvous directory shared by all ranks (mpirun/srun)");
+  command->add_option("--bind", options->bind, "address this rank listens on (default: the first non-loopback one)");
+  return [options] { return run_run(*options); };
+}
+
+} // namespace hetsim::cli

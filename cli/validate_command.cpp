@@ -1,0 +1,130 @@
+/// `hetsim validate`: replay the Schedule of each measured plan in the simulator and report the errors.
+
+#include "cli/command.hpp"
+#include "cli/scenario.hpp"
+#include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "costmodel/calibration.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/lower.hpp"
+#include "traces/validate.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace hetsim::cli {
+namespace {
+
+struct ValidateOptions {
+  std::vector<std::string> traces;
+  std::vector<std::string> plans;
+  std::string cluster;
+  std::string model;
+  std::string calibration_file;
+  std::string report_file;
+  double max_error    = 0; ///< 0: no check
+  double min_spearman = -2;
+};
+
+int run_validate(const ValidateOptions& options)
+{
+  if (options.traces.size() != options.plans.size())
+    throw InputError("validate: give one --plan per --trace (got " + std::to_string(options.traces.size()) +
+                     " traces and " + std::to_string(options.plans.size()) + " plans)");
+  std::optional<costmodel::Calibration> calibration;
+  if (!options.calibration_file.empty())
+    calibration = costmodel::load_calibration(options.calibration_file);
+
+  std::vector<double> measured, predicted;
+  nlohmann::json plans = nlohmann::json::array();
+  std::printf("%-28s %12s %12s %8s  per-kind median |task error|\n", "plan", "measured s", "predicted s", "error");
+  for (std::size_t i = 0; i < options.traces.size(); ++i) {
+    ScenarioOptions scenario_options;
+    scenario_options.cluster = options.cluster;
+    scenario_options.model   = options.model;
+    scenario_options.plan    = options.plans[i];
+    auto scenario            = std::make_unique<Scenario>();
+    load_scenario(scenario_options, *scenario);
+    if (calibration)
+      apply_link_calibration(*scenario, *calibration);
+    const strategies::Schedule schedule = strategies::lower(scenario->plan, scenario->problem);
+    sim::SimOptions sim_options;
+    sim_options.calibration = calibration ? &*calibration : nullptr;
+    const sim::SimResult result = sim::simulate(scenario->plan, scenario->problem, schedule, sim_options);
+    const traces::Comparison c  = traces::compare_traces(traces::read_chrome_trace(options.traces[i]), result.trace);
+    measured.push_back(c.measured_iteration_s);
+    predicted.push_back(c.predicted_iteration_s);
+    std::string kinds;
+    nlohmann::json by_kind = nlohmann::json::object();
+    for (const auto& [kind, k] : c.by_kind) {
+      char text[64];
+      std::snprintf(text, sizeof text, " %s %.1f%%", kind.c_str(), 100 * k.median_abs_error);
+      kinds += text;
+      by_kind[kind] = {{"tasks", k.tasks}, {"median_abs_error", k.median_abs_error},
+                       {"measured_s", k.measured_s}, {"predicted_s", k.predicted_s}};
+    }
+    std::printf("%-28s %12.4g %12.4g %+7.1f%% %s\n", options.plans[i].c_str(), c.measured_iteration_s,
+                c.predicted_iteration_s, 100 * c.iteration_error, kinds.c_str());
+    plans.push_back({{"plan", options.plans[i]}, {"trace", options.traces[i]},
+                     {"measured_iteration_s", c.measured_iteration_s},
+                     {"predicted_iteration_s", c.predicted_iteration_s}, {"iteration_error", c.iteration_error},
+                     {"tasks", by_kind}});
+  }
+  nlohmann::json report = {{"plans", plans}};
+  if (measured.size() >= 2) {
+    const double rho  = traces::spearman(measured, predicted);
+    report["spearman"] = rho;
+    std::printf("Spearman rank correlation of predicted vs measured iteration time over %zu plans: %.3f\n",
+                measured.size(), rho);
+  }
+  int failed = 0;
+  if (options.max_error > 0)
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      const double error = std::abs(predicted[i] - measured[i]) / measured[i];
+      if (error > options.max_error) {
+        std::fprintf(stderr, "validate: %s: iteration-time error %.1f%% exceeds --max-error %.1f%%\n",
+                     options.plans[i].c_str(), 100 * error, 100 * options.max_error);
+        ++failed;
+      }
+    }
+  if (report.contains("spearman") && report["spearman"].get<double>() < options.min_spearman) {
+    std::fprintf(stderr, "validate: Spearman %.3f is below --min-spearman %.3f\n", report["spearman"].get<double>(),
+                 options.min_spearman);
+    ++failed;
+  }
+  if (!options.report_file.empty()) {
+    auto inputs = options.traces;
+    inputs.insert(inputs.end(), options.plans.begin(), options.plans.end());
+    check_output_is_not_input(options.report_file, inputs, "--report");
+    write_file_atomically(options.report_file, report.dump(1) + "\n");
+  }
+  return failed ? 1 : 0;
+}
+
+} // namespace
+
+CommandRunner add_validate_command(CLI::App& app)
+{
+  auto options      = std::make_shared<ValidateOptions>();
+  CLI::App* command = app.add_subcommand(
+      "validate", "Replay the Schedule of each measured plan in the simulator and report the iteration-time error, "
+                  "the median task-duration error per task kind, and over several plans the Spearman rank "
+                  "correlation of predicted vs measured iteration time.");
+  command->add_option("--trace", options->traces, "measured trace; repeat, one per --plan")->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("--plan", options->plans, "the plan the trace measured; repeat, in --trace order")->required();
+  command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME")->required();
+  command->add_option("--model", options->model, "model JSON file, or preset:NAME")->required();
+  command->add_option("--calibration", options->calibration_file, "calibration JSON for the simulation");
+  command->add_option("--report", options->report_file, "write the comparison as JSON to this file");
+  command->add_option("--max-error", options->max_error,
+                      "exit 1 when a plan's relative iteration-time error exceeds this (e.g. 0.15)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--min-spearman", options->min_spearman, "exit 1 when the Spearman correlation is below this");
+  return [options] { return run_validate(*options); };
+}
+
+} // namespace hetsim::cli

@@ -1,0 +1,272 @@
+/// The cpu executor: Eigen GEMMs for compute, Gloo over TCP for collectives and send/recv.
+///
+/// Every group that runs collectives gets its own Gloo context (its own TCP connections), ranked in the
+/// group's ring order, so the tensor-parallel and data-parallel streams never share one; pipeline send/recv use
+/// a context of all ranks with the send's task id as the message slot; barriers use a third one.
+
+#include "exec/executor.hpp"
+#include "exec/gemm_shape.hpp"
+
+#include "core/error.hpp"
+
+#include <Eigen/Dense>
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace hetsim::exec {
+namespace {
+
+using strategies::Stream;
+using strategies::Task;
+using strategies::TaskKind;
+
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
+
+struct GemmBuffers {
+  Matrix a, b, c;
+};
+
+/// Floats that hold `bytes` (at least one).
+std::size_t floats_for(double bytes)
+{
+  return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(bytes / sizeof(float))));
+}
+
+class CpuExecutor final : public Executor {
+public:
+  void connect(const RankSetup& setup) override
+  {
+    setup_ = setup;
+    gloo::transport::tcp::attr attr;
+    attr.hostname = setup.bind_address;
+    device_       = gloo::transport::tcp::CreateDevice(attr);
+    store_        = std::make_unique<gloo::rendezvous::FileStore>(setup.store_dir);
+    world_        = make_context("world", setup.rank, setup.world_size);
+    p2p_          = make_context("p2p", setup.rank, setup.world_size);
+  }
+
+  void prepare(const Workload& workload) override
+  {
+    workload_                      = workload;
+    const strategies::Schedule& s  = *workload.schedule;
+    const auto& queues             = s.queues[setup_.rank];
+    // Contexts of this rank's groups, in the order the schedule lists collectives so that every member creates
+    // them in the same order (each creation is a rendezvous among the members).
+    std::map<std::pair<int, std::vector<int>>, std::shared_ptr<gloo::Context>> by_group;
+    for (std::size_t c = 0; c < s.collectives.size(); ++c) {
+      const auto& collective = s.collectives[c];
+      const auto member      = std::find(collective.devices.begin(), collective.devices.end(), setup_.rank);
+      if (member == collective.devices.end() || collective.devices.size() < 2)
+        continue;
+      const int stream = static_cast<int>(s.tasks[collective.tasks.front()].stream);
+      auto& context    = by_group[{stream, collective.devices}];
+      if (!context) {
+        std::string name = "group-" + std::to_string(stream);
+        for (int d : collective.devices)
+          name += "-" + std::to_string(d);
+        context = make_context(name, static_cast<int>(member - collective.devices.begin()),
+                               static_cast<int>(collective.devices.size()));
+      }
+      group_of_[static_cast<int>(c)] = context;
+    }
+    // Buffers: one per ordered stream (its tasks run one at a time), one per pipeline channel.
+    for (int stream = 0; stream < strategies::kStreamCount; ++stream)
+      for (int id : queues[stream]) {
+        const Task& task = s.tasks[id];
+        if (strategies::is_compute(task.kind)) {
+          if (task.kind == TaskKind::optimizer)
+            optimizer_elements_ = std::max(optimizer_elements_, optimizer_elements(task, workload.scale));
+          for (const Gemm& g : task_gemms(task, *workload.model, s.tp, workload.scale)) {
+            auto& buffers = gemms_[{g.m, g.k, g.n}];
+            if (buffers.a.size() == 0) {
+              buffers.a = Matrix::Constant(g.m, g.k, 0.5f);
+              buffers.b = Matrix::Constant(g.k, g.n, 0.25f);
+              buffers.c = Matrix::Zero(g.m, g.n);
+            }
+          }
+          continue;
+        }
+        auto& buffer = buffers_[buffer_key(task)];
+        buffer.resize(std::max(buffer.size(), floats_for(scaled_bytes(task, workload.scale))), 1.0f);
+      }
+    for (auto* v : {&weights_, &grads_, &moment1_, &moment2_})
+      v->assign(optimizer_elements_, 0.5f);
+  }
+
+  double compute(const Task& task) override
+  {
+    if (task.kind == TaskKind::optimizer)
+      return adam_step(optimizer_elements(task, workload_.scale));
+    double flops = 0;
+    for (const Gemm& g : task_gemms(task, *workload_.model, workload_.schedule->tp, workload_.scale)) {
+      auto& buffers = gemms_.at({g.m, g.k, g.n});
+      buffers.c.noalias() = buffers.a * buffers.b;
+      flops += g.flops();
+    }
+    return flops;
+  }
+
+  void collective(const Task& task) override
+  {
+    auto it = group_of_.find(task.collective);
+    if (it == group_of_.end())
+      return; // a group of one has nothing to exchange
+    const std::shared_ptr<gloo::Context>& context = it->second;
+    std::vector<float>& buffer                    = buffers_.at(buffer_key(task));
+    const std::size_t elements                    = floats_for(scaled_bytes(task, workload_.scale));
+    const auto members                            = static_cast<std::size_t>(context->size);
+    switch (task.kind) {
+    case TaskKind::all_reduce: {
+      gloo::AllreduceOptions options(context);
+      options.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+      options.setOutput(buffer.data(), elements);
+      options.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+      gloo::allreduce(options);
+      break;
+    }
+    case TaskKind::all_gather: {
+      // The task's bytes are the gathered output; each member contributes its share.
+      const std::size_t share = std::max<std::size_t>(1, elements / members);
+      scratch_for(task).resize(share * members);
+      gloo::AllgatherOptions options(context);
+      options.setInput(buffer.data(), share);
+      options.setOutput(scratch_for(task).data(), share * members);
+      gloo::allgather(options);
+      break;
+    }
+    case TaskKind::reduce_scatter:
+      ring_reduce_scatter(*context, buffer, elements, task.collective);
+      break;
+    default:
+      throw InternalError("cpu executor: task " + std::to_string(task.id) + " is not a collective");
+    }
+  }
+
+  void send(const Task& task) override
+  {
+    auto& buffer = buffers_.at(buffer_key(task));
+    auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
+    unbound->send(task.peer, static_cast<uint64_t>(task.id));
+    wait(unbound->waitSend(timeout()), task);
+  }
+
+  void recv(const Task& task) override
+  {
+    auto& buffer = buffers_.at(buffer_key(task));
+    auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
+    unbound->recv(task.peer, static_cast<uint64_t>(task.match));
+    wait(unbound->waitRecv(timeout()), task);
+  }
+
+  void barrier() override
+  {
+    gloo::BarrierOptions options(world_);
+    gloo::barrier(options);
+  }
+
+private:
+  std::chrono::milliseconds timeout() const
+  {
+    return std::chrono::milliseconds(static_cast<long>(setup_.timeout_s * 1000));
+  }
+
+  static void wait(bool completed, const Task& task)
+  {
+    if (!completed)
+      throw std::runtime_error(std::string(strategies::task_kind_name(task.kind)) + " with rank " +
+                               std::to_string(task.peer) + " aborted");
+  }
+
+  std::shared_ptr<gloo::Context> make_context(const std::string& name, int rank, int size)
+  {
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    gloo::rendezvous::PrefixStore store(name, *store_);
+    context->setTimeout(timeout());
+    context->connectFullMesh(store, device_);
+    return context;
+  }
+
+  /// Buffers are per ordered stream, or per pipeline channel (direction and peer).
+  static std::pair<int, int> buffer_key(const Task& task)
+  {
+    if (task.stream != Stream::pipeline)
+      return {static_cast<int>(task.stream), -1};
+    return {task.kind == TaskKind::send ? 100 : 200, task.peer};
+  }
+
+  std::vector<float>& scratch_for(const Task& task) { return scratch_[static_cast<int>(task.stream)]; }
+
+  /// Ring reduce-scatter (the simulator's decomposition): n - 1 steps, each member sending one chunk to the
+  /// next member and adding the chunk it receives from the previous one. Gloo has no ring reduce-scatter of its
+  /// own, so it is built on the group's unbound buffers.
+  void ring_reduce_scatter(gloo::Context& context, std::vector<float>& buffer, std::size_t elements, int collective)
+  {
+    const int n      = context.size;
+    const int rank   = context.rank;
+    const std::size_t chunk = (elements + n - 1) / n;
+    if (buffer.size() < chunk * n)
+      buffer.resize(chunk * n, 1.0f);
+    std::vector<float> incoming(chunk);
+    auto out  = context.createUnboundBuffer(buffer.data(), buffer.size() * sizeof(float));
+    auto in   = context.createUnboundBuffer(incoming.data(), chunk * sizeof(float));
+    const int right = (rank + 1) % n;
+    const int left  = (rank + n - 1) % n;
+    for (int step = 0; step < n - 1; ++step) {
+      const int send_chunk = (rank - step + 2 * n) % n;
+      const int recv_chunk = (rank - step - 1 + 2 * n) % n;
+      const uint64_t slot  = (static_cast<uint64_t>(collective) << 16) | static_cast<uint64_t>(step);
+      out->send(right, slot, send_chunk * chunk * sizeof(float), chunk * sizeof(float));
+      in->recv(left, slot, 0, chunk * sizeof(float));
+      if (!in->waitRecv(timeout()) || !out->waitSend(timeout()))
+        throw std::runtime_error("reduce-scatter aborted");
+      float* target = buffer.data() + recv_chunk * chunk;
+      for (std::size_t i = 0; i < chunk; ++i)
+        target[i] += incoming[i];
+    }
+  }
+
+  /// Adam over `elements` parameters: memory bound, like the real step.
+  double adam_step(long elements)
+  {
+    constexpr float lr = 1e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+    const auto n = static_cast<std::size_t>(std::min<long>(elements, static_cast<long>(weights_.size())));
+    for (std::size_t i = 0; i < n; ++i) {
+      moment1_[i] = beta1 * moment1_[i] + (1 - beta1) * grads_[i];
+      moment2_[i] = beta2 * moment2_[i] + (1 - beta2) * grads_[i] * grads_[i];
+      weights_[i] -= lr * moment1_[i] / (std::sqrt(moment2_[i]) + eps);
+    }
+    return 0;
+  }
+
+  RankSetup setup_;
+  Workload workload_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::unique_ptr<gloo::rendezvous::Store> store_;
+  std::shared_ptr<gloo::Context> world_;
+  std::shared_ptr<gloo::Context> p2p_;
+  std::map<int, std::shared_ptr<gloo::Context>> group_of_; ///< collective index -> its group's context
+  std::map<std::tuple<long, long, long>, GemmBuffers> gemms_;
+  std::map<std::pair<int, int>, std::vector<float>> buffers_;
+  std::map<int, std::vector<float>> scratch_;
+  long optimizer_elements_ = 0;
+  std::vector<float> weights_, grads_, moment1_, moment2_;
+};
+
+} // namespace
+} // namespace hetsim::exec
+
+extern "C" hetsim::exec::Executor* hetsim_create_executor()
+{
+  return new hetsim::exec::CpuExecutor();
+}

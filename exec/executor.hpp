@@ -1,0 +1,59 @@
+#pragma once
+/// The interface every executor plugin implements: the operations of one rank's part of a Schedule on real
+/// hardware. exec::run_rank (rank.hpp) drives it: it connects, prepares, then calls the operations from one
+/// thread per stream in the Schedule's order, honouring dependencies, and times them.
+///
+/// Executors are shared libraries `libhetsim_exec_<name>.so` exporting `hetsim_create_executor` (plugin.hpp);
+/// only exec/cpu includes Gloo and only exec/cuda includes CUDA/NCCL.
+
+#include "core/dtype.hpp"
+#include "models/workload.hpp"
+#include "strategies/schedule.hpp"
+
+#include <memory>
+#include <string>
+
+namespace hetsim::exec {
+
+/// Who this process is and how it finds the others.
+struct RankSetup {
+  int rank       = 0; ///< equals the cluster device id this process runs
+  int world_size = 1;
+  std::string store_dir;    ///< shared directory for rendezvous (a Gloo FileStore, the NCCL unique id)
+  std::string bind_address; ///< the address this rank listens on
+  double timeout_s = 20;    ///< an operation waiting longer on a peer fails
+};
+
+/// What the tasks compute, beyond the Schedule itself.
+struct Workload {
+  const strategies::Schedule* schedule = nullptr;
+  const models::Workload* model        = nullptr;
+  Dtype dtype                          = Dtype::fp16;
+  /// Hidden sizes are multiplied by this (so FLOPs by its square); 1 runs the model as planned.
+  double scale = 1;
+};
+
+class Executor {
+public:
+  virtual ~Executor() = default;
+  /// Rendezvous with every other rank; collective over all ranks.
+  virtual void connect(const RankSetup& setup) = 0;
+  /// Allocates buffers and communicators for this rank's tasks. Called once, after connect.
+  virtual void prepare(const Workload& workload) = 0;
+  /// Forward, backward or optimizer; returns the FLOPs actually executed (after scaling).
+  virtual double compute(const strategies::Task& task) = 0;
+  /// This rank's part of task.collective. Streams call it concurrently, each on its own group.
+  virtual void collective(const strategies::Task& task) = 0;
+  /// Point-to-point; sends to one peer are called in issue order, from one thread per peer and direction.
+  virtual void send(const strategies::Task& task) = 0;
+  virtual void recv(const strategies::Task& task) = 0;
+  /// Waits for every rank (between iterations and at the end).
+  virtual void barrier() = 0;
+};
+
+} // namespace hetsim::exec
+
+extern "C" {
+/// The one symbol an executor plugin exports: a new executor, owned by the caller.
+hetsim::exec::Executor* hetsim_create_executor();
+}

@@ -1,0 +1,231 @@
+#include "exec/launcher.hpp"
+
+#include "core/error.hpp"
+#include "exec/rank.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+namespace hetsim::exec {
+namespace {
+
+volatile sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int signal)
+{
+  g_stop_signal = signal;
+}
+
+/// In the child, between fork and exec: only async-signal-safe calls, and _exit on failure.
+[[noreturn]] void exec_rank(const LaunchOptions& options, int rank, pid_t parent, char** argv, char** envp)
+{
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) // the launcher died before prctl took effect
+    ::_exit(127);
+  if (!options.namespaces.empty()) {
+    char path[512] = "/var/run/netns/";
+    std::strncat(path, options.namespaces[rank].c_str(), sizeof path - std::strlen(path) - 1);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::setns(fd, CLONE_NEWNET) != 0) {
+      const char message[] = "hetsim: cannot enter the rank's network namespace\n";
+      (void)!::write(2, message, sizeof message - 1);
+      ::_exit(126);
+    }
+  }
+  ::execve(argv[0], argv, envp);
+  ::_exit(127);
+}
+
+std::string describe_status(int status)
+{
+  if (WIFSIGNALED(status))
+    return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           ::strsignal(WTERMSIG(status)) + ")";
+  return "exited with code " + std::to_string(WEXITSTATUS(status));
+}
+
+} // namespace
+
+std::string default_bind_address()
+{
+  struct ifaddrs* list = nullptr;
+  std::string found    = "127.0.0.1";
+  if (::getifaddrs(&list) != 0)
+    return found;
+  for (auto* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK))
+      continue;
+    char text[INET_ADDRSTRLEN];
+    ::inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    found = text;
+    break;
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
+void launch(const LaunchOptions& options)
+{
+  HETSIM_ASSERT(options.ranks >= 1 && !options.command.empty());
+  HETSIM_ASSERT(options.namespaces.empty() || static_cast<int>(options.namespaces.size()) == options.ranks);
+
+  // Everything the children need is built before fork: after it only async-signal-safe calls are allowed.
+  std::vector<std::vector<std::string>> environments(options.ranks);
+  for (int r = 0; r < options.ranks; ++r) {
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "HETSIM_", 7) != 0 || std::strncmp(*e, "HETSIM_EXECUTOR_PATH=", 21) == 0)
+        environments[r].emplace_back(*e);
+    environments[r].push_back("HETSIM_RANK=" + std::to_string(r));
+    environments[r].push_back("HETSIM_WORLD_SIZE=" + std::to_string(options.ranks));
+    environments[r].push_back("HETSIM_STORE_DIR=" + options.store_dir);
+    if (options.namespaces.empty())
+      environments[r].push_back("HETSIM_BIND=127.0.0.1");
+  }
+  auto pointers = [](std::vector<std::string>& strings) {
+    std::vector<char*> out;
+    for (auto& s : strings)
+      out.push_back(s.data());
+    out.push_back(nullptr);
+    return out;
+  };
+  std::vector<std::string> command = options.command;
+  std::vector<char*> argv          = pointers(command);
+
+  struct sigaction action{};
+  action.sa_handler = on_stop_signal;
+  struct sigaction old_int{}, old_term{};
+  ::sigaction(SIGINT, &action, &old_int);
+  ::sigaction(SIGTERM, &action, &old_term);
+
+  const pid_t self = ::getpid();
+  std::vector<pid_t> pids(options.ranks, -1);
+  std::vector<int> statuses(options.ranks, 0);
+  int running = 0;
+  std::string launch_error;
+  for (int r = 0; r < options.ranks; ++r) {
+    std::vector<char*> envp = pointers(environments[r]);
+    const pid_t pid         = ::fork();
+    if (pid == 0)
+      exec_rank(options, r, self, argv.data(), envp.data());
+    if (pid < 0) {
+      launch_error = std::string("cannot start rank ") + std::to_string(r) + ": " + std::strerror(errno);
+      break;
+    }
+    pids[r] = pid;
+    ++running;
+  }
+  std::string started;
+  for (int r = 0; r < running; ++r)
+    started += " " + std::to_string(pids[r]);
+  std::cerr << "hetsim run: started " << running << " rank" << (running == 1 ? "" : "s") << ", pids" << started
+            << std::endl;
+
+  using SteadyClock = std::chrono::steady_clock;
+  std::optional<SteadyClock::time_point> kill_at;
+  if (!launch_error.empty())
+    kill_at = SteadyClock::now();
+  std::vector<std::string> failures;
+  std::vector<char> killed(options.ranks, 0);
+  while (running > 0) {
+    int status      = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      for (int r = 0; r < options.ranks; ++r) {
+        if (pids[r] != pid)
+          continue;
+        pids[r] = -1;
+        --running;
+        const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (!ok && !killed[r])
+          failures.push_back("rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " +
+                             describe_status(status));
+        if (!ok && !kill_at)
+          kill_at = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
+                                             std::chrono::duration<double>(options.grace_s));
+      }
+      continue;
+    }
+    if (g_stop_signal && !kill_at) {
+      failures.push_back(std::string("the launcher got ") + ::strsignal(g_stop_signal));
+      kill_at = SteadyClock::now();
+    }
+    if (kill_at && SteadyClock::now() >= *kill_at) {
+      for (int r = 0; r < options.ranks; ++r)
+        if (pids[r] > 0 && !killed[r]) {
+          ::kill(pids[r], SIGKILL);
+          killed[r] = 1;
+          failures.push_back("rank " + std::to_string(r) + " (pid " + std::to_string(pids[r]) +
+                             ") had not exited and was killed");
+        }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+
+  if (!launch_error.empty())
+    failures.insert(failures.begin(), launch_error);
+  if (failures.empty())
+    return;
+  std::string message = "run failed: ";
+  for (std::size_t i = 0; i < failures.size(); ++i)
+    message += (i ? "; " : "") + failures[i];
+  throw RankFailure(message);
+}
+
+} // namespace hetsim::exec
+
+namespace hetsim::exec {
+namespace {
+
+int environment_int(const char* name, const char* value)
+{
+  char* end        = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  if (end == value || *end != '\0' || parsed < 0 || parsed > (1 << 20))
+    throw InputError(std::string("environment: ") + name + ": expected a non-negative integer, got '" + value + "'");
+  return static_cast<int>(parsed);
+}
+
+} // namespace
+
+std::optional<RankIdentity> rank_from_environment()
+{
+  static constexpr std::array<std::array<const char*, 2>, 4> kSources = {{{"HETSIM_RANK", "HETSIM_WORLD_SIZE"},
+                                                                         {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                                                         {"PMI_RANK", "PMI_SIZE"},
+                                                                         {"SLURM_PROCID", "SLURM_NTASKS"}}};
+  for (std::size_t i = 0; i < kSources.size(); ++i) {
+    const char* rank = std::getenv(kSources[i][0]);
+    const char* size = std::getenv(kSources[i][1]);
+    if (!rank || !size)
+      continue;
+    RankIdentity identity;
+    identity.rank                = environment_int(kSources[i][0], rank);
+    identity.world_size          = environment_int(kSources[i][1], size);
+    identity.from_local_launcher = i == 0;
+    if (identity.rank >= identity.world_size)
+      throw InputError(std::string("environment: ") + kSources[i][0] + " " + rank + " is not below " +
+                       kSources[i][1] + " " + size);
+    return identity;
+  }
+  return std::nullopt;
+}
+
+} // namespace hetsim::exec

@@ -1,0 +1,45 @@
+#pragma once
+/// The local launcher: starts one process per rank on this machine (optionally each in its own network
+/// namespace), watches them, and makes sure none is left behind.
+
+#include <string>
+#include <vector>
+
+namespace hetsim::exec {
+
+struct LaunchOptions {
+  int ranks = 1;
+  std::vector<std::string> command;     ///< program and arguments every rank runs
+  std::vector<std::string> namespaces;  ///< empty, or one network namespace name (/var/run/netns) per rank
+  std::string store_dir;                ///< rendezvous directory passed to the ranks
+  /// After the first rank fails, how long the others may take to notice and exit on their own before they are
+  /// killed.
+  double grace_s = 25;
+};
+
+/// Runs the ranks with HETSIM_RANK, HETSIM_WORLD_SIZE and HETSIM_STORE_DIR set (and HETSIM_BIND=127.0.0.1 when
+/// they share this machine's network), each killed if the launcher dies. Returns when every rank has exited;
+/// throws RankFailure naming each rank that failed (exit code, signal, or killed after the grace period).
+/// SIGINT or SIGTERM to the launcher kills the ranks.
+void launch(const LaunchOptions& options);
+
+/// The first non-loopback IPv4 address of an interface that is up, or 127.0.0.1.
+std::string default_bind_address();
+
+} // namespace hetsim::exec
+
+#include <optional>
+
+namespace hetsim::exec {
+
+/// This process's rank and the world size when it runs as a rank: set by the local launcher (HETSIM_RANK,
+/// HETSIM_WORLD_SIZE), mpirun (OMPI_COMM_WORLD_RANK/SIZE), PMI (PMI_RANK/SIZE) or srun (SLURM_PROCID,
+/// SLURM_NTASKS). Empty otherwise. Throws InputError for a malformed value.
+struct RankIdentity {
+  int rank       = 0;
+  int world_size = 1;
+  bool from_local_launcher = false;
+};
+std::optional<RankIdentity> rank_from_environment();
+
+} // namespace hetsim::exec

@@ -1,0 +1,122 @@
+#include "exec/liveness.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace hetsim::exec {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Seconds since the file was last modified, or a negative value when it does not exist.
+double age_s(const std::string& file)
+{
+  struct stat info{};
+  if (::stat(file.c_str(), &info) != 0)
+    return -1;
+  struct timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<double>(now.tv_sec - info.st_mtim.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec - info.st_mtim.tv_nsec);
+}
+
+std::string first_line(const std::string& file)
+{
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+void write_text(const std::string& file, const std::string& text)
+{
+  const std::string temporary = file + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << text << '\n';
+  }
+  std::error_code ignored;
+  fs::rename(temporary, file, ignored);
+}
+
+} // namespace
+
+Liveness::Liveness(std::string dir, int rank, int world_size) : dir_(std::move(dir)), rank_(rank), world_size_(world_size)
+{
+  write_text(path("alive", rank_), "");
+  thread_ = std::thread([this] {
+    const std::string file = path("alive", rank_);
+    while (beating_) {
+      ::utimensat(AT_FDCWD, file.c_str(), nullptr, 0);
+      std::this_thread::sleep_for(std::chrono::duration<double>(kBeatSeconds));
+    }
+  });
+}
+
+Liveness::~Liveness()
+{
+  beating_ = false;
+  if (thread_.joinable())
+    thread_.join();
+}
+
+std::string Liveness::path(const char* what, int rank) const
+{
+  return dir_ + "/" + what + "." + std::to_string(rank);
+}
+
+void Liveness::mark_failed(const std::string& message)
+{
+  beating_ = false;
+  write_text(path("failed", rank_), message);
+}
+
+void Liveness::mark_done()
+{
+  write_text(path("done", rank_), "");
+}
+
+std::string Liveness::blame(double grace_s) const
+{
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (true) {
+    std::vector<std::string> failed, stale;
+    for (int r = 0; r < world_size_; ++r) {
+      if (r == rank_)
+        continue;
+      if (fs::exists(path("failed", r))) {
+        failed.push_back("rank " + std::to_string(r) + " failed: " + first_line(path("failed", r)));
+        continue;
+      }
+      if (fs::exists(path("done", r)))
+        continue;
+      const double age = age_s(path("alive", r));
+      if (age < 0) {
+        stale.push_back("rank " + std::to_string(r) + " never started");
+      } else if (age > kStaleSeconds) {
+        char text[128];
+        std::snprintf(text, sizeof text, "rank %d died or stopped answering (no heartbeat for %.1f s)", r, age);
+        stale.push_back(text);
+      }
+    }
+    // A silent rank is the cause; the errors other ranks reported may only be their view of its death (their
+    // connections to it closed), so they are named only when no rank went silent within the grace period.
+    const bool settled = !stale.empty() || std::chrono::steady_clock::now() >= deadline;
+    if (settled) {
+      const auto& found = stale.empty() ? failed : stale;
+      std::string text;
+      for (const auto& entry : found)
+        text += (text.empty() ? "" : "; ") + entry;
+      return text;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+} // namespace hetsim::exec

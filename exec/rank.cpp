@@ -1,0 +1,113 @@
+#include "exec/rank.hpp"
+
+#include "costmodel/link_class.hpp"
+#include "exec/gemm_shape.hpp"
+#include "exec/liveness.hpp"
+#include "exec/stream_runner.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace hetsim::exec {
+namespace {
+
+double median(std::vector<double> values)
+{
+  HETSIM_ASSERT(!values.empty());
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+traces::TraceEvent event_of(const strategies::Schedule& schedule, const Cluster& cluster, const Workload& workload,
+                            const strategies::Task& task)
+{
+  traces::TraceEvent e;
+  e.task_id = task.id;
+  e.name    = schedule.task_name(task.id);
+  e.kind    = std::string(strategies::task_kind_name(task.kind));
+  e.stream  = std::string(strategies::stream_name(task.stream));
+  e.device  = task.device;
+  if (strategies::is_compute(task.kind)) {
+    e.tokens = static_cast<double>(task.samples) * workload.model->seq_len;
+  } else {
+    e.bytes = scaled_bytes(task, workload.scale);
+    if (strategies::is_p2p(task.kind)) {
+      e.link = std::string(costmodel::link_class(cluster, task.device, task.peer));
+    } else {
+      const auto& collective = schedule.collectives[task.collective];
+      e.link       = std::string(costmodel::ring_link_class(cluster, collective.devices));
+      e.members    = static_cast<int>(collective.devices.size());
+      e.collective = task.collective;
+    }
+  }
+  return e;
+}
+
+} // namespace
+
+traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workload& workload, const Cluster& cluster,
+                       const RunOptions& options, const std::string& executor_name)
+{
+  HETSIM_ASSERT(workload.schedule && workload.model && options.iterations >= 1);
+  const strategies::Schedule& schedule = *workload.schedule;
+  Liveness liveness(setup.store_dir, setup.rank, setup.world_size);
+  int current_task = -1;
+  auto fail = [&](const std::string& what) -> RankFailure {
+    std::string message = "rank " + std::to_string(setup.rank) + ": ";
+    if (current_task >= 0)
+      message += "task " + std::to_string(current_task) + " '" + schedule.task_name(current_task) + "' failed: ";
+    message += what;
+    liveness.mark_failed(message);
+    const std::string blame = liveness.blame(2 * Liveness::kStaleSeconds);
+    return RankFailure(blame.empty() ? message : message + " (" + blame + ")");
+  };
+
+  std::vector<std::vector<TaskRecord>> measured;
+  try {
+    executor.connect(setup);
+    executor.prepare(workload);
+    for (int i = 0; i < options.warmup + options.iterations; ++i) {
+      executor.barrier();
+      auto records = run_iteration(executor, schedule, setup.rank, Clock::now());
+      if (i >= options.warmup)
+        measured.push_back(std::move(records));
+    }
+    executor.barrier();
+  } catch (const TaskFailed& e) {
+    current_task = e.task_id();
+    throw fail(e.what());
+  } catch (const std::exception& e) {
+    throw fail(e.what());
+  }
+  liveness.mark_done();
+
+  traces::Trace trace;
+  trace.source = executor_name;
+  for (const auto& device : cluster.devices()) {
+    const GpuSpec& gpu = cluster.gpu_of(device.id);
+    trace.device_labels.push_back("dev" + std::to_string(device.id) + " " + gpu.name + " @ " +
+                                  cluster.node_of(device.id).name);
+    trace.devices.push_back(traces::TraceDevice{gpu.name, gpu.peak_flops(workload.dtype)});
+  }
+  // Each task's median start and duration over the timed iterations: one typical iteration, robust to a
+  // hiccup in any single one.
+  const std::size_t count = measured.front().size();
+  for (std::size_t i = 0; i < count; ++i) {
+    std::vector<double> starts, durations;
+    for (const auto& records : measured) {
+      HETSIM_ASSERT(records.size() == count && records[i].task_id == measured.front()[i].task_id);
+      starts.push_back(records[i].start_s);
+      durations.push_back(records[i].end_s - records[i].start_s);
+    }
+    const auto& task  = schedule.tasks[measured.front()[i].task_id];
+    traces::TraceEvent e = event_of(schedule, cluster, workload, task);
+    e.start_s            = median(starts);
+    e.end_s              = e.start_s + median(durations);
+    e.flops              = measured.front()[i].flops;
+    trace.events.push_back(std::move(e));
+  }
+  return trace;
+}
+
+} // namespace hetsim::exec

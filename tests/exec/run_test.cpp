@@ -1,0 +1,114 @@
+/// `hetsim run` with the cpu executor: real processes, real Gloo over loopback.
+
+#include "exec_fixtures.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <map>
+
+using namespace hetsim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> scenario(const std::string& plan, const fs::path& dir)
+{
+  return {"run", "--cluster", data_file("cluster4.json"), "--model", data_file("model4.json"), "--plan",
+          data_file(plan), "--trace-dir", dir.string()};
+}
+
+} // namespace
+
+TEST_CASE("run: every task of a ZeRO-3 pipeline plan appears once, per rank and merged, with the report")
+{
+  ScratchDir dir("zero3");
+  auto args = scenario("pp2dp2z3.json", dir.path);
+  args.insert(args.end(), {"--iterations", "2"});
+  Child run(args, dir.path / "log");
+  REQUIRE(run.wait(120) == 0);
+
+  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  std::map<int, int> seen;
+  std::map<int, nlohmann::json> by_id;
+  for (const auto& e : merged["traceEvents"])
+    if (e["ph"] == "X") {
+      ++seen[e["args"]["task_id"].get<int>()];
+      by_id[e["args"]["task_id"].get<int>()] = e["args"];
+    }
+  REQUIRE(!seen.empty());
+  CHECK(seen.begin()->first == 0);
+  CHECK(seen.rbegin()->first == static_cast<int>(seen.size()) - 1);
+  CHECK(std::all_of(seen.begin(), seen.end(), [](const auto& s) { return s.second == 1; }));
+  // Every kind the plan lowers to ran for real.
+  std::map<std::string, int> kinds;
+  for (const auto& [id, args_of] : by_id)
+    ++kinds[args_of["kind"].get<std::string>()];
+  for (const char* kind : {"forward", "backward", "optimizer", "send", "recv", "all_gather", "reduce_scatter"})
+    CHECK_MESSAGE(kinds[kind] > 0, kind);
+  // The devices' hardware rides along for calibration.
+  CHECK(merged["otherData"]["devices"].size() == 4);
+
+  int rank_events = 0;
+  for (int r = 0; r < 4; ++r) {
+    const auto rank = nlohmann::json::parse(read_text(dir.path / ("rank" + std::to_string(r) + ".json")));
+    for (const auto& e : rank["traceEvents"])
+      if (e["ph"] == "X") {
+        CHECK(e["pid"] == r);
+        ++rank_events;
+      }
+  }
+  CHECK(rank_events == static_cast<int>(seen.size()));
+
+  const auto report = nlohmann::json::parse(read_text(dir.path / "report.json"));
+  CHECK(report["iteration_time_s"].get<double>() > 0);
+  CHECK(report["devices"].size() == 4);
+  for (const auto& entry : fs::directory_iterator(dir.path))
+    CHECK_MESSAGE(entry.path().extension() != ".tmp", entry.path().string());
+}
+
+TEST_CASE("run: send and recv of a pair span the same transfer in the merged trace")
+{
+  ScratchDir dir("pipeline");
+  Child run(scenario("pp4.json", dir.path), dir.path / "log");
+  REQUIRE(run.wait(120) == 0);
+  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  std::map<std::string, std::pair<double, double>> sends, recvs;
+  for (const auto& e : merged["traceEvents"]) {
+    if (e["ph"] != "X")
+      continue;
+    std::string name = e["name"];
+    const auto span  = std::make_pair(e["args"]["start_s"].get<double>(), e["args"]["end_s"].get<double>());
+    if (e["args"]["kind"] == "send")
+      sends[name] = span;
+    else if (e["args"]["kind"] == "recv")
+      recvs[name] = span;
+  }
+  CHECK(sends.size() == recvs.size());
+  CHECK(sends.size() == 2 * 3 * 4); // activations and gradients over 3 boundaries, 4 micro-batches
+}
+
+TEST_CASE("run: the executor list, and an executor this build lacks is one clear error with exit 2")
+{
+  ScratchDir dir("list");
+  Child list({"run", "--list-executors"}, dir.path / "log");
+  REQUIRE(list.wait(30) == 0);
+  CHECK(read_text(dir.path / "log").find("cpu\n") != std::string::npos);
+
+  Child missing({"run", "--executor", "tpu"}, dir.path / "log2");
+  CHECK(missing.wait(30) == 2);
+  const std::string text = read_text(dir.path / "log2");
+  CHECK(text.find("no executor 'tpu'") != std::string::npos);
+  CHECK(text.find("available: cpu") != std::string::npos);
+}
+
+TEST_CASE("run: --ranks must match the cluster")
+{
+  ScratchDir dir("ranks");
+  auto args = scenario("dp4.json", dir.path);
+  args.insert(args.end(), {"--ranks", "3"});
+  Child run(args, dir.path / "log");
+  CHECK(run.wait(30) == 2);
+  CHECK(read_text(dir.path / "log").find("--ranks: the cluster has 4 devices") != std::string::npos);
+}
