@@ -4,6 +4,8 @@
 #include "traces/trace.hpp"
 #include "traces/validate.hpp"
 
+#include "trace_fixtures.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,27 +13,7 @@
 #include <random>
 
 using namespace hetsim::traces;
-
-namespace {
-
-/// An event with the fields every trace has (the calibration annotations left at their defaults).
-hetsim::traces::TraceEvent make_event(int id, std::string name, std::string kind, std::string stream, int device,
-                                      double start_s, double end_s, double bytes, double flops)
-{
-  hetsim::traces::TraceEvent e;
-  e.task_id = id;
-  e.name    = std::move(name);
-  e.kind    = std::move(kind);
-  e.stream  = std::move(stream);
-  e.device  = device;
-  e.start_s = start_s;
-  e.end_s   = end_s;
-  e.bytes   = bytes;
-  e.flops   = flops;
-  return e;
-}
-
-} // namespace
+using hetsim::traces::testing::make_event;
 
 namespace {
 

@@ -1,6 +1,8 @@
 #include "core/error.hpp"
 #include "traces/trace.hpp"
 
+#include "trace_fixtures.hpp"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -9,27 +11,7 @@
 #include <sstream>
 
 using namespace hetsim::traces;
-
-namespace {
-
-/// An event with the fields every trace has (the calibration annotations left at their defaults).
-hetsim::traces::TraceEvent make_event(int id, std::string name, std::string kind, std::string stream, int device,
-                                      double start_s, double end_s, double bytes, double flops)
-{
-  hetsim::traces::TraceEvent e;
-  e.task_id = id;
-  e.name    = std::move(name);
-  e.kind    = std::move(kind);
-  e.stream  = std::move(stream);
-  e.device  = device;
-  e.start_s = start_s;
-  e.end_s   = end_s;
-  e.bytes   = bytes;
-  e.flops   = flops;
-  return e;
-}
-
-} // namespace
+using hetsim::traces::testing::make_event;
 
 TEST_CASE("chrome traces round-trip task ids, kinds, bytes, flops and times")
 {
