@@ -111,3 +111,20 @@ TEST_CASE("search: refusals are one line and exit 2")
     CHECK(last.find(c.expected) != std::string::npos);
   }
 }
+
+TEST_CASE("search: on AMP's heterogeneous cluster amp's best plan beats megatron's by at least 1.3x in simulation")
+{
+  TempDir dir("amp_vs_megatron");
+  auto best_simulated = [&](const std::string& planner) {
+    const std::string out = dir.file(planner + ".json");
+    const RunResult r     = run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner " + planner +
+                                       " --top 4 --out " + out);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(read_file(out))[0]["simulated_s"].get<double>();
+  };
+  const double amp      = best_simulated("amp");
+  const double megatron = best_simulated("megatron");
+  MESSAGE("best simulated iteration: amp " << amp << " s, megatron " << megatron << " s, " << megatron / amp << "x");
+  CHECK(megatron / amp >= 1.3);
+}
