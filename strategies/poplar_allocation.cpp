@@ -87,21 +87,21 @@ BatchAllocation allocate_by_peak_speed(const std::vector<const SpeedCurve*>& dev
   return allocation;
 }
 
-BatchAllocation allocate_by_step_time(const std::vector<const SpeedCurve*>& devices, int global_batch,
-                                      double communication_seconds)
+std::vector<BatchAllocation> allocations_by_step_time(const std::vector<const SpeedCurve*>& devices, int global_batch,
+                                                      double communication_seconds, int count)
 {
   require_batch_per_device(devices.size(), global_batch);
   const int n = static_cast<int>(devices.size());
   // Devices of one type share a curve: the sweep works per curve, weighted by its device count.
   std::vector<const SpeedCurve*> curves;
-  std::vector<long long> count;
+  std::vector<long long> devices_of_curve;
   for (const SpeedCurve* curve : devices) {
     auto it = std::find(curves.begin(), curves.end(), curve);
     if (it == curves.end()) {
       curves.push_back(curve);
-      count.push_back(1);
+      devices_of_curve.push_back(1);
     } else {
-      ++count[it - curves.begin()];
+      ++devices_of_curve[it - curves.begin()];
     }
   }
   double shortest = 0; // every device must take at least one sequence per micro-step
@@ -114,46 +114,55 @@ BatchAllocation allocate_by_step_time(const std::vector<const SpeedCurve*>& devi
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
 
-  double best_wall = INFINITY, best_t = 0;
+  std::vector<std::pair<double, double>> by_wall; // (wall time, micro-step time t)
   for (double t : times) {
     if (t < shortest)
       continue;
     long long per_step = 0;
     for (std::size_t c = 0; c < curves.size(); ++c)
-      per_step += count[c] * curves[c]->batch_within(t);
+      per_step += devices_of_curve[c] * curves[c]->batch_within(t);
     const long long steps = (global_batch + per_step - 1) / per_step;
     const long long last  = global_batch - (steps - 1) * per_step;
     if (last < n) // the last micro-step needs a sequence on every device
       continue;
-    const double wall = steps * (t + communication_seconds);
-    if (wall < best_wall) {
-      best_wall = wall;
-      best_t    = t;
-    }
+    by_wall.emplace_back(steps * (t + communication_seconds), t);
   }
-  if (!std::isfinite(best_wall))
+  if (by_wall.empty())
     throw InfeasiblePlan("poplar: no micro-step time splits a global batch of " + std::to_string(global_batch) +
                          " sequences over " + std::to_string(n) + " devices with one on each in the last step");
+  std::sort(by_wall.begin(), by_wall.end());
 
-  std::vector<int> micro(n), last(n, 1);
-  long long per_step = 0;
-  for (int i = 0; i < n; ++i) {
-    micro[i] = devices[i]->batch_within(best_t);
-    per_step += micro[i];
-  }
-  const int steps = static_cast<int>((global_batch + per_step - 1) / per_step);
-  place_greedily(last, micro, global_batch - (steps - 1) * per_step - n,
-                 [&](int i, int batch) { return devices[i]->step_seconds(batch); });
+  std::vector<BatchAllocation> result;
+  for (const auto& [wall, t] : by_wall) {
+    if (static_cast<int>(result.size()) == count)
+      break;
+    std::vector<int> micro(n), last(n, 1);
+    long long per_step = 0;
+    for (int i = 0; i < n; ++i) {
+      micro[i] = devices[i]->batch_within(t);
+      per_step += micro[i];
+    }
+    const int steps = static_cast<int>((global_batch + per_step - 1) / per_step);
+    place_greedily(last, micro, global_batch - (steps - 1) * per_step - n,
+                   [&](int i, int batch) { return devices[i]->step_seconds(batch); });
 
-  BatchAllocation allocation;
-  allocation.devices.resize(n);
-  double last_step = 0;
-  for (int i = 0; i < n; ++i) {
-    allocation.devices[i] = DeviceBatch{micro[i], steps, last[i]};
-    last_step             = std::max(last_step, devices[i]->step_seconds(last[i]));
+    BatchAllocation allocation;
+    allocation.devices.resize(n);
+    double last_step = 0;
+    for (int i = 0; i < n; ++i) {
+      allocation.devices[i] = DeviceBatch{micro[i], steps, last[i]};
+      last_step             = std::max(last_step, devices[i]->step_seconds(last[i]));
+    }
+    allocation.seconds = (steps - 1) * (t + communication_seconds) + last_step + communication_seconds;
+    result.push_back(std::move(allocation));
   }
-  allocation.seconds = (steps - 1) * (best_t + communication_seconds) + last_step + communication_seconds;
-  return allocation;
+  return result;
+}
+
+BatchAllocation allocate_by_step_time(const std::vector<const SpeedCurve*>& devices, int global_batch,
+                                      double communication_seconds)
+{
+  return allocations_by_step_time(devices, global_batch, communication_seconds, 1).front();
 }
 
 } // namespace hetsim::strategies

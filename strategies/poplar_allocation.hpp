@@ -35,5 +35,9 @@ BatchAllocation allocate_by_peak_speed(const std::vector<const SpeedCurve*>& dev
 /// the t of the least wall time wins. The last micro-step takes what is left, spread so that it ends first.
 BatchAllocation allocate_by_step_time(const std::vector<const SpeedCurve*>& devices, int global_batch,
                                       double communication_seconds);
+/// The same sweep's `count` best micro-step times, best first: the runners-up differ in how many micro-steps
+/// the batch takes, which the simulator (where gradient traffic may hide behind backward) can rank differently.
+std::vector<BatchAllocation> allocations_by_step_time(const std::vector<const SpeedCurve*>& devices, int global_batch,
+                                                      double communication_seconds, int count);
 
 } // namespace hetsim::strategies

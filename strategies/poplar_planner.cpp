@@ -23,17 +23,29 @@ double zero_micro_step_seconds(const Problem& problem, int zero_stage)
   return seconds(CollectiveOp::reduce_scatter) + (zero_stage == 3 ? 2 * seconds(CollectiveOp::all_gather) : 0);
 }
 
+namespace {
+
+/// Each device's speed curve, pointing into `curves` (one per GPU type).
+std::vector<const SpeedCurve*> device_curves(const ClusterProfile& profile, std::vector<SpeedCurve>& curves)
+{
+  curves.clear();
+  curves.reserve(profile.profiles.size()); // the pointers below must stay valid
+  for (const DeviceProfile& type : profile.profiles)
+    curves.emplace_back(type);
+  std::vector<const SpeedCurve*> devices;
+  for (int type : profile.type_of_device)
+    devices.push_back(&curves[type]);
+  return devices;
+}
+
+} // namespace
+
 PoplarResult plan_poplar(const Problem& problem, Profiler& profiler, int zero_stage)
 {
   PoplarResult result;
   result.profile = profile_cluster(problem, profiler, zero_stage);
   std::vector<SpeedCurve> curves;
-  curves.reserve(result.profile.profiles.size());
-  for (const DeviceProfile& profile : result.profile.profiles)
-    curves.emplace_back(profile);
-  std::vector<const SpeedCurve*> devices;
-  for (int type : result.profile.type_of_device)
-    devices.push_back(&curves[type]);
+  const auto devices = device_curves(result.profile, curves);
 
   const int stage   = result.profile.zero_stage;
   result.allocation = stage <= 1 ? allocate_by_peak_speed(devices, problem.global_batch)
@@ -47,6 +59,8 @@ namespace {
 
 class PoplarPlanner final : public Planner {
 public:
+  static constexpr int kSweepCandidates = 4;
+
   std::vector<Candidate> propose(const Problem& problem, const PlannerContext& context) const override
   {
     require_global_batch(problem, "poplar");
@@ -54,16 +68,22 @@ public:
     std::vector<Candidate> candidates;
     for (int stage : requested_zero_stages(context, "poplar")) {
       PoplarResult result = plan_poplar(problem, profiler, stage);
-      if (result.profile.zero_stage <= 1) {
+      std::vector<SpeedCurve> curves;
+      const auto devices = device_curves(result.profile, curves);
+      const int zero     = result.profile.zero_stage;
+      if (zero <= 1) {
         // Also the ZeRO-2/3 branch's split, with every device on the same micro-steps: where the gradient
         // reduction cannot hide behind a short last backward it may win; the ranking decides.
-        std::vector<SpeedCurve> curves(result.profile.profiles.begin(), result.profile.profiles.end());
-        std::vector<const SpeedCurve*> devices;
-        for (int type : result.profile.type_of_device)
-          devices.push_back(&curves[type]);
         const BatchAllocation lockstep = allocate_by_step_time(devices, problem.global_batch, 0);
-        candidates.push_back(evaluate(per_device_plan(problem, lockstep.devices, result.profile.zero_stage), problem,
-                                      context, result.profile.note + ", lockstep"));
+        candidates.push_back(evaluate(per_device_plan(problem, lockstep.devices, zero), problem, context,
+                                      result.profile.note + ", lockstep"));
+      } else {
+        // The sweep's runners-up (the winner is result.plan): the simulator re-scores the best few.
+        const auto sweep = allocations_by_step_time(devices, problem.global_batch,
+                                                    zero_micro_step_seconds(problem, zero), kSweepCandidates);
+        for (std::size_t k = 1; k < sweep.size(); ++k)
+          candidates.push_back(evaluate(per_device_plan(problem, sweep[k].devices, zero), problem, context,
+                                        result.profile.note + ", sweep runner-up " + std::to_string(k)));
       }
       candidates.push_back(evaluate(std::move(result.plan), problem, context, result.profile.note));
     }

@@ -78,7 +78,7 @@ std::optional<experiments::Scored> run(const strategies::Planner& planner, const
   problem.global_batch = (2 << 20) / workload.seq_len;
   strategies::PlannerContext context;
   context.flags = {"zero=" + std::to_string(zero_stage)};
-  return experiments::best_simulated(planner, problem, context, 3);
+  return experiments::best_simulated(planner, problem, context, 5);
 }
 
 double tflops(const std::optional<experiments::Scored>& scored)
@@ -108,7 +108,9 @@ int main(int argc, char** argv)
     std::ofstream out = experiments::open_output(argv[1]);
     out << "cluster,zero_stage,poplar_tflops,deepspeed_tflops,whale_tflops,type1,type1_alone_tflops,type2,"
            "type2_alone_tflops,poplar_vs_deepspeed,poplar_vs_whale,poplar_plan\n";
+    bool holds = true; // poplar >= deepspeed and whale everywhere, >= 1.02x deepspeed in each cluster's best stage
     for (const ClusterSpec& spec : clusters) {
+      double best_poplar = 0, best_ratio = 0;
       const Cluster cluster = build_cluster(spec.name, {spec.nodes[0], spec.nodes[1]});
       const Cluster alone[2] = {build_cluster(spec.nodes[0].gpu, {spec.nodes[0]}),
                                 build_cluster(spec.nodes[1].gpu, {spec.nodes[1]})};
@@ -132,8 +134,19 @@ int main(int argc, char** argv)
                       plan.c_str());
         out << line;
         std::cout << line << std::flush;
+        holds = holds && tflops(p) >= tflops(d) && tflops(p) >= tflops(w);
+        if (tflops(p) > best_poplar) {
+          best_poplar = tflops(p);
+          best_ratio  = tflops(d) > 0 ? tflops(p) / tflops(d) : 0;
+        }
       }
+      std::cout << "cluster " << spec.name << ": poplar's best stage is " << best_ratio << "x deepspeed\n";
+      holds = holds && best_ratio >= 1.02;
     }
+    std::cout << (holds ? "poplar >= deepspeed and whale in every cell, >= 1.02x deepspeed in each best stage\n"
+                        : "FAILED: poplar below a baseline somewhere, or below 1.02x deepspeed in a best stage\n");
+    if (!holds)
+      return 1;
   } catch (const std::exception& e) {
     std::cerr << "poplar_clusters: " << e.what() << '\n';
     return 2;
