@@ -13,5 +13,8 @@ using CommandRunner = std::function<int()>;
 CommandRunner add_simulate_command(CLI::App& app);
 CommandRunner add_inspect_command(CLI::App& app);
 CommandRunner add_search_command(CLI::App& app);
+CommandRunner add_sweep_command(CLI::App& app);
+CommandRunner add_plot_command(CLI::App& app);
+CommandRunner add_generate_cluster_command(CLI::App& app);
 
 } // namespace hetsim::cli

@@ -16,6 +16,9 @@ int main(int argc, char** argv)
   auto simulate = hetsim::cli::add_simulate_command(app);
   auto inspect  = hetsim::cli::add_inspect_command(app);
   auto search   = hetsim::cli::add_search_command(app);
+  auto sweep    = hetsim::cli::add_sweep_command(app);
+  auto plot     = hetsim::cli::add_plot_command(app);
+  auto generate = hetsim::cli::add_generate_cluster_command(app);
 
   try {
     app.parse(argc, argv);
@@ -32,6 +35,12 @@ int main(int argc, char** argv)
       return inspect();
     if (app.got_subcommand("search"))
       return search();
+    if (app.got_subcommand("sweep"))
+      return sweep();
+    if (app.got_subcommand("plot"))
+      return plot();
+    if (app.got_subcommand("generate-cluster"))
+      return generate();
   } catch (const hetsim::Error& e) {
     std::cerr << "hetsim: " << e.what() << '\n';
     return 2;

@@ -11,5 +11,10 @@ std::unique_ptr<Planner> make_amp_planner();
 std::unique_ptr<Planner> make_hethub_planner();
 std::unique_ptr<Planner> make_megatron_planner();
 std::unique_ptr<Planner> make_random_planner();
+std::unique_ptr<Planner> make_dtfm_planner();
+std::unique_ptr<Planner> make_dtfm_kl_planner();
+std::unique_ptr<Planner> make_dtfm_random_planner();
+std::unique_ptr<Planner> make_megatron_grid_planner();
+std::unique_ptr<Planner> make_zero3_planner();
 
 } // namespace hetsim::strategies
