@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <span>
 
