@@ -74,8 +74,9 @@ private:
   }
 
   int n_;
-  std::array<std::uint64_t, 64> adjacency_{};
-  std::array<int, 64> row_of_{}, col_of_{};
+  // Filled before use: no zeroing on every call.
+  std::array<std::uint64_t, 64> adjacency_;
+  std::array<int, 64> row_of_, col_of_;
   std::uint64_t visited_ = 0;
 };
 
@@ -120,7 +121,8 @@ BottleneckMatching bottleneck_matching(std::span<const double> cost, int n)
   // The lower bound is the answer most of the time: test it before sorting anything.
   double answer = lower;
   if (!perfect(lower)) {
-    std::vector<double> thresholds;
+    thread_local std::vector<double> thresholds; // reused: this runs thousands of times per search
+    thresholds.clear();
     for (double w : cost)
       if (w > lower)
         thresholds.push_back(w);

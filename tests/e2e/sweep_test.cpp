@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdlib>
+#include <algorithm>
 #include <map>
 
 namespace hetsim {

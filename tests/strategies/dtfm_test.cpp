@@ -207,7 +207,7 @@ TEST_CASE("dtfm planners propose valid tp = 1 plans")
   problem.workload     = &workload;
   problem.global_batch = 64;
   PlannerContext context;
-  for (const char* name : {"dtfm", "dtfm-random", "megatron-grid", "zero3"}) {
+  for (const char* name : {"dtfm", "dtfm-kl", "dtfm-random", "megatron-grid", "zero3"}) {
     CAPTURE(name);
     const auto result = search(*find_planner(name).make(), problem, context);
     REQUIRE_FALSE(result.ranked.empty());
