@@ -17,5 +17,8 @@ CommandRunner add_search_command(CLI::App& app);
 CommandRunner add_run_command(CLI::App& app, int argc, char** argv);
 CommandRunner add_calibrate_command(CLI::App& app);
 CommandRunner add_validate_command(CLI::App& app);
+CommandRunner add_sweep_command(CLI::App& app);
+CommandRunner add_plot_command(CLI::App& app);
+CommandRunner add_generate_cluster_command(CLI::App& app);
 
 } // namespace hetsim::cli

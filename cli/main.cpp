@@ -19,6 +19,9 @@ int main(int argc, char** argv)
   auto run       = hetsim::cli::add_run_command(app, argc, argv);
   auto calibrate = hetsim::cli::add_calibrate_command(app);
   auto validate  = hetsim::cli::add_validate_command(app);
+  auto sweep     = hetsim::cli::add_sweep_command(app);
+  auto plot      = hetsim::cli::add_plot_command(app);
+  auto generate  = hetsim::cli::add_generate_cluster_command(app);
 
   try {
     app.parse(argc, argv);
@@ -41,6 +44,12 @@ int main(int argc, char** argv)
       return calibrate();
     if (app.got_subcommand("validate"))
       return validate();
+    if (app.got_subcommand("sweep"))
+      return sweep();
+    if (app.got_subcommand("plot"))
+      return plot();
+    if (app.got_subcommand("generate-cluster"))
+      return generate();
   } catch (const hetsim::Error& e) {
     std::cerr << "hetsim: " << e.what() << '\n';
     return 2;

@@ -17,6 +17,11 @@ const std::vector<PlannerInfo>& planners()
       {"deepspeed", "DeepSpeed baseline: one micro-batch everywhere, the largest the smallest GPU holds", make_deepspeed_planner},
       {"whale", "Whale baseline: the batch split in proportion to datasheet FP16 peak", make_whale_planner},
       {"osdp", "OSDP: per-layer replicated or ZeRO-sharded (with 2/4/8 slices), best batch per device", make_osdp_planner},
+      {"dtfm", "decentralized training: genetic search of data-parallel groups, TSP stage order", make_dtfm_planner},
+      {"dtfm-kl", "dtfm with the Kernighan-Lin local search", make_dtfm_kl_planner},
+      {"dtfm-random", "dtfm shapes on a seeded random layout (no scheduler)", make_dtfm_random_planner},
+      {"megatron-grid", "tp, pp, dp in {1,2,4,8} on a seeded random layout", make_megatron_grid_planner},
+      {"zero3", "ZeRO-3 data parallelism over every device", make_zero3_planner},
   };
   return registry;
 }

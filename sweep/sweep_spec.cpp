@@ -1,0 +1,126 @@
+#include "sweep/sweep_spec.hpp"
+
+#include "core/dtype.hpp"
+#include "core/error.hpp"
+#include "core/json_input.hpp"
+#include "strategies/planner.hpp"
+
+#include <filesystem>
+
+namespace hetsim::sweep {
+namespace {
+
+std::vector<std::string> strings(const JsonInput& root, std::string_view key)
+{
+  const JsonInput list = root.at(key);
+  std::vector<std::string> values;
+  for (const JsonInput& e : list.elements())
+    values.push_back(e.string());
+  if (values.empty())
+    list.fail("a non-empty list of strings");
+  return values;
+}
+
+/// Presets stay as they are; relative paths are relative to the spec, so a spec can move with its files.
+std::string resolve(const std::string& entry, const std::filesystem::path& folder)
+{
+  if (entry.starts_with("preset:") || std::filesystem::path(entry).is_absolute())
+    return entry;
+  return (folder / entry).lexically_normal().string();
+}
+
+SweepProduct load_product(const JsonInput& root, const std::filesystem::path& folder)
+{
+  SweepProduct spec;
+  spec.clusters = strings(root, "clusters");
+  spec.models   = strings(root, "models");
+  spec.planners = strings(root, "planners");
+  for (const auto& c : spec.clusters)
+    spec.cluster_paths.push_back(resolve(c, folder));
+  for (const auto& m : spec.models)
+    spec.model_paths.push_back(resolve(m, folder));
+  for (std::size_t k = 0; k < spec.planners.size(); ++k)
+    try {
+      strategies::find_planner(spec.planners[k]);
+    } catch (const InputError& e) {
+      throw InputError(root.at("planners").at(k).where() + ": " + e.what());
+    }
+  for (const JsonInput& e : root.at("global_batch").elements())
+    spec.global_batches.push_back(e.positive_int());
+  if (spec.global_batches.empty())
+    root.at("global_batch").fail("a non-empty list of positive integers");
+  if (auto z = root.find("zero_stage"))
+    for (const JsonInput& e : z->elements()) {
+      const int stage = e.non_negative_int();
+      if (stage > 3)
+        e.fail("a ZeRO stage 0, 1, 2 or 3");
+      spec.zero_stages.push_back(stage);
+    }
+  if (auto p = root.find("pp"))
+    for (const JsonInput& e : p->elements())
+      spec.pipeline_depths.push_back(e.positive_int());
+  if (auto s = root.find("seeds")) {
+    spec.seeds.clear();
+    for (const JsonInput& e : s->elements())
+      spec.seeds.push_back(static_cast<std::uint64_t>(e.positive_int()));
+    if (spec.seeds.empty())
+      s->fail("a non-empty list of positive integers");
+  }
+  return spec;
+}
+
+} // namespace
+
+SweepSpec load_sweep_spec(const std::string& file)
+{
+  const nlohmann::json json = JsonInput::parse_file(file);
+  const JsonInput root(json, file);
+  const auto folder = std::filesystem::path(file).parent_path();
+  SweepSpec spec;
+  if (auto products = root.find("products")) {
+    root.allow_only({"description", "products", "top", "dtype"});
+    for (const JsonInput& p : products->elements()) {
+      p.allow_only({"description", "clusters", "models", "planners", "global_batch", "zero_stage", "pp", "seeds"});
+      spec.products.push_back(load_product(p, folder));
+    }
+    if (spec.products.empty())
+      products->fail("a non-empty list of products");
+  } else {
+    root.allow_only({"description", "clusters", "models", "planners", "global_batch", "zero_stage", "pp", "seeds",
+                     "top", "dtype"});
+    spec.products.push_back(load_product(root, folder));
+  }
+  if (auto t = root.find("top"))
+    spec.top = t->positive_int();
+  spec.dtype = root.string_or("dtype", "fp16");
+  Dtype dtype;
+  if (!parse_dtype(spec.dtype, dtype))
+    root.at("dtype").fail("\"fp16\", \"bf16\" or \"fp32\"");
+  return spec;
+}
+
+std::vector<Cell> sweep_cells(const SweepSpec& spec)
+{
+  std::vector<Cell> cells;
+  auto optional_list = [](const std::vector<int>& values) {
+    std::vector<std::optional<int>> out;
+    if (values.empty())
+      out.push_back(std::nullopt);
+    for (int v : values)
+      out.push_back(v);
+    return out;
+  };
+  for (const SweepProduct& p : spec.products)
+    for (std::size_t c = 0; c < p.clusters.size(); ++c)
+      for (std::size_t m = 0; m < p.models.size(); ++m)
+        for (const std::string& planner : p.planners)
+          for (int batch : p.global_batches)
+            for (const auto& z : optional_list(p.zero_stages))
+              for (const auto& depth : optional_list(p.pipeline_depths))
+                for (std::uint64_t seed : p.seeds)
+                  cells.push_back(Cell{static_cast<int>(cells.size()), p.clusters[c], p.cluster_paths[c],
+                                       p.models[m], p.model_paths[m], planner, batch, z, depth, seed});
+  return cells;
+}
+
+} // namespace hetsim::sweep
