@@ -8,7 +8,7 @@
 # 2, the contention the data-parallel validation plans see; ZeRO reduce-scatter/all-gather and ring all-reduce;
 # pipeline sends inside and between regions), then check that the simulator ranks six other plans' measured
 # iteration times right (Spearman >= 0.9) and predicts each within 30%. The target is 15%: ZeRO-3, pipeline and
-# mixed plans land within it, but the ZeRO-1/2 data-parallel plans come out 10-20% short, their reduce-scatters
+# mixed plans land within it, but the ZeRO-1/2 data-parallel plans come out 10-26% short, their reduce-scatters
 # and all-gathers over the slow link running ~15% slower than the ring all-reduces β is fitted on (one α-β per
 # link class, whatever the collective), and four single-threaded ranks share two cores, so compute and the ranks'
 # network threads slow each other down by an amount that depends on the plan and on the machine's other load.
