@@ -47,6 +47,8 @@ class CpuExecutor final : public Executor {
 public:
   void connect(const RankSetup& setup) override
   {
+    // One rank is one device: its GEMMs run on its own thread only, whatever Eigen was built with.
+    Eigen::setNbThreads(1);
     setup_ = setup;
     gloo::transport::tcp::attr attr;
     attr.hostname = setup.bind_address;

@@ -2,11 +2,16 @@
 # The emulated heterogeneous network: four cpu-executor ranks in four network namespaces. Two bridges, one per
 # "region", each with two ranks; a veth pair joins the bridges. tc tbf shapes every rank's link to 1 Gbit/s
 # (both directions) and the link between the regions to 100 Mbit/s (each direction), which is exactly the
-# cluster.json beside this script. Calibrate on three plans, then check that the simulator ranks six other plans'
-# measured iteration times right (Spearman >= 0.9) and predicts each within 35%. The target is 15%: the fitted
-# links match the shaping (about 0.98 Gbit/s and 0.105 Gbit/s), pipeline and data-parallel plans land within
-# 15%, but four single-threaded ranks share two cores here, so a plan whose ranks all compute at once runs its
-# compute slower than the calibration plans saw, and the per-class compute efficiency cannot express that.
+# cluster.json beside this script. The token bucket has a peak rate 5% above its rate: without it a message
+# smaller than the 256 KiB bucket (every pipeline send here) leaves at veth speed after an idle spell, which no
+# α-β link can express. Calibrate on four plans (data-parallel ranks all computing at once at micro-batch 1 and
+# 2, the contention the data-parallel validation plans see; ZeRO reduce-scatter/all-gather and ring all-reduce;
+# pipeline sends inside and between regions), then check that the simulator ranks six other plans' measured
+# iteration times right (Spearman >= 0.9) and predicts each within 30%. The target is 15%: ZeRO-3, pipeline and
+# mixed plans land within it, but the ZeRO-1/2 data-parallel plans come out 10-26% short, their reduce-scatters
+# and all-gathers over the slow link running ~15% slower than the ring all-reduces β is fitted on (one α-β per
+# link class, whatever the collective), and four single-threaded ranks share two cores, so compute and the ranks'
+# network threads slow each other down by an amount that depends on the plan and on the machine's other load.
 #
 # Usage: emulated_network_test.sh HETSIM DATA_DIR. Exits 77 (skipped) when it cannot create namespaces.
 set -euo pipefail
@@ -36,10 +41,10 @@ if ! ip netns add "${tag}n0" 2>/dev/null; then
 fi
 namespaces+=("${tag}n0")
 
-shape() { # shape DEVICE RATE [netns]: token bucket on DEVICE's egress; bursts above 64 KiB GSO segments
+shape() { # shape DEVICE RATE PEAKRATE [netns]: token bucket on DEVICE's egress
   local run=()
-  [ $# -ge 3 ] && run=(ip netns exec "$3")
-  "${run[@]}" tc qdisc add dev "$1" root tbf rate "$2" burst 256kb latency 400ms
+  [ $# -ge 4 ] && run=(ip netns exec "$4")
+  "${run[@]}" tc qdisc add dev "$1" root tbf rate "$2" burst 256kb peakrate "$3" mtu 64kb latency 400ms
 }
 
 for bridge in 0 1; do
@@ -56,15 +61,15 @@ for r in 0 1 2 3; do
   ip -n "$ns" addr add "10.77.0.$(( r + 1 ))/24" dev eth0
   ip -n "$ns" link set eth0 up
   ip -n "$ns" link set lo up
-  shape eth0 1gbit "$ns"       # the rank's uploads
-  shape "${tag}v$r" 1gbit      # its downloads
+  shape eth0 1gbit 1050mbit "$ns"       # the rank's uploads
+  shape "${tag}v$r" 1gbit 1050mbit     # its downloads
 done
 ip link add "${tag}w0" type veth peer name "${tag}w1"
 links+=("${tag}w0")
 ip link set "${tag}w0" master "${tag}b0" up
 ip link set "${tag}w1" master "${tag}b1" up
-shape "${tag}w0" 100mbit
-shape "${tag}w1" 100mbit
+shape "${tag}w0" 100mbit 105mbit
+shape "${tag}w1" 100mbit 105mbit
 
 start=$(date +%s)
 netns="${tag}n0,${tag}n1,${tag}n2,${tag}n3"
@@ -75,7 +80,7 @@ run_plan() {
   grep "iteration time" "$work/$1.log" | sed "s/^/$1: measured/"
 }
 
-calibration_plans=(cal_dp4 cal_pp4 cal_pp2dp2)
+calibration_plans=(cal_dp4 cal_dp4_mb1 cal_pp2dp2 cal_pp4)
 validation_plans=(dp4_zero3 pp4_gpipe pp2dp2_wan_dp dp4_zero2 pp2dp2_zero3 dp4_zero1)
 for plan in "${calibration_plans[@]}" "${validation_plans[@]}"; do run_plan "$plan"; done
 
@@ -87,7 +92,7 @@ pairs=()
 for plan in "${validation_plans[@]}"; do pairs+=(--trace "$work/$plan/trace.json" --plan "$data/$plan.json"); done
 status=0
 "$hetsim" validate --cluster "$data/cluster.json" --model "$data/model.json" --calibration "$work/calibration.json" \
-  "${pairs[@]}" --max-error 0.35 --min-spearman 0.9 || status=$?
+  "${pairs[@]}" --max-error 0.30 --min-spearman 0.9 || status=$?
 echo "emulated network test: $(( $(date +%s) - start )) s for ${#calibration_plans[@]} calibration and ${#validation_plans[@]} validation runs"
-[ "$status" -eq 0 ] || { echo "FAIL: predictions outside 35% or Spearman below 0.9"; exit 1; }
+[ "$status" -eq 0 ] || { echo "FAIL: predictions outside 30% or Spearman below 0.9"; exit 1; }
 echo "PASS"
