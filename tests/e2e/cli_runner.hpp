@@ -20,9 +20,10 @@ struct RunResult {
   std::string output; ///< stdout and stderr together
 };
 
-inline RunResult run_hetsim(const std::string& args)
+/// Runs a shell command line (e.g. under mpirun); HETSIM_CLI_PATH is the binary.
+inline RunResult run_command(const std::string& command_line)
 {
-  const std::string command = std::string(HETSIM_CLI_PATH) + " " + args + " 2>&1";
+  const std::string command = command_line + " 2>&1";
   RunResult result;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -33,6 +34,9 @@ inline RunResult run_hetsim(const std::string& args)
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
 }
+
+/// `hetsim ARGS`.
+inline RunResult run_hetsim(const std::string& args) { return run_command(std::string(HETSIM_CLI_PATH) + " " + args); }
 
 inline std::string read_file(const fs::path& path)
 {

@@ -1,7 +1,7 @@
 /// hetsim sweep, plot and generate-cluster end to end: resumable output, the same output on 1 and 2 MPI ranks,
 /// clear input errors, and the scheduler's acceptance on the world-wide scenario.
 
-#include "cli_run.hpp"
+#include "cli_runner.hpp"
 
 #include "core/cluster_json.hpp"
 
@@ -13,16 +13,16 @@
 namespace hetsim {
 namespace {
 
-using testing::run_command;
-using testing::ScratchDir;
-using testing::slurp;
+using e2e::run_command;
+using e2e::TempDir;
+using e2e::read_file;
 
 const std::string kHetsim = HETSIM_CLI_PATH;
 
 bool on_path(const char* program) { return run_command(std::string("command -v ") + program).exit_code == 0; }
 
 /// A small generated cluster (4 regions x 2 GPUs) and a sweep of 6 cells over it.
-std::string small_spec(const ScratchDir& dir)
+std::string small_spec(const TempDir& dir)
 {
   const auto r = run_command(kHetsim + " generate-cluster --regions 4 --devices-per-region 2 --seed 3 --out " +
                              dir.file("small.json"));
@@ -35,7 +35,7 @@ std::string small_spec(const ScratchDir& dir)
 std::map<std::string, double> mean_by_planner(const std::string& json_file)
 {
   std::map<std::string, double> sum, count;
-  for (const auto& row : nlohmann::json::parse(slurp(json_file))) {
+  for (const auto& row : nlohmann::json::parse(read_file(json_file))) {
     REQUIRE(row["status"] == "ok");
     sum[row["planner"]] += row["simulated_s"].get<double>();
     count[row["planner"]] += 1;
@@ -49,12 +49,12 @@ std::map<std::string, double> mean_by_planner(const std::string& json_file)
 
 TEST_CASE("sweep: every cell planned and simulated, resumable, deterministic")
 {
-  ScratchDir dir("sweep");
+  TempDir dir("sweep");
   const std::string spec = small_spec(dir);
   const auto first       = run_command(kHetsim + " sweep --spec " + spec + " --out " + dir.file("a.csv"));
   REQUIRE_MESSAGE(first.exit_code == 0, first.output);
   CHECK(first.output.find("6 cells, 0 already") != std::string::npos);
-  const std::string csv = slurp(dir.path / "a.csv");
+  const std::string csv = read_file(dir.path / "a.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 7); // header + 6 cells
   const auto means = mean_by_planner(dir.path / "a.json");
   CHECK(means.at("dtfm") < means.at("dtfm-random"));
@@ -68,7 +68,7 @@ TEST_CASE("sweep: every cell planned and simulated, resumable, deterministic")
   REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
   CHECK(resumed.output.find("4 already") != std::string::npos);
   CHECK(resumed.output.find("2 run") != std::string::npos);
-  CHECK(slurp(dir.path / "a.csv") == csv);
+  CHECK(read_file(dir.path / "a.csv") == csv);
 }
 
 TEST_CASE("sweep: 2 MPI ranks write the same rows in the same order as 1")
@@ -81,7 +81,7 @@ TEST_CASE("sweep: 2 MPI ranks write the same rows in the same order as 1")
   MESSAGE("hetsim built without MPI: skipped");
   return;
 #endif
-  ScratchDir dir("sweep_mpi");
+  TempDir dir("sweep_mpi");
   const std::string spec = small_spec(dir);
   const auto one = run_command(kHetsim + " sweep --spec " + spec + " --out " + dir.file("one.csv"));
   REQUIRE_MESSAGE(one.exit_code == 0, one.output);
@@ -89,13 +89,13 @@ TEST_CASE("sweep: 2 MPI ranks write the same rows in the same order as 1")
                                spec + " --out " + dir.file("two.csv"));
   REQUIRE_MESSAGE(two.exit_code == 0, two.output);
   CHECK(two.output.find("run on 2 processes") != std::string::npos);
-  CHECK(slurp(dir.path / "two.csv") == slurp(dir.path / "one.csv"));
-  CHECK(slurp(dir.path / "two.json") == slurp(dir.path / "one.json"));
+  CHECK(read_file(dir.path / "two.csv") == read_file(dir.path / "one.csv"));
+  CHECK(read_file(dir.path / "two.json") == read_file(dir.path / "one.json"));
 }
 
 TEST_CASE("sweep, plot and generate-cluster: bad input is one line and exit 2")
 {
-  ScratchDir dir("sweep_errors");
+  TempDir dir("sweep_errors");
   const std::string spec = dir.file("bad.json", R"({"clusters": ["preset:case4_regional_geo"],
     "models": ["preset:gpt2-medium"], "planners": ["dtfm", "nope"], "global_batch": [16]})");
   auto r = run_command(kHetsim + " sweep --spec " + spec + " --out " + dir.file("x.csv"));
@@ -120,11 +120,11 @@ TEST_CASE("sweep, plot and generate-cluster: bad input is one line and exit 2")
 
 TEST_CASE("generate-cluster: seeded, loadable, asymmetric bandwidth when asked")
 {
-  ScratchDir dir("generate");
+  TempDir dir("generate");
   const std::string args = " generate-cluster --regions Oslo,Lima,Perth --devices-per-region 3 --asymmetric --seed 9";
   REQUIRE(run_command(kHetsim + args + " --out " + dir.file("a.json")).exit_code == 0);
   REQUIRE(run_command(kHetsim + args + " --out " + dir.file("b.json")).exit_code == 0);
-  CHECK(slurp(dir.path / "a.json") == slurp(dir.path / "b.json"));
+  CHECK(read_file(dir.path / "a.json") == read_file(dir.path / "b.json"));
   const Cluster cluster = load_cluster(dir.file("a.json"));
   CHECK(cluster.device_count() == 9);
   CHECK(cluster.regions()[2].name == "Perth");
@@ -143,20 +143,20 @@ TEST_CASE("plot: a sweep CSV becomes a PNG")
     MESSAGE("gnuplot not found: skipped (scripts/setup.sh installs gnuplot-nox)");
     return;
   }
-  ScratchDir dir("plot");
+  TempDir dir("plot");
   const std::string csv = dir.file("r.csv", "cluster,planner,simulated_s,status\nc1,a,1.5,ok\nc1,b,3,ok\n"
                                             "c2,a,2,ok\nc2,b,4,ok\nc2,b,9,infeasible\n");
   const auto r = run_command(kHetsim + " plot --csv " + csv + " --out " + dir.file("r.png") + " --table " +
                              dir.file("r.tsv"));
   REQUIRE_MESSAGE(r.exit_code == 0, r.output);
-  CHECK(slurp(dir.path / "r.png").substr(1, 3) == "PNG");
-  CHECK(slurp(dir.path / "r.tsv") == "cluster\ta\tb\nc1\t1.5\t3\nc2\t2\t4\n");
+  CHECK(read_file(dir.path / "r.png").substr(1, 3) == "PNG");
+  CHECK(read_file(dir.path / "r.tsv") == "cluster\ta\tb\nc1\t1.5\t3\nc2\t2\t4\n");
 }
 
 TEST_CASE("geo_decentralized acceptance on case 5: the scheduler vs random layouts and the grid")
 {
   // The experiment's case-5 cells at 16 stages, one re-scored candidate each (experiments/geo_decentralized).
-  ScratchDir dir("geo_case5");
+  TempDir dir("geo_case5");
   const std::string spec = dir.file("spec.json", R"({"top": 1, "products": [
     {"clusters": ["preset:case5_worldwide_geo"], "models": ["preset:gpt3-1.3b"], "planners": ["dtfm"],
      "global_batch": [1024], "pp": [16]},

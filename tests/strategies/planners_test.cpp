@@ -16,15 +16,15 @@ using namespace hetsim::strategies::testing;
 
 namespace {
 
-/// Two nodes of 4 fast GPUs and one of 4 slow ones, the slow node behind a thinner NIC.
+/// Three nodes of 4 fast GPUs and one of 4 slow ones, the slow node behind a thinner NIC.
 Cluster mixed_cluster()
 {
   Cluster cluster("mixed");
   const int fast   = cluster.add_gpu(a100());
   const int slow   = cluster.add_gpu(v100());
   const int region = cluster.add_region("dc", 5e-6);
-  for (int n = 0; n < 3; ++n) {
-    const bool is_slow = n == 2;
+  for (int n = 0; n < 4; ++n) {
+    const bool is_slow = n == 3;
     const int node     = cluster.add_node(region, "node" + std::to_string(n), Link{300 * units::kGBps, 2e-6},
                                           Link{(is_slow ? 10 : 100) * units::kGbps, 5e-6});
     for (int d = 0; d < 4; ++d)
@@ -46,7 +46,7 @@ TEST_CASE("planners: every planner returns valid plans for the global batch")
 {
   const Cluster cluster            = mixed_cluster();
   const models::Workload workload  = make_workload(12, 50e6);
-  const Problem problem            = problem_of(cluster, workload, 24);
+  const Problem problem            = problem_of(cluster, workload, 32);
   PlannerContext context;
   for (const PlannerInfo& info : planners()) {
     CAPTURE(info.name);
@@ -55,7 +55,7 @@ TEST_CASE("planners: every planner returns valid plans for the global batch")
     for (const Candidate& c : candidates) {
       // Degrees multiply to the device count, placement is a bijection, stages cover every layer.
       CHECK_NOTHROW(validate_plan(c.plan, cluster, workload, std::string(info.name)));
-      CHECK(c.plan.global_batch() == 24);
+      CHECK(c.plan.global_batch() == 32);
       CHECK(c.estimate.iteration_time_s > 0);
     }
     CHECK(std::any_of(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.fits(); }));
@@ -66,7 +66,7 @@ TEST_CASE("planners: searches are deterministic")
 {
   const Cluster cluster           = mixed_cluster();
   const models::Workload workload = make_workload(12, 50e6);
-  const Problem problem           = problem_of(cluster, workload, 24);
+  const Problem problem           = problem_of(cluster, workload, 32);
   PlannerContext context;
   context.seed = 7;
   context.flags.push_back("anneal");
@@ -86,13 +86,14 @@ TEST_CASE("planners: amp gives the stage on faster GPUs more layers")
   const models::Workload workload = make_workload(24, 50e6);
   const Problem problem           = problem_of(cluster, workload, 48);
   const auto ranked               = search(*find_planner("amp").make(), problem, {}).ranked;
-  // Among three-stage plans (one node per stage), the last stage runs on the slow node.
-  const auto three = std::find_if(ranked.begin(), ranked.end(), [](const Candidate& c) { return c.plan.pp == 3; });
-  REQUIRE(three != ranked.end());
-  const auto& starts = three->plan.stage_starts;
-  const int slow_layers = 24 - starts[2];
-  CHECK(slow_layers < starts[1] - starts[0]);
-  CHECK(slow_layers < starts[2] - starts[1]);
+  // Among four-stage data-parallel plans (one node per stage, compute-bound), the last stage runs on the slow node.
+  const auto four = std::find_if(ranked.begin(), ranked.end(),
+                                 [](const Candidate& c) { return c.plan.pp == 4 && c.plan.tp == 1; });
+  REQUIRE(four != ranked.end());
+  const auto& starts    = four->plan.stage_starts;
+  const int slow_layers = 24 - starts[3];
+  for (int s = 0; s < 3; ++s)
+    CHECK(slow_layers < starts[s + 1] - starts[s]);
 }
 
 TEST_CASE("planners: hethub splits layers in proportion to speed, one GPU type per stage")
@@ -105,9 +106,9 @@ TEST_CASE("planners: hethub splits layers in proportion to speed, one GPU type p
       for (int r = 0; r < c.plan.dp; ++r)
         for (int t = 0; t < c.plan.tp; ++t)
           CHECK(cluster.gpu_of(c.plan.device(s, r, t)).name == cluster.gpu_of(c.plan.device(s, 0, 0)).name);
-    if (c.plan.pp == 3) { // the V100 stage holds fewer layers than each A100 stage
+    if (c.plan.pp == 4 && c.plan.tp == 1) { // compute-bound: the V100 stage holds fewer layers than each A100 stage
       int v100_layers = 0, a100_layers = 1 << 30;
-      for (int s = 0; s < 3; ++s) {
+      for (int s = 0; s < 4; ++s) {
         const int layers = c.plan.stage_end(s, 24) - c.plan.stage_starts[s];
         if (cluster.gpu_of(c.plan.device(s, 0, 0)).name == v100().name)
           v100_layers = layers;
@@ -124,7 +125,7 @@ TEST_CASE("planners: infeasible problems are refused with a reason")
   const Cluster cluster = mixed_cluster();
   SUBCASE("no data-parallel degree divides the global batch")
   {
-    // Two layers on 12 devices with tp at most 4: pp <= 2, so dp >= 2, and 7 sequences do not split.
+    // Two layers on 16 devices with tp at most 4: pp <= 2, so dp >= 2, and 7 sequences do not split.
     const models::Workload workload = make_workload(2, 1e6);
     const Problem problem           = problem_of(cluster, workload, 7);
     for (const char* name : {"amp", "megatron", "random", "hethub"}) {
@@ -135,8 +136,8 @@ TEST_CASE("planners: infeasible problems are refused with a reason")
   }
   SUBCASE("the model fits on no plan: every candidate is marked, none dropped")
   {
-    const models::Workload workload = make_workload(4, 20e9); // 80 B parameters on 12 GPUs
-    const Problem problem           = problem_of(cluster, workload, 12);
+    const models::Workload workload = make_workload(4, 20e9); // 80 B parameters on 16 GPUs
+    const Problem problem           = problem_of(cluster, workload, 16);
     for (const char* name : {"amp", "megatron", "hethub"}) {
       CAPTURE(name);
       const auto ranked = search(*find_planner(name).make(), problem, {}).ranked;
