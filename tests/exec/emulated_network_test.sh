@@ -8,8 +8,8 @@
 # 2, the contention the data-parallel validation plans see; ZeRO reduce-scatter/all-gather and ring all-reduce;
 # pipeline sends inside and between regions), then check that the simulator ranks six other plans' measured
 # iteration times right (Spearman >= 0.9) and predicts each within 30%. The target is 15%: the executor's
-# reduce-scatter and all-gather are pipelined rings like Gloo's all-reduce and match the simulator's, and most
-# half of eight runs land every plan within 15%, the others not: ZeRO-1 comes out 2-20% short (the slowest
+# reduce-scatter and all-gather are pipelined rings like Gloo's all-reduce and match the simulator's, but only
+# seven of eleven runs land every plan within 15%: ZeRO-1 comes out 2-20% short (the slowest
 # member's slow-link reduce-scatter and all-gather take 10-15% longer than the simulated per-member time),
 # GPipe up to 17% long (pipeline sends calibrated while they compete with data-parallel traffic), and four
 # single-threaded ranks share two cores, so compute and the ranks' network threads slow each other down by an
