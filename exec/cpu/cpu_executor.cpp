@@ -10,7 +10,6 @@
 #include "core/error.hpp"
 
 #include <Eigen/Dense>
-#include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
 #include <gloo/rendezvous/context.h>
@@ -140,11 +139,7 @@ public:
     case TaskKind::all_gather: {
       // The task's bytes are the gathered output; each member contributes its share.
       const std::size_t share = std::max<std::size_t>(1, elements / members);
-      scratch_for(task).resize(share * members);
-      gloo::AllgatherOptions options(context);
-      options.setInput(buffer.data(), share);
-      options.setOutput(scratch_for(task).data(), share * members);
-      gloo::allgather(options);
+      ring_all_gather(*context, buffer.data(), scratch_for(task), share, task.collective);
       break;
     }
     case TaskKind::reduce_scatter:
@@ -209,33 +204,99 @@ private:
 
   std::vector<float>& scratch_for(const Task& task) { return scratch_[static_cast<int>(task.stream)]; }
 
-  /// Ring reduce-scatter (the simulator's decomposition): n - 1 steps, each member sending one chunk to the
-  /// next member and adding the chunk it receives from the previous one. Gloo has no ring reduce-scatter of its
-  /// own, so it is built on the group's unbound buffers.
+  /// Segments of one ring step's chunk: the pipelined rings below keep every segment of every step posted, so a
+  /// member forwards a segment as soon as it has it instead of waiting for the whole step, as Gloo's ring
+  /// all-reduce does; the links stay busy across step boundaries.
+  static std::size_t ring_segments(std::size_t chunk_elements)
+  {
+    constexpr std::size_t segment_bytes = 256 * 1024;
+    const std::size_t bytes = chunk_elements * sizeof(float);
+    return std::clamp<std::size_t>((bytes + segment_bytes - 1) / segment_bytes, 2, 64);
+  }
+
+  /// Pipelined ring over `n - 1` steps of `chunk` elements (the simulator's decomposition): at step s member r
+  /// sends chunk (r - s) to the next member and receives chunk (r - s - 1) from the previous one, segment by
+  /// segment. Every receive is posted up front into its own buffer; segment k of step s + 1 leaves as soon as
+  /// segment k of step s has arrived (and, for a reduce-scatter, been added in). Without `reduce` (all-gather)
+  /// segments are received straight into `data`; with it, into a buffer of their own, then added into `data`.
+  void pipelined_ring(gloo::Context& context, float* data, std::size_t chunk, bool reduce, int collective)
+  {
+    const int n          = context.size;
+    const int rank       = context.rank;
+    const std::size_t S  = std::min(ring_segments(chunk), std::max<std::size_t>(1, chunk));
+    const std::size_t seg = (chunk + S - 1) / S;
+    const int right      = (rank + 1) % n;
+    const int left       = (rank + n - 1) % n;
+    const std::size_t units = static_cast<std::size_t>(n - 1) * S;
+    auto segment_begin = [&](std::size_t k) { return std::min(chunk, k * seg); };
+    auto segment_size  = [&](std::size_t k) { return segment_begin(k + 1) - segment_begin(k); };
+    auto send_chunk    = [&](std::size_t step) { return static_cast<std::size_t>((rank - static_cast<int>(step) + 2 * n) % n); };
+    auto recv_chunk    = [&](std::size_t step) { return static_cast<std::size_t>((rank - static_cast<int>(step) - 1 + 2 * n) % n); };
+    auto slot          = [&](std::size_t u) { return (static_cast<uint64_t>(collective) << 16) | static_cast<uint64_t>(u); };
+
+    // Uninitialised, and per call: streams run collectives concurrently.
+    std::unique_ptr<float[]> incoming(reduce ? new float[units * seg] : nullptr);
+    std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> in(units);
+    for (std::size_t u = 0; u < units; ++u) {
+      const std::size_t step = u / S, k = u % S;
+      const std::size_t size = segment_size(k);
+      if (size == 0)
+        continue;
+      float* target = reduce ? incoming.get() + u * seg : data + recv_chunk(step) * chunk + segment_begin(k);
+      in[u]         = context.createUnboundBuffer(target, size * sizeof(float));
+      in[u]->recv(left, slot(u));
+    }
+    auto out = context.createUnboundBuffer(data, static_cast<std::size_t>(n) * chunk * sizeof(float));
+    std::size_t sends = 0;
+    auto send_unit = [&](std::size_t u) {
+      const std::size_t step = u / S, k = u % S;
+      const std::size_t size = segment_size(k);
+      if (size == 0)
+        return;
+      out->send(right, slot(u), (send_chunk(step) * chunk + segment_begin(k)) * sizeof(float), size * sizeof(float));
+      ++sends;
+    };
+    for (std::size_t u = 0; u < std::min(S, units); ++u)
+      send_unit(u);
+    for (std::size_t u = 0; u < units; ++u) {
+      if (!in[u])
+        continue;
+      if (!in[u]->waitRecv(timeout()))
+        throw std::runtime_error(std::string(reduce ? "reduce-scatter" : "all-gather") + " aborted");
+      if (reduce) {
+        const std::size_t step = u / S, k = u % S;
+        float* target       = data + recv_chunk(step) * chunk + segment_begin(k);
+        const float* source = incoming.get() + u * seg;
+        for (std::size_t i = 0, size = segment_size(k); i < size; ++i)
+          target[i] += source[i];
+      }
+      if (u + S < units)
+        send_unit(u + S); // the same segment of the chunk just received, one step on
+    }
+    for (std::size_t i = 0; i < sends; ++i)
+      if (!out->waitSend(timeout()))
+        throw std::runtime_error(std::string(reduce ? "reduce-scatter" : "all-gather") + " aborted");
+  }
+
+  /// Ring reduce-scatter (the simulator's decomposition), pipelined. Gloo has no ring reduce-scatter of its own,
+  /// so it is built on the group's unbound buffers.
   void ring_reduce_scatter(gloo::Context& context, std::vector<float>& buffer, std::size_t elements, int collective)
   {
-    const int n      = context.size;
-    const int rank   = context.rank;
+    const auto n            = static_cast<std::size_t>(context.size);
     const std::size_t chunk = (elements + n - 1) / n;
     if (buffer.size() < chunk * n)
       buffer.resize(chunk * n, 1.0f);
-    std::vector<float> incoming(chunk);
-    auto out  = context.createUnboundBuffer(buffer.data(), buffer.size() * sizeof(float));
-    auto in   = context.createUnboundBuffer(incoming.data(), chunk * sizeof(float));
-    const int right = (rank + 1) % n;
-    const int left  = (rank + n - 1) % n;
-    for (int step = 0; step < n - 1; ++step) {
-      const int send_chunk = (rank - step + 2 * n) % n;
-      const int recv_chunk = (rank - step - 1 + 2 * n) % n;
-      const uint64_t slot  = (static_cast<uint64_t>(collective) << 16) | static_cast<uint64_t>(step);
-      out->send(right, slot, send_chunk * chunk * sizeof(float), chunk * sizeof(float));
-      in->recv(left, slot, 0, chunk * sizeof(float));
-      if (!in->waitRecv(timeout()) || !out->waitSend(timeout()))
-        throw std::runtime_error("reduce-scatter aborted");
-      float* target = buffer.data() + recv_chunk * chunk;
-      for (std::size_t i = 0; i < chunk; ++i)
-        target[i] += incoming[i];
-    }
+    pipelined_ring(context, buffer.data(), chunk, true, collective);
+  }
+
+  /// Ring all-gather of `share` elements per member into `output` (n shares), pipelined like the reduce-scatter.
+  void ring_all_gather(gloo::Context& context, const float* input, std::vector<float>& output, std::size_t share,
+                       int collective)
+  {
+    const auto n = static_cast<std::size_t>(context.size);
+    output.resize(share * n);
+    std::copy(input, input + share, output.data() + static_cast<std::size_t>(context.rank) * share);
+    pipelined_ring(context, output.data(), share, false, collective);
   }
 
   /// Adam over `elements` parameters: memory bound, like the real step.
