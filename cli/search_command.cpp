@@ -146,8 +146,12 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
 int run_search(const SearchOptions& options)
 {
   if (options.list) {
+    std::size_t width = 0;
     for (const auto& info : strategies::planners())
-      std::printf("%-10s %s\n", std::string(info.name).c_str(), std::string(info.description).c_str());
+      width = std::max(width, info.name.size());
+    for (const auto& info : strategies::planners())
+      std::printf("%-*s  %s\n", static_cast<int>(width), std::string(info.name).c_str(),
+                  std::string(info.description).c_str());
     return 0;
   }
   const auto& info = strategies::find_planner(options.planner);
