@@ -255,11 +255,11 @@ CommandRunner add_search_command(CLI::App& app)
                 "the analytic cost model ranks them, the best --top are re-scored in the SimGrid simulator.");
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME");
   command->add_option("--model", options->model, "Hugging Face config.json or layer-list JSON, or preset:NAME");
-  command->add_option("--global-batch", options->global_batch, "sequences per iteration");
+  command->add_option("--global-batch", options->global_batch, "sequences per iteration")->check(CLI::Range(1, 1 << 30));
   command->add_option("--planner", options->planner, "planner name (see --list-planners; default amp)");
   command->add_flag("--list-planners", options->list, "print the planners of this build and exit");
   command->add_option("--top", options->top_k, "candidates re-scored in the simulator (default 10)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 100000));
   command->add_option("--memory-limit", options->memory_limit,
                       "usable memory per device in bytes, or with a unit (e.g. 16GiB); default: each device's own");
   command->add_option("--workspace-gib", options->workspace_gib, "per-device memory reserved for buffers (default 1)")
