@@ -25,9 +25,8 @@ Cluster square_cluster(int n)
   const int region = cluster.add_region("dc", 20e-6);
   for (int node = 0; node < n; ++node) {
     const bool slow = node >= n - std::max(1, n / 4);
-    const int id    = cluster.add_node(region, "node" + std::to_string(node),
-                                       Link{(slow ? 50 : 170) * units::kGbps, 2e-6},
-                                       Link{(slow ? 50 : 10) * units::kGbps, 5e-6});
+    const int id = cluster.add_node(region, "node" + std::to_string(node), Link{(slow ? 50 : 170) * units::kGbps, 2e-6},
+                                    Link{(slow ? 50 : 10) * units::kGbps, 5e-6});
     for (int d = 0; d < n; ++d)
       cluster.add_device(id, slow ? t4 : v100);
   }
@@ -55,10 +54,10 @@ void BM_AmpSearch(benchmark::State& state)
   const Cluster cluster           = square_cluster(static_cast<int>(state.range(0)));
   const models::Workload workload = gpt2_medium();
   strategies::Problem problem;
-  problem.cluster      = &cluster;
-  problem.workload     = &workload;
-  problem.global_batch = 32;
-  const auto planner   = strategies::find_planner("amp").make();
+  problem.cluster        = &cluster;
+  problem.workload       = &workload;
+  problem.global_batch   = 32;
+  const auto planner     = strategies::find_planner("amp").make();
   std::size_t candidates = 0;
   for (auto _ : state) {
     auto result = strategies::search(*planner, problem, {});

@@ -14,8 +14,8 @@ strategies::ProgressFn stderr_progress()
     std::string what;
     long long tenth = -1;
   };
-  auto state           = std::make_shared<State>();
-  const bool terminal  = isatty(STDERR_FILENO) != 0;
+  auto state          = std::make_shared<State>();
+  const bool terminal = isatty(STDERR_FILENO) != 0;
   return [state, terminal](std::string_view what, long long done, long long total) {
     if (total <= 0)
       return;

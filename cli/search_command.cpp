@@ -25,7 +25,7 @@ namespace {
 struct SearchOptions {
   std::string cluster;
   std::string model;
-  int global_batch = 0;
+  int global_batch    = 0;
   std::string planner = "amp";
   int top_k           = 10;
   std::string memory_limit;
@@ -38,7 +38,7 @@ struct SearchOptions {
   std::uint64_t seed = 1;
   bool anneal        = false;
   std::vector<std::string> flags;
-  bool list          = false;
+  bool list                = false;
   bool pipelined_rings     = false;
   bool analytic_intra_node = false;
 };
@@ -51,10 +51,11 @@ double parse_bytes(const std::string& text)
   std::string unit;
   if (!(in >> value) || value <= 0 || !std::isfinite(value))
     throw InputError("--memory-limit: expected a positive number of bytes (optionally with KiB, MiB, GiB, KB, MB or "
-                     "GB), got '" + text + "'");
+                     "GB), got '" +
+                     text + "'");
   in >> unit;
   static const std::map<std::string, double> units = {
-      {"", 1}, {"B", 1}, {"KiB", 1024.0}, {"MiB", units::kMiB}, {"GiB", units::kGiB},
+      {"", 1},     {"B", 1},    {"KiB", 1024.0}, {"MiB", units::kMiB}, {"GiB", units::kGiB},
       {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}};
   auto it = units.find(unit);
   std::string rest;
@@ -86,7 +87,9 @@ std::string batch_text(const strategies::Plan& plan)
 {
   const auto [mb_min, mb_max] = std::minmax_element(plan.micro_batch.begin(), plan.micro_batch.end());
   const auto [ga_min, ga_max] = std::minmax_element(plan.grad_accum.begin(), plan.grad_accum.end());
-  auto range = [](int lo, int hi) { return lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi); };
+  auto range                  = [](int lo, int hi) {
+    return lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi);
+  };
   return range(*mb_min, *mb_max) + "x" + range(*ga_min, *ga_max);
 }
 
@@ -134,9 +137,9 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
     std::string status = memory_status(c);
     if (!c.note.empty())
       status += "; " + c.note;
-    std::snprintf(line, sizeof line, "%4zu %4d %4d %4d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1, c.plan.tp,
-                  c.plan.pp, c.plan.dp, batch_text(c.plan).c_str(), starts.c_str(), c.estimate.iteration_time_s,
-                  simulated, c.peak_memory_bytes / units::kGiB, status.c_str());
+    std::snprintf(line, sizeof line, "%4zu %4d %4d %4d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1, c.plan.tp, c.plan.pp,
+                  c.plan.dp, batch_text(c.plan).c_str(), starts.c_str(), c.estimate.iteration_time_s, simulated,
+                  c.peak_memory_bytes / units::kGiB, status.c_str());
     out << line;
   }
   if (rows.size() > shown)
@@ -163,8 +166,8 @@ int run_search(const SearchOptions& options)
   if (!options.best_file.empty())
     check_output_is_not_input(options.best_file, inputs, "--best");
 
-  const Cluster cluster            = load_cluster(options.cluster);
-  const models::Workload workload  = models::load_workload(options.model);
+  const Cluster cluster           = load_cluster(options.cluster);
+  const models::Workload workload = models::load_workload(options.model);
   strategies::Problem problem;
   problem.cluster      = &cluster;
   problem.workload     = &workload;
@@ -186,7 +189,7 @@ int run_search(const SearchOptions& options)
   context.profile     = profile ? &*profile : nullptr;
   context.seed        = options.seed;
   context.progress    = stderr_progress();
-  context.flags = options.flags;
+  context.flags       = options.flags;
   if (options.anneal)
     context.flags.push_back("anneal");
 
@@ -199,7 +202,7 @@ int run_search(const SearchOptions& options)
   sim_options.profile             = context.profile;
   sim_options.pipelined_rings     = options.pipelined_rings;
   sim_options.analytic_intra_node = options.analytic_intra_node;
-  const auto rescored = sim::rescore(result.ranked, options.top_k, problem, sim_options, context.progress);
+  const auto rescored             = sim::rescore(result.ranked, options.top_k, problem, sim_options, context.progress);
 
   // Simulated candidates first, by simulated time (the judge); then the rest by estimate.
   std::vector<std::size_t> order(rescored.index.size());
@@ -255,7 +258,8 @@ CommandRunner add_search_command(CLI::App& app)
                 "the analytic cost model ranks them, the best --top are re-scored in the SimGrid simulator.");
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME");
   command->add_option("--model", options->model, "Hugging Face config.json or layer-list JSON, or preset:NAME");
-  command->add_option("--global-batch", options->global_batch, "sequences per iteration")->check(CLI::Range(1, 1 << 30));
+  command->add_option("--global-batch", options->global_batch, "sequences per iteration")
+      ->check(CLI::Range(1, 1 << 30));
   command->add_option("--planner", options->planner, "planner name (see --list-planners; default amp)");
   command->add_flag("--list-planners", options->list, "print the planners of this build and exit");
   command->add_option("--top", options->top_k, "candidates re-scored in the simulator (default 10)")

@@ -35,8 +35,8 @@ std::optional<double> LayerProfile::layer_seconds(const std::string& gpu, int tp
     return seconds(list.front()) * micro_batch / list.front().micro_batch;
   if (micro_batch >= list.back().micro_batch)
     return seconds(list.back()) * micro_batch / list.back().micro_batch;
-  auto upper = std::lower_bound(list.begin(), list.end(), micro_batch,
-                                [](const ProfileEntry& e, double mb) { return e.micro_batch < mb; });
+  auto upper     = std::lower_bound(list.begin(), list.end(), micro_batch,
+                                    [](const ProfileEntry& e, double mb) { return e.micro_batch < mb; });
   auto lower     = upper - 1;
   const double t = (micro_batch - lower->micro_batch) / (upper->micro_batch - lower->micro_batch);
   return seconds(*lower) + t * (seconds(*upper) - seconds(*lower));

@@ -30,7 +30,7 @@ Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count
   auto worker = [&] {
     for (std::size_t k = next++; k < result.index.size(); k = next++) {
       try {
-        const auto& plan = candidates[result.index[k]].plan;
+        const auto& plan                    = candidates[result.index[k]].plan;
         const strategies::Schedule schedule = strategies::lower(plan, problem);
         Report report                       = simulate(plan, problem, schedule, quiet).report;
         std::lock_guard lock(mutex);

@@ -9,8 +9,8 @@
 namespace hetsim::sim {
 
 struct Rescored {
-  std::vector<int> index;             ///< position of each simulated candidate in the input
-  std::vector<Report> reports;        ///< same order
+  std::vector<int> index;      ///< position of each simulated candidate in the input
+  std::vector<Report> reports; ///< same order
 };
 
 /// Lowers and simulates the first `count` candidates that fit in memory, in their order; candidates that do not

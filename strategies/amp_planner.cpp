@@ -21,17 +21,17 @@ public:
   {
     require_global_batch(problem, "amp");
     const int layer_count = static_cast<int>(problem.workload->layers.size());
-    const auto degrees    = enumerate_degrees(problem.cluster->device_count(), layer_count,
-                                              max_tensor_parallel(*problem.cluster));
-    const auto placement  = node_first_placement(*problem.cluster);
+    const auto degrees =
+        enumerate_degrees(problem.cluster->device_count(), layer_count, max_tensor_parallel(*problem.cluster));
+    const auto placement                  = node_first_placement(*problem.cluster);
     const costmodel::ComputeModel compute = context.compute_model();
 
     std::vector<Candidate> candidates;
     long long done = 0;
     for (const Degrees& d : degrees) {
       for (int mbs : micro_batch_sizes(problem.global_batch, d.dp))
-        candidates.push_back(best_assignment(uniform_batch_plan(d, placement, {}, mbs, problem), problem, context,
-                                             compute));
+        candidates.push_back(
+            best_assignment(uniform_batch_plan(d, placement, {}, mbs, problem), problem, context, compute));
       if (context.progress)
         context.progress("amp: parallelism degrees", ++done, static_cast<long long>(degrees.size()));
     }
@@ -50,6 +50,9 @@ public:
 
 } // namespace
 
-std::unique_ptr<Planner> make_amp_planner() { return std::make_unique<AmpPlanner>(); }
+std::unique_ptr<Planner> make_amp_planner()
+{
+  return std::make_unique<AmpPlanner>();
+}
 
 } // namespace hetsim::strategies

@@ -14,7 +14,7 @@ namespace hetsim::strategies {
 Candidate best_assignment(Plan shape, const Problem& problem, const PlannerContext& context,
                           const costmodel::ComputeModel& compute)
 {
-  const int layer_count = static_cast<int>(problem.workload->layers.size());
+  const int layer_count   = static_cast<int>(problem.workload->layers.size());
   const int micro_batches = *std::max_element(shape.grad_accum.begin(), shape.grad_accum.end());
   for (bool recompute : {false, true}) {
     shape.recompute = recompute;
@@ -32,8 +32,14 @@ namespace {
 
 /// Uniform integer in [0, n) from a generator whose output is fixed by the standard (mt19937_64), unlike
 /// std::uniform_int_distribution's.
-int pick(std::mt19937_64& rng, int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); }
-double unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+int pick(std::mt19937_64& rng, int n)
+{
+  return static_cast<int>(rng() % static_cast<std::uint64_t>(n));
+}
+double unit(std::mt19937_64& rng)
+{
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
 
 /// A random domino tiling of the mesh whose columns are the nodes (in a random order) and whose rows are the
 /// devices inside a node: each stage takes a tp x dp block, tensor-parallel ranks down a column (inside a node)
@@ -57,7 +63,7 @@ std::vector<int> domino_placement(const Cluster& cluster, int tp, int dp, std::m
     if (taken[cell])
       continue;
     const int row = cell % rows, col = cell / rows; // column-major scan: fill a node before the next
-    bool placed   = false;
+    bool placed                 = false;
     const int first_orientation = pick(rng, 2);
     for (int k = 0; k < 2 && !placed; ++k) {
       const bool rotated = (first_orientation + k) % 2 == 1;
@@ -109,8 +115,8 @@ std::vector<Candidate> anneal_placements(const Problem& problem, const PlannerCo
     if (placement.empty())
       return std::nullopt;
     const Degrees d{tp, devices / (tp * dp), dp};
-    Candidate c = best_assignment(uniform_batch_plan(d, std::move(placement), {}, mbs, problem), problem, context,
-                                  compute);
+    Candidate c =
+        best_assignment(uniform_batch_plan(d, std::move(placement), {}, mbs, problem), problem, context, compute);
     c.note = c.note.empty() ? "annealed placement" : "annealed placement, " + c.note;
     return c;
   };

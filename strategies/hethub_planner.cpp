@@ -55,9 +55,9 @@ std::optional<std::vector<int>> proportional_stages(const PipelineCosts& costs, 
   std::vector<int> starts;
   int first = 0;
   for (int s = 0; s < stages; ++s) {
-    const int left      = layer_count - first;
-    const int after     = stages - s - 1;
-    int count           = left;
+    const int left  = layer_count - first;
+    const int after = stages - s - 1;
+    int count       = left;
     if (after > 0) {
       const double share = speed[s] / std::accumulate(speed.begin() + s, speed.end(), 0.0);
       count              = std::clamp(static_cast<int>(std::lround(left * share)), 1, left - after);
@@ -77,13 +77,13 @@ public:
   std::vector<Candidate> propose(const Problem& problem, const PlannerContext& context) const override
   {
     require_global_batch(problem, "hethub");
-    const Cluster& cluster = *problem.cluster;
-    const int layer_count  = static_cast<int>(problem.workload->layers.size());
+    const Cluster& cluster        = *problem.cluster;
+    const int layer_count         = static_cast<int>(problem.workload->layers.size());
     std::vector<TypeBlock> blocks = type_blocks(cluster);
-    int common = 0; // stage sizes must divide every type's device count
+    int common                    = 0; // stage sizes must divide every type's device count
     for (const TypeBlock& b : blocks)
       common = std::gcd(common, static_cast<int>(b.devices.size()));
-    const int max_tp = max_tensor_parallel(cluster);
+    const int max_tp                      = max_tensor_parallel(cluster);
     const costmodel::ComputeModel compute = context.compute_model();
 
     // Every order of the type blocks along the pipeline (few types in practice; beyond 5, cluster order only).
@@ -108,8 +108,10 @@ public:
     }
     if (candidates.empty())
       throw InfeasiblePlan("hethub: no stage size divides every GPU type's device count with at most " +
-                           std::to_string(layer_count) + " stages and a data-parallel degree dividing the global "
-                           "batch " + std::to_string(problem.global_batch));
+                           std::to_string(layer_count) +
+                           " stages and a data-parallel degree dividing the global "
+                           "batch " +
+                           std::to_string(problem.global_batch));
     return candidates;
   }
 
@@ -126,7 +128,7 @@ private:
       order_text += (order_text.empty() ? "" : " > ") + problem.cluster->gpus()[blocks[b].gpu].name;
     }
     for (int mbs : micro_batch_sizes(problem.global_batch, d.dp)) {
-      Plan plan = uniform_batch_plan(d, placement, {}, mbs, problem);
+      Plan plan  = uniform_batch_plan(d, placement, {}, mbs, problem);
       bool found = false;
       for (bool recompute : {false, true}) {
         plan.recompute = recompute;
@@ -149,6 +151,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Planner> make_hethub_planner() { return std::make_unique<HethubPlanner>(); }
+std::unique_ptr<Planner> make_hethub_planner()
+{
+  return std::make_unique<HethubPlanner>();
+}
 
 } // namespace hetsim::strategies

@@ -42,8 +42,7 @@ std::optional<LayerAssignment> assign_layers(int layer_count, int stages, int mi
   if (stages > layer_count)
     return std::nullopt;
   // front[j][i]: stages 0..j-1 cover layers [0, i).
-  std::vector<std::vector<std::vector<Partial>>> front(stages + 1,
-                                                       std::vector<std::vector<Partial>>(layer_count + 1));
+  std::vector<std::vector<std::vector<Partial>>> front(stages + 1, std::vector<std::vector<Partial>>(layer_count + 1));
   front[0][0].push_back(Partial{});
   for (int j = 0; j < stages; ++j) {
     const int left = stages - j - 1; // stages still to place after this one, one layer each at least
@@ -67,8 +66,8 @@ std::optional<LayerAssignment> assign_layers(int layer_count, int stages, int mi
   const auto& last = front[stages][layer_count];
   if (last.empty())
     return std::nullopt;
-  int best          = 0;
-  auto objective    = [&](const Partial& p) { return (micro_batches - 1) * p.max_s + p.sum_s; };
+  int best       = 0;
+  auto objective = [&](const Partial& p) { return (micro_batches - 1) * p.max_s + p.sum_s; };
   for (int k = 1; k < static_cast<int>(last.size()); ++k)
     if (objective(last[k]) < objective(last[best]))
       best = k;

@@ -21,9 +21,9 @@ public:
   {
     require_global_batch(problem, "megatron");
     const int layer_count = static_cast<int>(problem.workload->layers.size());
-    const auto degrees    = enumerate_degrees(problem.cluster->device_count(), layer_count,
-                                              max_tensor_parallel(*problem.cluster));
-    const auto placement  = node_first_placement(*problem.cluster);
+    const auto degrees =
+        enumerate_degrees(problem.cluster->device_count(), layer_count, max_tensor_parallel(*problem.cluster));
+    const auto placement = node_first_placement(*problem.cluster);
 
     std::vector<Candidate> candidates;
     for (int mbs : divisors(problem.global_batch)) {
@@ -34,7 +34,7 @@ public:
         if (problem.global_batch % (d.dp * mbs) != 0 || d.tp * d.pp > fitting_size)
           continue;
         for (bool recompute : {false, true}) {
-          Plan plan = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
+          Plan plan      = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
           plan.recompute = recompute;
           Candidate c    = evaluate(std::move(plan), problem, context, recompute ? "recompute" : "");
           if (c.fits()) {
@@ -66,6 +66,9 @@ public:
 
 } // namespace
 
-std::unique_ptr<Planner> make_megatron_planner() { return std::make_unique<MegatronPlanner>(); }
+std::unique_ptr<Planner> make_megatron_planner()
+{
+  return std::make_unique<MegatronPlanner>();
+}
 
 } // namespace hetsim::strategies

@@ -12,11 +12,11 @@ namespace hetsim::strategies {
 PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const costmodel::ComputeModel& compute)
     : shape_(shape), problem_(problem)
 {
-  const Cluster& cluster              = *problem.cluster;
-  const auto& layers                  = problem.workload->layers;
-  const int layer_count               = static_cast<int>(layers.size());
-  const double activation_scale       = dtype_bytes(shape.dtype) / 2.0;
-  const auto algorithm                = static_cast<costmodel::Algorithm>(shape.collective_algorithm);
+  const Cluster& cluster        = *problem.cluster;
+  const auto& layers            = problem.workload->layers;
+  const int layer_count         = static_cast<int>(layers.size());
+  const double activation_scale = dtype_bytes(shape.dtype) / 2.0;
+  const auto algorithm          = static_cast<costmodel::Algorithm>(shape.collective_algorithm);
 
   prefix_s_.assign(shape.pp, std::vector<double>(layer_count + 1, 0));
   stage_capacity_bytes_.assign(shape.pp, std::numeric_limits<double>::infinity());
@@ -36,10 +36,9 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
       for (auto& [gpu_index, seconds] : by_gpu) {
         const GpuSpec& gpu = cluster.gpus()[gpu_index];
         for (int l = 0; l < layer_count; ++l)
-          seconds.push_back(
-              compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, false) +
-              compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, true,
-                                     shape.recompute));
+          seconds.push_back(compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, false) +
+                            compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, true,
+                                                   shape.recompute));
       }
       for (int l = 0; l < layer_count; ++l) {
         double compute_s = 0;
@@ -47,11 +46,10 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
           compute_s = std::max(compute_s, seconds[l]);
         double tensor_parallel_s = 0;
         if (shape.tp > 1 && layers[l].tensor_parallel_all_reduces > 0)
-          tensor_parallel_s = 2 * layers[l].tensor_parallel_all_reduces *
-                              costmodel::collective_seconds(cluster, group, costmodel::CollectiveOp::all_reduce,
-                                                            algorithm,
-                                                            layers[l].activation_bytes_per_sample * mb *
-                                                                activation_scale);
+          tensor_parallel_s =
+              2 * layers[l].tensor_parallel_all_reduces *
+              costmodel::collective_seconds(cluster, group, costmodel::CollectiveOp::all_reduce, algorithm,
+                                            layers[l].activation_bytes_per_sample * mb * activation_scale);
         slowest[l] = std::max(slowest[l], compute_s + tensor_parallel_s);
       }
     }

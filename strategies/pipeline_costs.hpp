@@ -26,15 +26,18 @@ public:
   StageCostModel model() const;
 
   /// stage_seconds without the memory check.
-  double compute_seconds(int stage, int first, int end) const { return prefix_s_[stage][end] - prefix_s_[stage][first]; }
+  double compute_seconds(int stage, int first, int end) const
+  {
+    return prefix_s_[stage][end] - prefix_s_[stage][first];
+  }
   /// Whether layers [first, end) fit on every device of `stage` (states, activations in flight, workspace).
   bool fits(int stage, int first, int end) const;
 
 private:
   const Plan& shape_;
   const Problem& problem_;
-  std::vector<std::vector<double>> prefix_s_;    ///< [stage][layer]: seconds of layers [0, layer) on that stage
-  std::vector<double> stage_capacity_bytes_;     ///< smallest memory of a device of each stage
+  std::vector<std::vector<double>> prefix_s_; ///< [stage][layer]: seconds of layers [0, layer) on that stage
+  std::vector<double> stage_capacity_bytes_;  ///< smallest memory of a device of each stage
 };
 
 } // namespace hetsim::strategies

@@ -11,9 +11,9 @@
 namespace hetsim::strategies {
 
 struct Degrees {
-  int tp = 1;
-  int pp = 1;
-  int dp = 1;
+  int tp                                = 1;
+  int pp                                = 1;
+  int dp                                = 1;
   bool operator==(const Degrees&) const = default;
 };
 

@@ -36,9 +36,8 @@ bool better_candidate(const Candidate& a, const Candidate& b)
   const Plan& p = a.plan;
   const Plan& q = b.plan;
   return std::tie(p.tp, p.pp, p.dp, p.micro_batch, p.grad_accum, p.stage_starts, p.placement, p.zero_stage,
-                  p.recompute) <
-         std::tie(q.tp, q.pp, q.dp, q.micro_batch, q.grad_accum, q.stage_starts, q.placement, q.zero_stage,
-                  q.recompute);
+                  p.recompute) < std::tie(q.tp, q.pp, q.dp, q.micro_batch, q.grad_accum, q.stage_starts, q.placement,
+                                          q.zero_stage, q.recompute);
 }
 
 const PlannerInfo& find_planner(std::string_view name)

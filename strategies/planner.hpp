@@ -39,7 +39,7 @@ struct PlannerContext {
 
 /// Where a candidate does not fit: the device with the largest overflow.
 struct MemoryOverflow {
-  int device         = 0;
+  int device = 0;
   std::string gpu;
   double needed_bytes   = 0;
   double capacity_bytes = 0;

@@ -13,7 +13,10 @@
 namespace hetsim::strategies {
 namespace {
 
-int pick(std::mt19937_64& rng, int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); }
+int pick(std::mt19937_64& rng, int n)
+{
+  return static_cast<int>(rng() % static_cast<std::uint64_t>(n));
+}
 
 class RandomPlanner final : public Planner {
 public:
@@ -62,6 +65,9 @@ public:
 
 } // namespace
 
-std::unique_ptr<Planner> make_random_planner() { return std::make_unique<RandomPlanner>(); }
+std::unique_ptr<Planner> make_random_planner()
+{
+  return std::make_unique<RandomPlanner>();
+}
 
 } // namespace hetsim::strategies

@@ -15,7 +15,7 @@ SearchResult search(const Planner& planner, const Problem& problem, const Planne
   auto same = [](const Candidate& a, const Candidate& b) {
     if (a.estimate.iteration_time_s != b.estimate.iteration_time_s || a.fits() != b.fits())
       return false;
-    Plan moved     = b.plan;
+    Plan moved      = b.plan;
     moved.placement = a.plan.placement;
     return a.plan == moved;
   };

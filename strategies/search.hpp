@@ -1,6 +1,7 @@
 #pragma once
 /// A planner's search: its proposals scored, stripped of duplicates (equal plans, or plans whose placements differ
-/// with the same estimate) and ranked (feasible first, then by the analytic estimate). Re-scoring the best in the simulator is sim::rescore's part.
+/// with the same estimate) and ranked (feasible first, then by the analytic estimate). Re-scoring the best in the
+/// simulator is sim::rescore's part.
 
 #include "strategies/planner.hpp"
 

@@ -71,7 +71,7 @@ TEST_CASE("layer profile: linear between measured micro-batches, proportional ou
 
 TEST_CASE("layer profile: the compute model uses it where it covers, the roofline elsewhere")
 {
-  const auto workload = three_layers();
+  const auto workload   = three_layers();
   const Cluster cluster = v100_and_t4();
   LayerProfile profile;
   profile.add({"V100-SXM2-16GB", 1, 4, {0.1, 0.2, 0.3}, {}});
@@ -92,7 +92,8 @@ TEST_CASE("layer profile files: aliases resolve, mistakes name the file and the 
 {
   const auto workload   = three_layers();
   const Cluster cluster = v100_and_t4();
-  const auto good = write_temp("good.json", R"([{"gpu": "V100", "tp": 1, "micro_batch": 2, "layer_forward_s": [0.1, 0.2, 0.3]},
+  const auto good =
+      write_temp("good.json", R"([{"gpu": "V100", "tp": 1, "micro_batch": 2, "layer_forward_s": [0.1, 0.2, 0.3]},
                                               {"gpu": "T4-16GB", "micro_batch": 2, "layer_forward_s": [1, 2, 3],
                                                "layer_backward_s": [2, 4, 6]}])");
   const LayerProfile profile = load_layer_profile(good, workload, cluster);

@@ -36,7 +36,10 @@ inline RunResult run_command(const std::string& command_line)
 }
 
 /// `hetsim ARGS`.
-inline RunResult run_hetsim(const std::string& args) { return run_command(std::string(HETSIM_CLI_PATH) + " " + args); }
+inline RunResult run_hetsim(const std::string& args)
+{
+  return run_command(std::string(HETSIM_CLI_PATH) + " " + args);
+}
 
 inline std::string read_file(const fs::path& path)
 {

@@ -36,8 +36,8 @@ TEST_CASE("search: ranked candidates with estimate and simulation; the best plan
   TempDir dir("search");
   const std::string out  = dir.file("plans.json");
   const std::string best = dir.file("best.json");
-  const RunResult r = run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner megatron --top 2 --out " +
-                                 out + " --best " + best);
+  const RunResult r = run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner megatron --top 2 --out " + out +
+                                 " --best " + best);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto ranked = nlohmann::json::parse(read_file(out));
@@ -50,7 +50,7 @@ TEST_CASE("search: ranked candidates with estimate and simulation; the best plan
   CHECK(ranked[0]["simulated_s"].get<double>() <= ranked[1]["simulated_s"].get<double>());
 
   const std::string report = dir.file("report.json");
-  const RunResult sim = run_hetsim("simulate " + kAmpInputs + " --plan " + best + " --report " + report);
+  const RunResult sim      = run_hetsim("simulate " + kAmpInputs + " --plan " + best + " --report " + report);
   INFO(sim.output);
   REQUIRE(sim.exit_code == 0);
   CHECK(report_iteration_time(report) == doctest::Approx(ranked[0]["simulated_s"].get<double>()).epsilon(1e-9));
@@ -59,18 +59,18 @@ TEST_CASE("search: ranked candidates with estimate and simulation; the best plan
 TEST_CASE("search: a per-layer profile replaces the roofline estimate")
 {
   TempDir dir("profile");
-  // 26 layers (embedding, 24 blocks, head) measured at 50 ms per sequence each on V100 and T4 at every tp, far slower than the
-  // roofline: every plan's compute, and so the best estimate, grows.
+  // 26 layers (embedding, 24 blocks, head) measured at 50 ms per sequence each on V100 and T4 at every tp, far slower
+  // than the roofline: every plan's compute, and so the best estimate, grows.
   nlohmann::json profile = nlohmann::json::array();
   for (const char* gpu : {"V100", "T4"})
     for (int tp : {1, 2, 4})
       profile.push_back(
           {{"gpu", gpu}, {"tp", tp}, {"micro_batch", 1}, {"layer_forward_s", std::vector<double>(26, 0.05)}});
   const std::string profile_file = dir.file("profile.json", profile.dump());
-  auto best_estimate = [&](const std::string& extra) {
+  auto best_estimate             = [&](const std::string& extra) {
     const std::string out = dir.file("out.json");
-    const RunResult r = run_hetsim("search " + kAmpInputs + " --global-batch 16 --planner megatron --top 0 --out " +
-                                   out + extra);
+    const RunResult r =
+        run_hetsim("search " + kAmpInputs + " --global-batch 16 --planner megatron --top 0 --out " + out + extra);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     return nlohmann::json::parse(read_file(out))[0]["estimate_s"].get<double>();
@@ -86,7 +86,7 @@ TEST_CASE("search: refusals are one line and exit 2")
     std::string args;
     std::string expected;
   };
-  const std::string two_layers = dir.file("two.json", R"({"name": "two", "seq_len": 128, "layers": [
+  const std::string two_layers  = dir.file("two.json", R"({"name": "two", "seq_len": 128, "layers": [
       {"name": "a", "kind": "transformer", "params": 1e6, "forward_flops_per_sample": 1e9, "activation_bytes_per_sample": 1e5, "saved_activation_bytes_per_sample": 1e6},
       {"name": "b", "kind": "transformer", "params": 1e6, "forward_flops_per_sample": 1e9, "activation_bytes_per_sample": 1e5, "saved_activation_bytes_per_sample": 1e6}]})");
   const std::vector<Case> cases = {
@@ -94,7 +94,8 @@ TEST_CASE("search: refusals are one line and exit 2")
        "unknown planner 'alpa'; known: amp, hethub, megatron, random"},
       {"global batch not divisible", "--cluster " + kAmpCluster + " --model " + two_layers + " --global-batch 7",
        "global batch 7 is not divisible"},
-      {"model too large", "--cluster " + kAmpCluster + " --model preset:llama-2-70b --global-batch 32 --planner megatron",
+      {"model too large",
+       "--cluster " + kAmpCluster + " --model preset:llama-2-70b --global-batch 32 --planner megatron",
        "fits in memory"},
       {"no global batch", kAmpInputs, "--global-batch"},
       {"bad memory limit", kAmpInputs + " --global-batch 32 --memory-limit 12XB", "--memory-limit"},
@@ -117,8 +118,8 @@ TEST_CASE("search: on AMP's heterogeneous cluster amp's best plan beats megatron
   TempDir dir("amp_vs_megatron");
   auto best_simulated = [&](const std::string& planner) {
     const std::string out = dir.file(planner + ".json");
-    const RunResult r     = run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner " + planner +
-                                       " --top 4 --out " + out);
+    const RunResult r =
+        run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner " + planner + " --top 4 --out " + out);
     INFO(r.output);
     REQUIRE(r.exit_code == 0);
     return nlohmann::json::parse(read_file(out))[0]["simulated_s"].get<double>();

@@ -54,6 +54,25 @@ TEST_CASE("replay: a lone transfer takes exactly latency + bytes / bandwidth")
   CHECK(timings[recv].end_s == timings[send].end_s);
 }
 
+TEST_CASE("replay: asymmetric WAN bandwidth: each direction moves at its own rate, both at once")
+{
+  Cluster cluster           = two_regions(Link{1 * kGbps, 25 * kMillisecond});
+  cluster.set_inter_region(1, 0, Link{0.25 * kGbps, 25 * kMillisecond}); // b -> a four times slower
+  ScheduleBuilder b(2);
+  const double bytes        = 50e6;
+  const auto [ab_send, ab_recv] = b.send_recv(0, 1, bytes);
+  const auto [ba_send, ba_recv] = b.send_recv(1, 0, bytes);
+  const auto timings        = replay_isolated(cluster, b.schedule(), testing::seconds_from_flops());
+  const Link forward        = cluster.path(0, 1);
+  const Link backward       = cluster.path(1, 0);
+  CHECK(backward.bandwidth_bytes_per_s == doctest::Approx(forward.bandwidth_bytes_per_s / 4));
+  // Full duplex: neither direction slows the other.
+  CHECK(timings[ab_recv].end_s ==
+        doctest::Approx(forward.latency_s + bytes / forward.bandwidth_bytes_per_s).epsilon(1e-9));
+  CHECK(timings[ba_recv].end_s ==
+        doctest::Approx(backward.latency_s + bytes / backward.bandwidth_bytes_per_s).epsilon(1e-9));
+}
+
 TEST_CASE("replay: sends to the same peer go out one after the other, sends to different peers share links")
 {
   const Cluster cluster = two_regions(Link{1 * kGbps, 25 * kMillisecond});

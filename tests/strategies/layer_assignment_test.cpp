@@ -82,7 +82,7 @@ TEST_CASE("layer assignment: the DP finds the brute-force optimum on random inst
   for (int trial = 0; trial < 400; ++trial) {
     const RandomInstance instance(rng);
     const double expected = brute_force(instance);
-    const auto result = assign_layers(instance.layers, instance.stages, instance.micro_batches, instance.model());
+    const auto result     = assign_layers(instance.layers, instance.stages, instance.micro_batches, instance.model());
     if (!std::isfinite(expected)) {
       CHECK_FALSE(result.has_value());
       continue;

@@ -44,9 +44,9 @@ Problem problem_of(const Cluster& cluster, const models::Workload& workload, int
 
 TEST_CASE("planners: every planner returns valid plans for the global batch")
 {
-  const Cluster cluster            = mixed_cluster();
-  const models::Workload workload  = make_workload(12, 50e6);
-  const Problem problem            = problem_of(cluster, workload, 32);
+  const Cluster cluster           = mixed_cluster();
+  const models::Workload workload = make_workload(12, 50e6);
+  const Problem problem           = problem_of(cluster, workload, 32);
   PlannerContext context;
   for (const PlannerInfo& info : planners()) {
     CAPTURE(info.name);
@@ -87,8 +87,8 @@ TEST_CASE("planners: amp gives the stage on faster GPUs more layers")
   const Problem problem           = problem_of(cluster, workload, 48);
   const auto ranked               = search(*find_planner("amp").make(), problem, {}).ranked;
   // Among four-stage data-parallel plans (one node per stage, compute-bound), the last stage runs on the slow node.
-  const auto four = std::find_if(ranked.begin(), ranked.end(),
-                                 [](const Candidate& c) { return c.plan.pp == 4 && c.plan.tp == 1; });
+  const auto four =
+      std::find_if(ranked.begin(), ranked.end(), [](const Candidate& c) { return c.plan.pp == 4 && c.plan.tp == 1; });
   REQUIRE(four != ranked.end());
   const auto& starts    = four->plan.stage_starts;
   const int slow_layers = 24 - starts[3];
@@ -130,8 +130,8 @@ TEST_CASE("planners: infeasible problems are refused with a reason")
     const Problem problem           = problem_of(cluster, workload, 7);
     for (const char* name : {"amp", "megatron", "random", "hethub"}) {
       CAPTURE(name);
-      CHECK_THROWS_WITH_AS(find_planner(name).make()->propose(problem, {}),
-                           doctest::Contains("global batch 7"), InfeasiblePlan);
+      CHECK_THROWS_WITH_AS(find_planner(name).make()->propose(problem, {}), doctest::Contains("global batch 7"),
+                           InfeasiblePlan);
     }
   }
   SUBCASE("the model fits on no plan: every candidate is marked, none dropped")
