@@ -36,11 +36,9 @@ public:
         context.progress("amp: parallelism degrees", ++done, static_cast<long long>(degrees.size()));
     }
     if (candidates.empty())
-      throw InfeasiblePlan("amp: global batch " + std::to_string(problem.global_batch) +
-                           " is not divisible by any data-parallel degree of the " +
-                           std::to_string(problem.cluster->device_count()) + " devices (tp at most " +
-                           std::to_string(max_tensor_parallel(*problem.cluster)) + ", pp at most " +
-                           std::to_string(layer_count) + " layers)");
+      fail_no_data_parallel_degree("amp", problem,
+                                   " (tp at most " + std::to_string(max_tensor_parallel(*problem.cluster)) +
+                                       ", pp at most " + std::to_string(layer_count) + " layers)");
     if (context.has_flag("anneal"))
       for (Candidate& c : anneal_placements(problem, context, compute))
         candidates.push_back(std::move(c));

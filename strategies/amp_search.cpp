@@ -4,6 +4,7 @@
 #include "strategies/pipeline_costs.hpp"
 #include "strategies/plan_json.hpp"
 #include "strategies/plan_space.hpp"
+#include "strategies/seeded_random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,17 +31,6 @@ Candidate best_assignment(Plan shape, const Problem& problem, const PlannerConte
 
 namespace {
 
-/// Uniform integer in [0, n) from a generator whose output is fixed by the standard (mt19937_64), unlike
-/// std::uniform_int_distribution's.
-int pick(std::mt19937_64& rng, int n)
-{
-  return static_cast<int>(rng() % static_cast<std::uint64_t>(n));
-}
-double unit(std::mt19937_64& rng)
-{
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
-
 /// A random domino tiling of the mesh whose columns are the nodes (in a random order) and whose rows are the
 /// devices inside a node: each stage takes a tp x dp block, tensor-parallel ranks down a column (inside a node)
 /// or, rotated, along a row. Empty when the nodes differ in size or no tiling was found.
@@ -55,8 +45,7 @@ std::vector<int> domino_placement(const Cluster& cluster, int tp, int dp, std::m
   std::vector<int> order(cols);
   for (int c = 0; c < cols; ++c)
     order[c] = c;
-  for (int c = cols - 1; c > 0; --c)
-    std::swap(order[c], order[pick(rng, c + 1)]);
+  shuffle(order, rng);
 
   std::vector<int> taken(rows * cols, 0), placement;
   for (int cell = 0; cell < rows * cols; ++cell) {

@@ -1,6 +1,7 @@
 #include "strategies/dtfm_genetic.hpp"
 
 #include "core/error.hpp"
+#include "strategies/seeded_random.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -12,7 +13,6 @@ namespace {
 
 constexpr double kImprovement = 1e-12; ///< relative: swaps that gain less are rounding noise
 
-int pick(std::mt19937_64& rng, int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); }
 
 struct Swap {
   int a = 0; ///< positions in the flat assignment
@@ -135,8 +135,7 @@ Assignment crossover(const Assignment& p, const Assignment& q, int pp, int dp, s
     members[group[d]].push_back(d);
   std::vector<int> spare;
   for (auto& m : members) {
-    for (int k = static_cast<int>(m.size()) - 1; k > 0; --k)
-      std::swap(m[k], m[pick(rng, k + 1)]);
+    shuffle(m, rng);
     while (static_cast<int>(m.size()) > dp) {
       spare.push_back(m.back());
       m.pop_back();
@@ -160,8 +159,7 @@ Assignment random_assignment(int devices, std::mt19937_64& rng)
 {
   Assignment x(devices);
   std::iota(x.begin(), x.end(), 0);
-  for (int k = devices - 1; k > 0; --k)
-    std::swap(x[k], x[pick(rng, k + 1)]);
+  shuffle(x, rng);
   return x;
 }
 

@@ -109,9 +109,7 @@ public:
                        cost_note(name(), exact.cost(found.population[k])));
     }
     if (candidates.empty())
-      throw InfeasiblePlan(std::string(name()) + ": global batch " + std::to_string(problem.global_batch) +
-                           " is not divisible by any data-parallel degree of the " + std::to_string(devices) +
-                           " devices" + (only_pp > 0 ? " with " + std::to_string(only_pp) + " stages" : ""));
+      fail_no_data_parallel_degree(name(), problem, only_pp > 0 ? " with " + std::to_string(only_pp) + " stages" : "");
     return candidates;
   }
 

@@ -57,9 +57,7 @@ public:
         candidates.push_back(std::move(c));
     }
     if (candidates.empty())
-      throw InfeasiblePlan("megatron: global batch " + std::to_string(problem.global_batch) +
-                           " is not divisible by any data-parallel degree of the " +
-                           std::to_string(problem.cluster->device_count()) + " devices");
+      fail_no_data_parallel_degree("megatron", problem);
     return candidates;
   }
 };

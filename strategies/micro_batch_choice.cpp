@@ -1,6 +1,7 @@
 #include "strategies/micro_batch_choice.hpp"
 
 #include "core/error.hpp"
+#include "strategies/seeded_random.hpp"
 
 #include <numeric>
 #include <random>
@@ -34,8 +35,7 @@ std::vector<int> random_placement(int devices, std::uint64_t seed)
   std::mt19937_64 rng(seed);
   std::vector<int> placement(devices);
   std::iota(placement.begin(), placement.end(), 0);
-  for (int k = devices - 1; k > 0; --k)
-    std::swap(placement[k], placement[rng() % static_cast<std::uint64_t>(k + 1)]);
+  shuffle(placement, rng);
   return placement;
 }
 

@@ -71,6 +71,13 @@ Plan uniform_batch_plan(const Degrees& degrees, std::vector<int> placement, std:
   return plan;
 }
 
+void fail_no_data_parallel_degree(std::string_view planner, const Problem& problem, const std::string& limits)
+{
+  throw InfeasiblePlan(std::string(planner) + ": global batch " + std::to_string(problem.global_batch) +
+                       " is not divisible by any data-parallel degree of the " +
+                       std::to_string(problem.cluster->device_count()) + " devices" + limits);
+}
+
 void require_global_batch(const Problem& problem, const char* planner)
 {
   if (problem.global_batch <= 0)

@@ -6,6 +6,8 @@
 #include "strategies/plan.hpp"
 #include "strategies/problem.hpp"
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace hetsim::strategies {
@@ -41,7 +43,12 @@ std::vector<int> node_first_placement(const Cluster& cluster);
 Plan uniform_batch_plan(const Degrees& degrees, std::vector<int> placement, std::vector<int> stage_starts,
                         int micro_batch, const Problem& problem);
 
-/// Throws InfeasiblePlan unless the problem has a positive global batch.
+/// Throws InfeasiblePlan "PLANNER: global batch N is not divisible by any data-parallel degree of the D devices"
+/// followed by `limits` (what restricted the degrees).
+[[noreturn]] void fail_no_data_parallel_degree(std::string_view planner, const Problem& problem,
+                                               const std::string& limits = "");
+
+/// Throws InputError unless the problem has a positive global batch.
 void require_global_batch(const Problem& problem, const char* planner);
 
 } // namespace hetsim::strategies

@@ -3,6 +3,7 @@
 
 #include "strategies/plan_space.hpp"
 #include "strategies/planners.hpp"
+#include "strategies/seeded_random.hpp"
 
 #include "core/error.hpp"
 
@@ -12,11 +13,6 @@
 
 namespace hetsim::strategies {
 namespace {
-
-int pick(std::mt19937_64& rng, int n)
-{
-  return static_cast<int>(rng() % static_cast<std::uint64_t>(n));
-}
 
 class RandomPlanner final : public Planner {
 public:
@@ -32,9 +28,7 @@ public:
       if (!micro_batch_sizes(problem.global_batch, d.dp).empty())
         degrees.push_back(d);
     if (degrees.empty())
-      throw InfeasiblePlan("random: global batch " + std::to_string(problem.global_batch) +
-                           " is not divisible by any data-parallel degree of the " + std::to_string(devices) +
-                           " devices");
+      fail_no_data_parallel_degree("random", problem);
 
     std::mt19937_64 rng(context.seed);
     std::vector<Candidate> candidates;
@@ -45,8 +39,7 @@ public:
       std::vector<int> placement(devices);
       for (int k = 0; k < devices; ++k)
         placement[k] = k;
-      for (int k = devices - 1; k > 0; --k)
-        std::swap(placement[k], placement[pick(rng, k + 1)]);
+      shuffle(placement, rng);
       // pp - 1 distinct cut points among layers 1 .. layer_count - 1.
       std::vector<int> cuts(layer_count - 1);
       for (int k = 0; k < layer_count - 1; ++k)
