@@ -26,13 +26,12 @@ std::string gib(double bytes)
 
 } // namespace
 
-DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end,
-                                 int replica)
+DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica)
 {
   const auto& layers            = problem.workload->layers;
-  const double weight_bytes     = dtype_bytes(plan.dtype);           // per parameter, weights and gradients
+  const double weight_bytes     = dtype_bytes(plan.dtype);            // per parameter, weights and gradients
   const double optimizer_bytes  = plan.dtype == Dtype::fp32 ? 8 : 12; // per parameter
-  const double activation_scale = dtype_bytes(plan.dtype) / 2.0;     // layer figures are 16-bit
+  const double activation_scale = dtype_bytes(plan.dtype) / 2.0;      // layer figures are 16-bit
   const bool shard              = plan.dp > 1;
 
   double params     = 0; // per device, after the tensor-parallel split
@@ -91,7 +90,7 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
   const int accum      = plan.grad_accum[replica];
   const int in_flight  = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);
   const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale;
-  m.activation_bytes   = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
+  m.activation_bytes = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
   return m;
 }
 
@@ -112,8 +111,8 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   }
   for (int s = 0; s < plan.pp; ++s)
     for (int r = 0; r < plan.dp; ++r) {
-      const DeviceMemory stage = stage_device_memory(plan, problem, s, plan.stage_starts[s],
-                                                     plan.stage_end(s, layer_count), r);
+      const DeviceMemory stage =
+          stage_device_memory(plan, problem, s, plan.stage_starts[s], plan.stage_end(s, layer_count), r);
       for (int t = 0; t < plan.tp; ++t) {
         DeviceMemory& m    = memory[plan.device(s, r, t)];
         m.parameter_bytes  = stage.parameter_bytes;
@@ -125,30 +124,30 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   return memory;
 }
 
-void check_memory(const std::vector<DeviceMemory>& memory)
+const DeviceMemory* largest_overflow(const std::vector<DeviceMemory>& memory)
 {
   const DeviceMemory* worst = nullptr;
-  int over_count            = 0;
-  for (const auto& m : memory) {
-    const double over = m.total_bytes() - m.capacity_bytes;
-    if (over <= 0)
-      continue;
-    ++over_count;
-    if (!worst || over > worst->total_bytes() - worst->capacity_bytes)
+  for (const auto& m : memory)
+    if (m.over_bytes() > 0 && (!worst || m.over_bytes() > worst->over_bytes()))
       worst = &m;
-  }
+  return worst;
+}
+
+void check_memory(const std::vector<DeviceMemory>& memory)
+{
+  const DeviceMemory* worst = largest_overflow(memory);
   if (!worst)
     return;
-  std::string message = "plan does not fit: device " + std::to_string(worst->device) + " (" + worst->gpu +
-                        ") needs " + gib(worst->total_bytes()) + " of " + gib(worst->capacity_bytes) + " (" +
-                        gib(worst->total_bytes() - worst->capacity_bytes) +
-                        " over): parameters " + gib(worst->parameter_bytes) + ", gradients " +
-                        gib(worst->gradient_bytes) + ", optimizer " + gib(worst->optimizer_bytes) +
-                        ", activations " + gib(worst->activation_bytes) + ", workspace " +
-                        gib(worst->workspace_bytes);
+  const auto over_count =
+      std::count_if(memory.begin(), memory.end(), [](const DeviceMemory& m) { return m.over_bytes() > 0; });
+  std::string message = "plan does not fit: device " + std::to_string(worst->device) + " (" + worst->gpu + ") needs " +
+                        gib(worst->total_bytes()) + " of " + gib(worst->capacity_bytes) + " (" +
+                        gib(worst->over_bytes()) + " over): parameters " + gib(worst->parameter_bytes) +
+                        ", gradients " + gib(worst->gradient_bytes) + ", optimizer " + gib(worst->optimizer_bytes) +
+                        ", activations " + gib(worst->activation_bytes) + ", workspace " + gib(worst->workspace_bytes);
   if (over_count > 1)
-    message += "; " + std::to_string(over_count - 1) + " other device" + (over_count > 2 ? "s are" : " is") +
-               " over too";
+    message +=
+        "; " + std::to_string(over_count - 1) + " other device" + (over_count > 2 ? "s are" : " is") + " over too";
   throw InfeasiblePlan(message);
 }
 

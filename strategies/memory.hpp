@@ -16,19 +16,20 @@ namespace hetsim::strategies {
 /// buffer holding the two largest layers' gathered weights. Tensor parallelism divides the parameters and, as
 /// with Megatron sequence parallelism, the activations.
 struct DeviceMemory {
-  int device                = 0;
-  std::string gpu;          ///< GPU name, for messages
-  double parameter_bytes    = 0; ///< 16-bit weights (and gathered ZeRO-3 buffers)
-  double gradient_bytes     = 0;
-  double optimizer_bytes    = 0; ///< fp32 master weights + Adam moments
-  double activation_bytes   = 0;
-  double workspace_bytes    = 0;
-  double capacity_bytes     = 0;
+  int device = 0;
+  std::string gpu;             ///< GPU name, for messages
+  double parameter_bytes  = 0; ///< 16-bit weights (and gathered ZeRO-3 buffers)
+  double gradient_bytes   = 0;
+  double optimizer_bytes  = 0; ///< fp32 master weights + Adam moments
+  double activation_bytes = 0;
+  double workspace_bytes  = 0;
+  double capacity_bytes   = 0;
 
   double total_bytes() const
   {
     return parameter_bytes + gradient_bytes + optimizer_bytes + activation_bytes + workspace_bytes;
   }
+  double over_bytes() const { return total_bytes() - capacity_bytes; } ///< positive when it does not fit
 };
 
 /// Memory of every device the plan uses, indexed by device id. Activations are kept for the micro-batches in
@@ -38,8 +39,9 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem);
 /// One device of `stage` and `replica` if the stage held layers [first, end): parameters, gradients, optimizer
 /// states and activations as plan_memory counts them (device, workspace and capacity left empty). Planners
 /// use it to try stage boundaries before the plan has them.
-DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end,
-                                 int replica);
+DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica);
+/// The device with the largest overflow, or nullptr when every device fits.
+const DeviceMemory* largest_overflow(const std::vector<DeviceMemory>& memory);
 /// Throws InfeasiblePlan naming the device with the largest overflow and the bytes over.
 void check_memory(const std::vector<DeviceMemory>& memory);
 

@@ -16,12 +16,11 @@ Candidate evaluate(Plan plan, const Problem& problem, const PlannerContext& cont
 {
   Candidate candidate;
   candidate.estimate = estimate(plan, problem, context.compute_model());
-  for (const DeviceMemory& m : plan_memory(plan, problem)) {
+  const auto memory  = plan_memory(plan, problem);
+  for (const DeviceMemory& m : memory)
     candidate.peak_memory_bytes = std::max(candidate.peak_memory_bytes, m.total_bytes());
-    const double over           = m.total_bytes() - m.capacity_bytes;
-    if (over > 0 && (!candidate.memory_overflow || over > candidate.memory_overflow->over_bytes()))
-      candidate.memory_overflow = MemoryOverflow{m.device, m.gpu, m.total_bytes(), m.capacity_bytes};
-  }
+  if (const DeviceMemory* worst = largest_overflow(memory))
+    candidate.memory_overflow = MemoryOverflow{worst->device, worst->gpu, worst->total_bytes(), worst->capacity_bytes};
   candidate.plan = std::move(plan);
   candidate.note = std::move(note);
   return candidate;
