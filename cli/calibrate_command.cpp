@@ -1,8 +1,12 @@
 /// `hetsim calibrate`: fit compute efficiencies and link α/β to measured traces.
 
 #include "cli/command.hpp"
+#include "cli/scenario.hpp"
+#include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
+#include "sim/replay_calibration.hpp"
+#include "strategies/lower.hpp"
 #include "traces/calibrate.hpp"
 
 #include <cstdio>
@@ -14,19 +18,68 @@ namespace {
 
 struct CalibrateOptions {
   std::vector<std::string> traces;
+  std::vector<std::string> plans; ///< with cluster and model: refine the links by replaying these runs
+  std::string cluster;
+  std::string model;
   std::string out;
 };
 
+/// Replays each calibration run in the simulator and rescales the link classes until it reproduces them.
+costmodel::Calibration refine_by_replay(const CalibrateOptions& options, const std::vector<traces::Trace>& measured,
+                                        const costmodel::Calibration& first_fit)
+{
+  if (options.cluster.empty() || options.model.empty())
+    throw InputError("calibrate: --plan needs --cluster and --model (the runs are replayed in the simulator)");
+  if (options.plans.size() != options.traces.size())
+    throw InputError("calibrate: give one --plan per --trace (got " + std::to_string(options.traces.size()) +
+                     " traces and " + std::to_string(options.plans.size()) + " plans)");
+  std::vector<std::unique_ptr<Scenario>> scenarios;
+  std::vector<strategies::Schedule> schedules;
+  std::vector<sim::CalibrationRun> runs;
+  for (std::size_t i = 0; i < options.plans.size(); ++i) {
+    ScenarioOptions scenario_options;
+    scenario_options.cluster = options.cluster;
+    scenario_options.model   = options.model;
+    scenario_options.plan    = options.plans[i];
+    scenarios.push_back(std::make_unique<Scenario>());
+    load_scenario(scenario_options, *scenarios.back());
+    schedules.push_back(strategies::lower(scenarios.back()->plan, scenarios.back()->problem));
+    if (schedules.back().tasks.size() != measured[i].events.size())
+      throw InputError("calibrate: " + options.traces[i] + " has " + std::to_string(measured[i].events.size()) +
+                       " tasks but the schedule of " + options.plans[i] + " has " +
+                       std::to_string(schedules.back().tasks.size()) + " (was it measured with that plan?)");
+  }
+  for (std::size_t i = 0; i < options.plans.size(); ++i)
+    runs.push_back({&measured[i], &scenarios[i]->plan, &schedules[i], scenarios[i]->problem});
+  std::vector<sim::ReplayFitRound> rounds;
+  const costmodel::Calibration refined =
+      sim::fit_links_by_replay(first_fit, scenarios.front()->cluster, std::move(runs), 6, 0.005, &rounds);
+  for (std::size_t r = 0; r < rounds.size(); ++r) {
+    std::printf("replay round %zu: measured/simulated communication", r + 1);
+    for (const auto& [link, scale] : rounds[r].scale)
+      std::printf(" %s %.3f", link.c_str(), scale);
+    std::printf("\n");
+  }
+  return refined;
+}
+
 int run_calibrate(const CalibrateOptions& options)
 {
-  check_output_is_not_input(options.out, options.traces, "--out");
+  auto inputs = options.traces;
+  inputs.insert(inputs.end(), options.plans.begin(), options.plans.end());
+  for (const auto* file : {&options.cluster, &options.model})
+    if (!file->empty())
+      inputs.push_back(*file);
+  check_output_is_not_input(options.out, inputs, "--out");
   std::vector<traces::Trace> loaded;
   for (const auto& file : options.traces)
     loaded.push_back(traces::read_chrome_trace(file));
   std::vector<std::string> skipped;
-  const costmodel::Calibration calibration = traces::calibrate(loaded, &skipped);
+  costmodel::Calibration calibration = traces::calibrate(loaded, &skipped);
   for (const auto& line : skipped)
     std::cerr << "warning: " << line << " (left out)\n";
+  if (!options.plans.empty())
+    calibration = refine_by_replay(options, loaded, calibration);
   for (const auto& [gpu, points] : calibration.efficiency_points) {
     std::cout << "compute " << gpu << ":";
     for (const auto& [tokens, efficiency] : points)
@@ -53,6 +106,12 @@ CommandRunner add_calibrate_command(CLI::App& app)
   command->add_option("--trace", options->traces, "measured trace (trace.json of `hetsim run`); repeat for several")
       ->required()
       ->check(CLI::ExistingFile);
+  command->add_option("--plan", options->plans,
+                      "the plan each trace measured (repeat, in --trace order): the runs are replayed in the "
+                      "simulator and each link class rescaled until the replay matches, so that links the "
+                      "calibration runs shared are not mistaken for slow ones");
+  command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME (with --plan)");
+  command->add_option("--model", options->model, "model JSON file, or preset:NAME (with --plan)");
   command->add_option("--out", options->out, "calibration JSON to write")->required();
   return [options] { return run_calibrate(*options); };
 }

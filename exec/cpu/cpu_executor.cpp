@@ -17,6 +17,9 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -107,6 +110,7 @@ public:
 
   double compute(const Task& task) override
   {
+    yield_to_communication();
     if (task.kind == TaskKind::optimizer)
       return adam_step(optimizer_elements(task, workload_.scale));
     double flops = 0;
@@ -127,6 +131,7 @@ public:
     std::vector<float>& buffer                    = buffers_.at(buffer_key(task));
     const std::size_t elements                    = floats_for(scaled_bytes(task, workload_.scale));
     const auto members                            = static_cast<std::size_t>(context->size);
+    meet_neighbours(*context, task.collective);
     switch (task.kind) {
     case TaskKind::all_reduce: {
       gloo::AllreduceOptions options(context);
@@ -154,6 +159,10 @@ public:
   {
     auto& buffer = buffers_.at(buffer_key(task));
     auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
+    char arrived = 0;
+    auto token   = p2p_->createUnboundBuffer(&arrived, 1);
+    token->recv(task.peer, kArrivalSlot | static_cast<uint64_t>(task.id));
+    wait(token->waitRecv(timeout()), task);
     unbound->send(task.peer, static_cast<uint64_t>(task.id));
     wait(unbound->waitSend(timeout()), task);
   }
@@ -163,7 +172,11 @@ public:
     auto& buffer = buffers_.at(buffer_key(task));
     auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
     unbound->recv(task.peer, static_cast<uint64_t>(task.match));
+    char arrived = 1;
+    auto token   = p2p_->createUnboundBuffer(&arrived, 1);
+    token->send(task.peer, kArrivalSlot | static_cast<uint64_t>(task.match));
     wait(unbound->waitRecv(timeout()), task);
+    wait(token->waitSend(timeout()), task);
   }
 
   void barrier() override
@@ -173,6 +186,41 @@ public:
   }
 
 private:
+  /// Transfers are rendezvous, as the simulator's and NCCL's are: data leaves only once the receiving side has
+  /// arrived (posted its receive, or joined the collective), announced by a one-byte message on a slot of its
+  /// own. Gloo's TCP sends would otherwise run ahead into the kernel's socket buffers, and a late receiver would
+  /// find its data already there: the trace would show transfers shorter than the link allows, and calibration
+  /// would fit a link faster than it is.
+  static constexpr uint64_t kArrivalSlot = 1ull << 62;
+
+  /// Announces this member's arrival at `collective` to both ring neighbours and waits for theirs.
+  void meet_neighbours(gloo::Context& context, int collective) const
+  {
+    const int n = context.size, rank = context.rank;
+    const int peers[2] = {(rank + 1) % n, (rank + n - 1) % n};
+    const uint64_t slot = kArrivalSlot | static_cast<uint64_t>(collective);
+    char out = 1, in[2] = {0, 0};
+    auto announce = context.createUnboundBuffer(&out, 1);
+    std::unique_ptr<gloo::transport::UnboundBuffer> hear[2];
+    for (int i = 0; i < (n == 2 ? 1 : 2); ++i) {
+      hear[i] = context.createUnboundBuffer(&in[i], 1);
+      hear[i]->recv(peers[i], slot);
+      announce->send(peers[i], slot);
+    }
+    for (int i = 0; i < (n == 2 ? 1 : 2); ++i)
+      if (!hear[i]->waitRecv(timeout()) || !announce->waitSend(timeout()))
+        throw std::runtime_error("collective " + std::to_string(collective) + ": a neighbour never arrived");
+  }
+
+  /// Compute runs at the lowest priority of its process (once per thread): a GPU's kernels never hold back its
+  /// NIC, so on a shared CPU the communication threads must not wait for a GEMM to finish its time slice.
+  static void yield_to_communication()
+  {
+    thread_local bool lowered = false;
+    if (!lowered)
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
+    lowered = true;
+  }
   std::chrono::milliseconds timeout() const
   {
     return std::chrono::milliseconds(static_cast<long>(setup_.timeout_s * 1000));

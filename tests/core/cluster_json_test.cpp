@@ -95,11 +95,11 @@ TEST_CASE("native cluster: nodes, repeats, mixed GPUs, overrides and paths")
 
   // Same node: the port link.
   CHECK(c.path(0, 1).bandwidth_bytes_per_s == doctest::Approx(300e9));
-  CHECK(c.path(0, 1).latency_s == doctest::Approx(2e-6));
+  CHECK(c.path(0, 1).latency_s == doctest::Approx(2e-6).scale(0));
   // e0 -> e1 uses the override: 8 Gb/s, 3 ms plus half of each end's port and NIC latency.
   const hetsim::Link o = c.path(0, 4);
   CHECK(o.bandwidth_bytes_per_s == doctest::Approx(8 * kGbps));
-  CHECK(o.latency_s == doctest::Approx(3e-3 + (2e-6 + 10e-6 + 2e-6 + 5e-6) / 2));
+  CHECK(o.latency_s == doctest::Approx(3e-3 + (2e-6 + 10e-6 + 2e-6 + 5e-6) / 2).scale(0));
   // Region to region, asymmetric.
   CHECK(c.path(0, 6).bandwidth_bytes_per_s == doctest::Approx(10 * kGbps));
   CHECK(c.path(6, 0).bandwidth_bytes_per_s == doctest::Approx(5 * kGbps));

@@ -1,0 +1,87 @@
+#include "sim/replay_calibration.hpp"
+
+#include "core/error.hpp"
+#include "costmodel/link_class.hpp"
+#include "sim/simulate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace hetsim::sim {
+namespace {
+
+/// Communication time per link class: transfers by their span, collectives by their shortest member span (the
+/// last member to arrive waits for nobody, so neither side counts waiting for a late peer's compute).
+std::map<std::string, double> communication_seconds(const traces::Trace& timed, const traces::Trace& annotated)
+{
+  std::map<int, const traces::TraceEvent*> by_task;
+  for (const auto& e : timed.events)
+    by_task[e.task_id] = &e;
+  std::map<std::string, double> seconds;
+  std::map<int, std::pair<std::string, double>> shortest; // collective -> (link class, span)
+  for (const auto& a : annotated.events) {
+    if (a.link.empty() || a.kind == "recv")
+      continue;
+    const auto it = by_task.find(a.task_id);
+    if (it == by_task.end())
+      throw InputError("calibrate: the measured trace and the plan's schedule do not have the same tasks (task " +
+                       std::to_string(a.task_id) + " is missing from the replay)");
+    const double span = it->second->end_s - it->second->start_s;
+    if (a.collective < 0) {
+      seconds[a.link] += span;
+      continue;
+    }
+    auto [slot, fresh] = shortest.try_emplace(a.collective, a.link, span);
+    if (!fresh)
+      slot->second.second = std::min(slot->second.second, span);
+  }
+  for (const auto& [collective, entry] : shortest)
+    seconds[entry.first] += entry.second;
+  return seconds;
+}
+
+} // namespace
+
+costmodel::Calibration fit_links_by_replay(const costmodel::Calibration& first_fit, const Cluster& cluster,
+                                           std::vector<CalibrationRun> runs, int rounds, double tolerance,
+                                           std::vector<ReplayFitRound>* log)
+{
+  costmodel::Calibration calibration = first_fit;
+  std::map<std::string, double> measured;
+  for (const auto& run : runs)
+    for (const auto& [link, seconds] : communication_seconds(*run.measured, *run.measured))
+      measured[link] += seconds;
+
+  for (int round = 0; round < rounds; ++round) {
+    const Cluster calibrated = costmodel::calibrated_cluster(cluster, calibration);
+    std::map<std::string, double> simulated;
+    for (auto& run : runs) {
+      run.problem.cluster = &calibrated;
+      SimOptions options;
+      options.calibration     = &calibration;
+      const SimResult result = simulate(*run.plan, run.problem, *run.schedule, options);
+      for (const auto& [link, seconds] : communication_seconds(result.trace, *run.measured))
+        simulated[link] += seconds;
+    }
+    ReplayFitRound moved;
+    bool converged = true;
+    for (auto& [link, fit] : calibration.links) {
+      const auto m = measured.find(link), s = simulated.find(link);
+      if (m == measured.end() || s == simulated.end() || !(s->second > 0) || !(m->second > 0))
+        continue; // no communication of this class in the runs: nothing to compare
+      const double scale = m->second / s->second;
+      fit.alpha_s *= scale;
+      fit.beta_seconds_per_byte *= scale;
+      moved.scale.emplace_back(link, scale);
+      converged = converged && std::abs(scale - 1) <= tolerance;
+    }
+    if (log)
+      log->push_back(std::move(moved));
+    if (converged)
+      break;
+  }
+  return calibration;
+}
+
+} // namespace hetsim::sim

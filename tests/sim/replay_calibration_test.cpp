@@ -1,0 +1,101 @@
+// Link calibration through the simulator: runs whose transfers share a link must not be read as a slow link.
+#include "core/cluster_json.hpp"
+#include "costmodel/link_class.hpp"
+#include "models/workload.hpp"
+#include "sim/replay_calibration.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/lower.hpp"
+#include "strategies/plan_json.hpp"
+#include "traces/calibrate.hpp"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+
+namespace hetsim::sim {
+namespace {
+
+const std::string kData = std::string(HETSIM_SOURCE_DIR) + "/tests/exec/netns/";
+
+/// One calibration run of the emulated two-region network, simulated on the "true" links, its trace annotated
+/// as `hetsim run` annotates a measured one.
+struct SimulatedRun {
+  strategies::Plan plan;
+  strategies::Problem problem;
+  strategies::Schedule schedule;
+  traces::Trace trace;
+};
+
+std::unique_ptr<SimulatedRun> simulated_run(const std::string& plan_name, const Cluster& truth,
+                                            const models::Workload& workload,
+                                            const costmodel::Calibration& true_calibration)
+{
+  auto run      = std::make_unique<SimulatedRun>();
+  run->plan     = strategies::load_plan(kData + plan_name + ".json", truth, workload);
+  run->problem  = strategies::problem_for_plan(truth, workload, run->plan);
+  run->schedule = strategies::lower(run->plan, run->problem);
+  SimOptions options;
+  options.calibration = &true_calibration;
+  run->trace          = simulate(run->plan, run->problem, run->schedule, options).trace;
+  for (const Device& device : truth.devices())
+    run->trace.devices.push_back({truth.gpu_of(device.id).name, truth.gpu_of(device.id).peak_flops(Dtype::fp16)});
+  for (auto& e : run->trace.events) {
+    const strategies::Task& task = run->schedule.tasks[e.task_id];
+    if (strategies::is_compute(task.kind)) {
+      e.tokens = static_cast<double>(task.samples) * workload.seq_len;
+    } else if (strategies::is_p2p(task.kind)) {
+      e.link = std::string(costmodel::link_class(truth, task.device, task.peer));
+    } else {
+      const auto& collective = run->schedule.collectives[task.collective];
+      e.link       = std::string(costmodel::ring_link_class(truth, collective.devices));
+      e.members    = static_cast<int>(collective.devices.size());
+      e.collective = task.collective;
+    }
+  }
+  return run;
+}
+
+TEST_CASE("replaying the calibration runs recovers a link that the runs shared")
+{
+  const Cluster cluster           = load_cluster(kData + "cluster.json");
+  const models::Workload workload = models::load_workload(kData + "model.json");
+  // The truth: WAN at 80 Mbit/s with 2 ms latency, NICs at 0.9 Gbit/s.
+  costmodel::Calibration truth_fit;
+  truth_fit.efficiency_points["cpu"] = {{64, 0.3}, {128, 0.35}};
+  truth_fit.links["inter_region"]    = {2e-3, 8 / 80e6};
+  truth_fit.links["inter_node"]      = {1e-4, 8 / 0.9e9};
+  const Cluster truth = costmodel::calibrated_cluster(cluster, truth_fit);
+
+  // cal_pp2dp2 sends two pipeline flows over the one WAN link at once; cal_pp4 one at a time.
+  std::vector<std::unique_ptr<SimulatedRun>> runs;
+  std::vector<traces::Trace> measured;
+  for (const char* name : {"cal_pp2dp2", "cal_pp4", "cal_dp4"}) {
+    runs.push_back(simulated_run(name, truth, workload, truth_fit));
+    measured.push_back(runs.back()->trace);
+  }
+  const costmodel::Calibration direct = traces::calibrate(measured);
+  const double true_beta              = truth_fit.links["inter_region"].beta_seconds_per_byte;
+  const double direct_error = direct.links.at("inter_region").beta_seconds_per_byte / true_beta - 1;
+  CHECK(direct_error > 0.05); // the shared link reads as a slower one
+
+  std::vector<CalibrationRun> replayed;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    replayed.push_back({&measured[i], &runs[i]->plan, &runs[i]->schedule, runs[i]->problem});
+  std::vector<ReplayFitRound> rounds;
+  const costmodel::Calibration refined = fit_links_by_replay(direct, cluster, replayed, 8, 0.001, &rounds);
+  CHECK(rounds.size() >= 2);
+  // Each link's time for a transfer of the runs' typical size (a 400 kB activation), on an idle link.
+  for (const auto& [link, fit] : truth_fit.links) {
+    const auto& got      = refined.links.at(link);
+    const double bytes   = 4e5;
+    const double seconds = got.alpha_s + got.beta_seconds_per_byte * bytes;
+    const double truth_s = fit.alpha_s + fit.beta_seconds_per_byte * bytes;
+    INFO(link << ": " << seconds << " s against " << truth_s << " (direct fit "
+              << direct.links.at(link).alpha_s + direct.links.at(link).beta_seconds_per_byte * bytes << ")");
+    CHECK(seconds == doctest::Approx(truth_s).epsilon(0.02).scale(0));
+  }
+  CHECK(refined.efficiency_points == direct.efficiency_points); // compute is left as fitted
+}
+
+} // namespace
+} // namespace hetsim::sim
