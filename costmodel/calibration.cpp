@@ -70,9 +70,12 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
       links->fail("an object mapping link classes to {alpha_s, beta_seconds_per_byte}");
     for (const auto& [name, unused] : links->value().items()) {
       JsonInput entry = links->at(name);
-      entry.allow_only({"alpha_s", "beta_seconds_per_byte"});
-      calibration.links[name] =
-          LinkCalibration{entry.at("alpha_s").non_negative_number(), entry.at("beta_seconds_per_byte").positive_number()};
+      entry.allow_only({"alpha_s", "beta_seconds_per_byte", "collective_overhead_s"});
+      LinkCalibration link{entry.at("alpha_s").non_negative_number(),
+                           entry.at("beta_seconds_per_byte").positive_number()};
+      if (auto overhead = entry.find("collective_overhead_s"))
+        link.collective_overhead_s = overhead->non_negative_number();
+      calibration.links[name] = link;
     }
   }
   return calibration;
@@ -90,7 +93,9 @@ nlohmann::json calibration_to_json(const Calibration& calibration)
     for (const auto& [tokens, eff] : points)
       out["efficiency"][gpu].push_back({tokens, eff});
   for (const auto& [name, link] : calibration.links)
-    out["links"][name] = {{"alpha_s", link.alpha_s}, {"beta_seconds_per_byte", link.beta_seconds_per_byte}};
+    out["links"][name] = {{"alpha_s", link.alpha_s},
+                          {"beta_seconds_per_byte", link.beta_seconds_per_byte},
+                          {"collective_overhead_s", link.collective_overhead_s}};
   return out;
 }
 

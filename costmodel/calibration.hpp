@@ -14,6 +14,9 @@ namespace hetsim::costmodel {
 struct LinkCalibration {
   double alpha_s                 = 0; ///< per-message latency
   double beta_seconds_per_byte   = 0; ///< inverse bandwidth
+  /// Software cost of one collective call over this class, per member, beyond its transfers: launch,
+  /// synchronisation, the library's bookkeeping (milliseconds for Gloo over TCP, microseconds for NCCL).
+  double collective_overhead_s   = 0;
 };
 
 struct Calibration {

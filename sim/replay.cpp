@@ -61,6 +61,7 @@ private:
 
   std::vector<double> durations_;        ///< compute tasks: seconds
   std::vector<double> analytic_seconds_; ///< per collective: analytic duration, or -1 for flows
+  std::vector<double> overhead_seconds_; ///< per collective: software cost each member waits first
   std::vector<int> successor_offsets_;   ///< CSR: successors of task i are successors_[offsets[i], offsets[i+1])
   std::vector<int> successors_;
   std::vector<int> pending_;             ///< deps not ended yet
@@ -91,11 +92,14 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
     durations_[task.id] = seconds;
   }
   analytic_seconds_.assign(schedule.collectives.size(), -1);
+  overhead_seconds_.assign(schedule.collectives.size(), 0);
   const Cluster& cluster = platform.cluster();
   for (std::size_t c = 0; c < schedule.collectives.size(); ++c) {
     const auto& collective = schedule.collectives[c];
     for (std::size_t i = 0; i < collective.tasks.size(); ++i)
       member_index_[collective.tasks[i]] = static_cast<int>(i);
+    if (options.collective_overhead_seconds && collective.devices.size() > 1)
+      overhead_seconds_[c] = options.collective_overhead_seconds(collective);
     if (!options.intra_node_collective_seconds || collective.devices.size() <= 1)
       continue;
     bool one_node = true;
@@ -190,6 +194,8 @@ void Replayer::run_collective_member(int id)
     runs_[c] = std::make_unique<CollectiveRun>(schedule_.collectives[c], network_, analytic_seconds_[c],
                                                pipelined_rings_);
   CollectiveRun& run = *runs_[c];
+  if (overhead_seconds_[c] > 0)
+    sg4::this_actor::sleep_for(overhead_seconds_[c]);
   run.run_member(member_index_[id]);
   if (run.finished() == run.size())
     runs_[c].reset();

@@ -37,6 +37,9 @@ struct ReplayOptions {
   std::function<double(const strategies::Collective&)> intra_node_collective_seconds;
   /// Ring phases move as one flow per member (see collective_flows.hpp) instead of step by step.
   bool pipelined_rings = false;
+  /// When set, each member of a collective first waits this long: the software cost of the call
+  /// (costmodel::LinkCalibration::collective_overhead_s).
+  std::function<double(const strategies::Collective&)> collective_overhead_seconds;
 };
 
 /// Checks that a schedule is well formed for a cluster of `device_count` devices: every task in exactly one queue

@@ -1,11 +1,25 @@
 #include "sim/simulate.hpp"
 
 #include "core/error.hpp"
+#include "costmodel/link_class.hpp"
 #include "models/workload.hpp"
 #include "sim/durations.hpp"
 #include "sim/replay.hpp"
 
 namespace hetsim::sim {
+namespace {
+
+/// The calibrated software cost of each collective, by the slowest link class its ring crosses.
+std::function<double(const strategies::Collective&)> calibrated_collective_overhead(
+    const Cluster& cluster, const costmodel::Calibration& calibration)
+{
+  return [&cluster, &calibration](const strategies::Collective& collective) {
+    const auto it = calibration.links.find(std::string(costmodel::ring_link_class(cluster, collective.devices)));
+    return it == calibration.links.end() ? 0.0 : it->second.collective_overhead_s;
+  };
+}
+
+} // namespace
 
 SimResult simulate(const strategies::Plan& plan, const strategies::Problem& problem,
                    const strategies::Schedule& schedule, const SimOptions& options)
@@ -20,6 +34,8 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
   replay_options.pipelined_rings = options.pipelined_rings;
   if (options.analytic_intra_node)
     replay_options.intra_node_collective_seconds = analytic_collective_time(cluster);
+  if (options.calibration)
+    replay_options.collective_overhead_seconds = calibrated_collective_overhead(cluster, *options.calibration);
   const std::vector<TaskTiming> timings = replay_isolated(cluster, schedule, replay_options);
 
   SimResult result;

@@ -17,17 +17,34 @@ double median(std::vector<double> values)
   return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
-/// One observation of a link class: `seconds` for `steps` steps of `step_bytes` each.
+/// One observation of a link class: `seconds` for `steps` steps of `step_bytes` each, by a send or a collective.
 struct Transfer {
   double steps      = 1;
   double step_bytes = 0;
   double seconds    = 0;
+  bool collective   = false;
 };
 
+/// Least squares of the observations on the given columns of [steps, steps·bytes, collective]; the unused ones
+/// get 0.
+Eigen::Vector3d solve(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const std::vector<int>& columns)
+{
+  Eigen::MatrixXd used(a.rows(), static_cast<Eigen::Index>(columns.size()));
+  for (std::size_t j = 0; j < columns.size(); ++j)
+    used.col(static_cast<Eigen::Index>(j)) = a.col(columns[j]);
+  const Eigen::VectorXd x = used.colPivHouseholderQr().solve(y);
+  Eigen::Vector3d full    = Eigen::Vector3d::Zero();
+  for (std::size_t j = 0; j < columns.size(); ++j)
+    full(columns[j]) = x(static_cast<Eigen::Index>(j));
+  return full;
+}
+
+/// Fits `seconds = steps · (α + β · step bytes) + γ · [collective]`, with α and γ left out (0) when the
+/// observations cannot separate them or when they come out negative, which is noise.
 costmodel::LinkCalibration fit_link(const std::string& name, const std::vector<Transfer>& transfers)
 {
   const auto rows = static_cast<Eigen::Index>(transfers.size());
-  Eigen::MatrixXd a(rows, 2);
+  Eigen::MatrixXd a(rows, 3);
   Eigen::VectorXd y(rows);
   // Columns scaled to similar magnitudes so that the solve stays well conditioned (bytes are ~1e6, steps ~1).
   double byte_scale = 0;
@@ -35,26 +52,47 @@ costmodel::LinkCalibration fit_link(const std::string& name, const std::vector<T
     byte_scale = std::max(byte_scale, t.steps * t.step_bytes);
   if (byte_scale <= 0)
     throw InputError("calibrate: link class " + name + ": every transfer is empty; nothing to fit β on");
-  bool distinct_sizes = false;
+  bool distinct_sizes = false, sends = false, collectives = false;
   for (Eigen::Index i = 0; i < rows; ++i) {
     const Transfer& t = transfers[i];
-    a(i, 0) = t.steps;
-    a(i, 1) = t.steps * t.step_bytes / byte_scale;
-    y(i)    = t.seconds;
+    // Each row weighted by 1 / its duration: the noise is relative, and durations span orders of magnitude, so
+    // plain least squares would let the largest transfers decide α (a small fraction of their time) alone.
+    const double weight = 1 / t.seconds;
+    a(i, 0) = weight * t.steps;
+    a(i, 1) = weight * t.steps * t.step_bytes / byte_scale;
+    a(i, 2) = weight * (t.collective ? 1 : 0);
+    y(i)    = 1;
     distinct_sizes |= t.step_bytes != transfers.front().step_bytes;
+    (t.collective ? collectives : sends) = true;
+  }
+  // Latency needs two sizes; a collective's own cost needs both sends and collectives to tell it from latency.
+  std::vector<int> columns{1};
+  if (distinct_sizes)
+    columns.push_back(0);
+  if (sends && collectives)
+    columns.push_back(2);
+  // Then drop the last-added terms while the observations cannot tell them apart (e.g. sends of one size and
+  // collectives of another: three unknowns, two groups) or while a term comes out negative.
+  auto rank_of = [&](const std::vector<int>& used) {
+    Eigen::MatrixXd m(a.rows(), static_cast<Eigen::Index>(used.size()));
+    for (std::size_t j = 0; j < used.size(); ++j)
+      m.col(static_cast<Eigen::Index>(j)) = a.col(used[j]);
+    return static_cast<std::size_t>(m.colPivHouseholderQr().rank());
+  };
+  while (columns.size() > 1 && rank_of(columns) < columns.size())
+    columns.pop_back();
+  Eigen::Vector3d x = solve(a, y, columns);
+  while (columns.size() > 1) {
+    const auto negative = std::find_if(columns.begin() + 1, columns.end(), [&](int c) { return x(c) < 0; });
+    if (negative == columns.end())
+      break;
+    columns.erase(negative);
+    x = solve(a, y, columns);
   }
   costmodel::LinkCalibration link;
-  if (distinct_sizes) {
-    const Eigen::Vector2d x = a.colPivHouseholderQr().solve(y);
-    link.alpha_s               = x(0);
-    link.beta_seconds_per_byte = x(1) / byte_scale;
-  }
-  // One size cannot separate latency from bandwidth, and a negative latency is noise: fit β alone through 0.
-  if (!distinct_sizes || link.alpha_s < 0) {
-    const Eigen::VectorXd column = a.col(1);
-    link.alpha_s               = 0;
-    link.beta_seconds_per_byte = column.dot(y) / column.squaredNorm() / byte_scale;
-  }
+  link.alpha_s               = x(0);
+  link.beta_seconds_per_byte = x(1) / byte_scale;
+  link.collective_overhead_s = x(2);
   if (!(link.beta_seconds_per_byte > 0))
     throw InputError("calibrate: link class " + name + ": the transfers do not grow with their size; no β fits");
   return link;
@@ -90,7 +128,7 @@ costmodel::Calibration calibrate(const std::vector<Trace>& traces, std::vector<s
       const TraceEvent& e = *shortest.first;
       const double n      = e.members;
       const double steps  = e.kind == "all_reduce" ? 2 * (n - 1) : n - 1;
-      transfers[e.link].push_back(Transfer{steps, e.bytes / n, shortest.second});
+      transfers[e.link].push_back(Transfer{steps, e.bytes / n, shortest.second, true});
     }
   }
   if (efficiencies.empty() && transfers.empty())

@@ -25,7 +25,7 @@ double known_efficiency(double tokens)
 }
 
 /// A trace with compute events following known_efficiency, sends and ring collectives following the given α/β
-/// per link class, with ±0.5% deterministic noise so that the fit has something to average.
+/// per link class, with a known per-collective overhead and ±0.5% deterministic noise so that the fit has something to average.
 Trace synthetic_trace(unsigned seed)
 {
   std::mt19937 random(seed);
@@ -54,9 +54,9 @@ Trace synthetic_trace(unsigned seed)
     }
   struct Class {
     const char* name;
-    double alpha, beta;
+    double alpha, beta, overhead;
   };
-  for (const Class& c : {Class{"inter_node", 2e-4, 8e-9}, Class{"inter_region", 5e-3, 8e-8}}) {
+  for (const Class& c : {Class{"inter_node", 2e-4, 8e-9, 1e-3}, Class{"inter_region", 5e-3, 8e-8, 4e-3}}) {
     for (double bytes : {1e4, 1e5, 1e6, 4e6}) {
       TraceEvent send;
       send.kind  = "send";
@@ -72,7 +72,7 @@ Trace synthetic_trace(unsigned seed)
         ar.members    = 4;
         ar.collective = collectives; // one collective, four member events
         ar.device     = member;
-        add(ar, 6 * (c.alpha + c.beta * 2 * bytes / 4) + (member == 2 ? 0 : 0.05));
+        add(ar, c.overhead + 6 * (c.alpha + c.beta * 2 * bytes / 4) + (member == 2 ? 0 : 0.05));
       }
       ++collectives;
     }
@@ -91,6 +91,8 @@ TEST_CASE("calibration recovers known link alpha/beta and an efficiency curve wi
   CHECK(calibration.links.at("inter_node").beta_seconds_per_byte == doctest::Approx(8e-9).epsilon(0.02).scale(0));
   CHECK(calibration.links.at("inter_region").alpha_s == doctest::Approx(5e-3).epsilon(0.02).scale(0));
   CHECK(calibration.links.at("inter_region").beta_seconds_per_byte == doctest::Approx(8e-8).epsilon(0.02).scale(0));
+  CHECK(calibration.links.at("inter_node").collective_overhead_s == doctest::Approx(1e-3).epsilon(0.02).scale(0));
+  CHECK(calibration.links.at("inter_region").collective_overhead_s == doctest::Approx(4e-3).epsilon(0.02).scale(0));
 
   REQUIRE(calibration.efficiency_points.count("cpu") == 1);
   CHECK(calibration.efficiency_points.at("cpu").size() == 6);
