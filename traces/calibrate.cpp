@@ -65,12 +65,15 @@ costmodel::LinkCalibration fit_link(const std::string& name, const std::vector<T
     distinct_sizes |= t.step_bytes != transfers.front().step_bytes;
     (t.collective ? collectives : sends) = true;
   }
-  // Latency needs two sizes; a collective's own cost needs both sends and collectives to tell it from latency.
+  // A collective's own cost needs both sends and collectives; latency needs two sizes. When the observations
+  // cannot tell all three apart (sends of one size, collective steps of another), the collective cost is kept
+  // and latency left out: calibration runs on a cluster are of that shape, and there the per-call cost of a
+  // collective library is the larger of the two.
   std::vector<int> columns{1};
-  if (distinct_sizes)
-    columns.push_back(0);
   if (sends && collectives)
     columns.push_back(2);
+  if (distinct_sizes)
+    columns.push_back(0);
   // Then drop the last-added terms while the observations cannot tell them apart (e.g. sends of one size and
   // collectives of another: three unknowns, two groups) or while a term comes out negative.
   auto rank_of = [&](const std::vector<int>& used) {

@@ -77,7 +77,7 @@ start=$(date +%s)
 netns="${tag}n0,${tag}n1,${tag}n2,${tag}n3"
 run_plan() {
   "$hetsim" run --cluster "$data/cluster.json" --model "$data/model.json" --plan "$data/$1.json" \
-    --netns "$netns" --trace-dir "$work/$1" --warmup 1 --iterations 3 --timeout-s 30 >"$work/$1.log" 2>&1 ||
+    --netns "$netns" --trace-dir "$work/$1" --warmup 1 --iterations 9 --timeout-s 30 >"$work/$1.log" 2>&1 ||
     { cat "$work/$1.log"; echo "FAIL: hetsim run $1"; exit 1; }
   grep "iteration time" "$work/$1.log" | sed "s/^/$1: measured/"
 }
@@ -86,9 +86,10 @@ calibration_plans=(cal_dp4 cal_dp4_mb1 cal_pp2dp2 cal_pp4)
 validation_plans=(dp4_zero3 pp4_gpipe pp2dp2_wan_dp dp4_zero2 pp2dp2_zero3 dp4_zero1)
 for plan in "${calibration_plans[@]}" "${validation_plans[@]}"; do run_plan "$plan"; done
 
-traces=()
-for plan in "${calibration_plans[@]}"; do traces+=(--trace "$work/$plan/trace.json"); done
-"$hetsim" calibrate "${traces[@]}" --out "$work/calibration.json"
+runs=()
+for plan in "${calibration_plans[@]}"; do runs+=(--trace "$work/$plan/trace.json" --plan "$data/$plan.json"); done
+"$hetsim" calibrate "${runs[@]}" --cluster "$data/cluster.json" --model "$data/model.json" \
+  --out "$work/calibration.json"
 
 pairs=()
 for plan in "${validation_plans[@]}"; do pairs+=(--trace "$work/$plan/trace.json" --plan "$data/$plan.json"); done

@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
 #include <memory>
 
 namespace hetsim::sim {
@@ -100,6 +101,44 @@ TEST_CASE("replaying the calibration runs recovers a link that the runs shared")
     CHECK(seconds == doctest::Approx(truth_s).epsilon(0.02).scale(0));
   }
   CHECK(refined.efficiency_points == direct.efficiency_points); // compute is left as fitted
+}
+
+} // namespace
+} // namespace hetsim::sim
+
+namespace hetsim::sim {
+namespace {
+
+TEST_CASE("a calibrated collective overhead is waited by every member of every collective of its class")
+{
+  const Cluster cluster            = load_cluster(kData + "cluster.json");
+  const models::Workload workload  = models::load_workload(kData + "model.json");
+  const strategies::Plan plan      = strategies::load_plan(kData + "dp4_zero1.json", cluster, workload);
+  const strategies::Problem problem = strategies::problem_for_plan(cluster, workload, plan);
+  const strategies::Schedule schedule = strategies::lower(plan, problem);
+  costmodel::Calibration without;
+  without.links["inter_region"] = {1e-4, 8 / 100e6};
+  costmodel::Calibration with = without;
+  with.links["inter_region"].collective_overhead_s = 5e-3;
+
+  auto run = [&](const costmodel::Calibration& calibration) {
+    SimOptions options;
+    options.calibration = &calibration;
+    return simulate(plan, problem, schedule, options);
+  };
+  const SimResult a = run(without), b = run(with);
+  std::map<int, double> span_a;
+  for (const auto& e : a.trace.events)
+    span_a[e.task_id] = e.end_s - e.start_s;
+  int collectives = 0;
+  for (const auto& e : b.trace.events)
+    if (strategies::is_collective(schedule.tasks[e.task_id].kind)) {
+      ++collectives;
+      CHECK(e.end_s - e.start_s == doctest::Approx(span_a[e.task_id] + 5e-3).epsilon(1e-6).scale(0));
+    }
+  CHECK(collectives == 8); // a reduce-scatter and an all-gather on each of the four ranks
+  // The two collectives are in series on every rank.
+  CHECK(b.report.iteration_time_s == doctest::Approx(a.report.iteration_time_s + 10e-3).epsilon(1e-6).scale(0));
 }
 
 } // namespace
