@@ -32,6 +32,17 @@ public:
   virtual StepResult run_step(int device, int batch, int zero_stage) = 0;
 };
 
+/// The plan a profiler measures: every device of the problem's cluster in one data-parallel group (what ZeRO
+/// shards over), `batch` sequences each, one micro-batch.
+Plan profiling_plan(const Problem& problem, int batch, int zero_stage);
+
+/// Devices of one GPU type are equal, so each type is profiled once, on its first device.
+struct GpuTypes {
+  std::vector<int> type_of_device; ///< device id -> index into representative
+  std::vector<int> representative; ///< per type, in order of first appearance: the device profiled
+};
+GpuTypes gpu_types(const Cluster& cluster);
+
 /// The cost model as a profiler: memory from the memory model of a plan that puts every device of the
 /// problem's cluster in one data-parallel group, time from the compute model (forward + backward).
 class CostModelProfiler final : public Profiler {
