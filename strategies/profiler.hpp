@@ -1,7 +1,8 @@
 #pragma once
 /// Poplar's online profiling (Algorithm 1): what a device can hold and how fast it computes, found by running
-/// steps on it. A Profiler runs the steps; the built-in one asks the cost model, an executor measures real GPUs.
-/// The search itself (`profile_device`) is the same for both.
+/// steps on it. A Profiler runs the steps: CostModelProfiler asks the cost model, exec::ExecutorProfiler runs them
+/// on an executor, RecordedProfiler (device_profiles.hpp) answers with what that measured. The search itself
+/// (`profile_device`) is the same for all.
 
 #include "costmodel/compute.hpp"
 #include "strategies/problem.hpp"
