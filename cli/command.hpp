@@ -15,6 +15,7 @@ CommandRunner add_inspect_command(CLI::App& app);
 CommandRunner add_search_command(CLI::App& app);
 /// `argv` is re-run by every rank process the local launcher starts.
 CommandRunner add_run_command(CLI::App& app, int argc, char** argv);
+CommandRunner add_profile_command(CLI::App& app);
 CommandRunner add_calibrate_command(CLI::App& app);
 CommandRunner add_validate_command(CLI::App& app);
 CommandRunner add_sweep_command(CLI::App& app);

@@ -17,6 +17,7 @@ int main(int argc, char** argv)
   auto inspect   = hetsim::cli::add_inspect_command(app);
   auto search    = hetsim::cli::add_search_command(app);
   auto run       = hetsim::cli::add_run_command(app, argc, argv);
+  auto profile   = hetsim::cli::add_profile_command(app);
   auto calibrate = hetsim::cli::add_calibrate_command(app);
   auto validate  = hetsim::cli::add_validate_command(app);
   auto sweep     = hetsim::cli::add_sweep_command(app);
@@ -40,6 +41,8 @@ int main(int argc, char** argv)
       return search();
     if (app.got_subcommand("run"))
       return run();
+    if (app.got_subcommand("profile"))
+      return profile();
     if (app.got_subcommand("calibrate"))
       return calibrate();
     if (app.got_subcommand("validate"))

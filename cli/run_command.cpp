@@ -9,6 +9,7 @@
 #include "exec/merge.hpp"
 #include "exec/plugin.hpp"
 #include "exec/rank.hpp"
+#include "exec/store_directory.hpp"
 #include "sim/report.hpp"
 #include "strategies/lower.hpp"
 #include "traces/trace.hpp"
@@ -120,23 +121,6 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   return 0;
 }
 
-/// Removes the rendezvous directory however the run ends.
-struct StoreDirectory {
-  std::string path;
-  StoreDirectory()
-  {
-    std::string pattern = (fs::temp_directory_path() / "hetsim-store-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      throw Error("run: cannot create a rendezvous directory in " + fs::temp_directory_path().string());
-    path = pattern;
-  }
-  ~StoreDirectory()
-  {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
-
 int run_run(RunOptions& options)
 {
   if (options.list_executors) {
@@ -169,7 +153,7 @@ int run_run(RunOptions& options)
   for (int r = 0; r < devices; ++r)
     fs::remove(rank_trace_file(options.trace_dir, r));
 
-  StoreDirectory store;
+  exec::StoreDirectory store;
   exec::LaunchOptions launch;
   launch.ranks      = devices;
   launch.command    = options.argv;

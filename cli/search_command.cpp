@@ -9,6 +9,7 @@
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
 #include "sim/rescore.hpp"
+#include "strategies/device_profiles.hpp"
 #include "strategies/plan_json.hpp"
 #include "strategies/search.hpp"
 
@@ -34,6 +35,7 @@ struct SearchOptions {
   std::string out_file;
   std::string best_file;
   std::string profile_file;
+  std::string device_profile_file;
   std::string calibration_file;
   std::uint64_t seed = 1;
   bool anneal        = false;
@@ -160,7 +162,8 @@ int run_search(const SearchOptions& options)
   const auto& info = strategies::find_planner(options.planner);
   if (options.cluster.empty() || options.model.empty() || options.global_batch <= 0)
     throw InputError("search: give --cluster, --model and --global-batch (a positive number of sequences)");
-  std::vector<std::string> inputs{options.cluster, options.model, options.profile_file, options.calibration_file};
+  std::vector<std::string> inputs{options.cluster, options.model, options.profile_file, options.calibration_file,
+                                  options.device_profile_file};
   if (!options.out_file.empty())
     check_output_is_not_input(options.out_file, inputs, "--out");
   if (!options.best_file.empty())
@@ -183,13 +186,17 @@ int run_search(const SearchOptions& options)
   std::optional<costmodel::LayerProfile> profile;
   if (!options.profile_file.empty())
     profile = costmodel::load_layer_profile(options.profile_file, workload, cluster);
+  std::optional<strategies::DeviceProfiles> device_profiles;
+  if (!options.device_profile_file.empty())
+    device_profiles = strategies::load_device_profiles(options.device_profile_file, workload, cluster);
 
   strategies::PlannerContext context;
-  context.calibration = calibration ? &*calibration : nullptr;
-  context.profile     = profile ? &*profile : nullptr;
-  context.seed        = options.seed;
-  context.progress    = stderr_progress();
-  context.flags       = options.flags;
+  context.calibration     = calibration ? &*calibration : nullptr;
+  context.profile         = profile ? &*profile : nullptr;
+  context.device_profiles = device_profiles ? &*device_profiles : nullptr;
+  context.seed            = options.seed;
+  context.progress        = stderr_progress();
+  context.flags           = options.flags;
   if (options.anneal)
     context.flags.push_back("anneal");
 
@@ -272,6 +279,9 @@ CommandRunner add_search_command(CLI::App& app)
   command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");
   command->add_option("--best", options->best_file, "write the best plan as a plan file for hetsim simulate");
   command->add_option("--profile", options->profile_file, "measured per-layer forward times (JSON)");
+  command->add_option("--device-profile", options->device_profile_file,
+                      "device profiles measured by `hetsim profile` (max batch and step times per GPU type): "
+                      "poplar, deepspeed and whale use them instead of the cost model's");
   command->add_option("--calibration", options->calibration_file, "calibration JSON for the cost model");
   command->add_option("--seed", options->seed, "seed of randomised planners (default 1)");
   command->add_flag("--anneal", options->anneal, "amp: add simulated-annealing placements (AMP section 6.3)");

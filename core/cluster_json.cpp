@@ -339,4 +339,20 @@ Cluster load_cluster(const std::string& file_or_preset)
   return cluster_from_json(JsonInput::parse_text(input.text, input.origin), input.origin);
 }
 
+std::string cluster_gpu_name(const JsonInput& value, const Cluster& cluster)
+{
+  const std::string name = value.string();
+  std::string known;
+  for (const auto& spec : cluster.gpus()) {
+    if (spec.name == name)
+      return name;
+    known += (known.empty() ? "" : ", ") + spec.name;
+  }
+  if (const GpuSpec* catalog = find_catalog_gpu(name))
+    for (const auto& spec : cluster.gpus())
+      if (spec.name == catalog->name)
+        return spec.name;
+  value.fail("a GPU of cluster '" + cluster.name() + "' (" + known + ")");
+}
+
 } // namespace hetsim

@@ -15,9 +15,15 @@
 
 namespace hetsim {
 
+class JsonInput;
+
 /// Loads `preset:NAME` from the built-in presets or a file path.
 Cluster load_cluster(const std::string& file_or_preset);
 /// Builds a cluster from parsed JSON; `origin` prefixes every error message.
 Cluster cluster_from_json(const nlohmann::json& json, const std::string& origin);
+
+/// The cluster's name for the GPU a file names by catalog name or alias (for files measured on a cluster, such
+/// as profiles); InputError naming the cluster's GPUs otherwise.
+std::string cluster_gpu_name(const JsonInput& value, const Cluster& cluster);
 
 } // namespace hetsim

@@ -1,7 +1,7 @@
 #include "costmodel/layer_profile.hpp"
 
+#include "core/cluster_json.hpp"
 #include "core/error.hpp"
-#include "core/gpu_spec.hpp"
 #include "core/json_input.hpp"
 
 #include <algorithm>
@@ -44,23 +44,6 @@ std::optional<double> LayerProfile::layer_seconds(const std::string& gpu, int tp
 
 namespace {
 
-/// The cluster's name for a GPU given by catalog name or alias.
-std::string resolve_gpu(const JsonInput& value, const Cluster& cluster)
-{
-  const std::string name = value.string();
-  std::string known;
-  for (const auto& spec : cluster.gpus()) {
-    if (spec.name == name)
-      return name;
-    known += (known.empty() ? "" : ", ") + spec.name;
-  }
-  if (const GpuSpec* catalog = find_catalog_gpu(name))
-    for (const auto& spec : cluster.gpus())
-      if (spec.name == catalog->name)
-        return spec.name;
-  value.fail("a GPU of cluster '" + cluster.name() + "' (" + known + ")");
-}
-
 std::vector<double> per_layer(const JsonInput& list, std::size_t layer_count)
 {
   if (!list.is_array() || list.size() != layer_count)
@@ -91,7 +74,7 @@ LayerProfile load_layer_profile(const std::string& file, const models::Workload&
   for (const auto& input : entries) {
     input.allow_only({"gpu", "tp", "micro_batch", "layer_forward_s", "layer_backward_s"});
     ProfileEntry entry;
-    entry.gpu         = resolve_gpu(input.at("gpu"), cluster);
+    entry.gpu         = cluster_gpu_name(input.at("gpu"), cluster);
     entry.tp          = input.positive_int_or("tp", 1);
     entry.micro_batch = input.at("micro_batch").positive_int();
     entry.forward_s   = per_layer(input.at("layer_forward_s"), workload.layers.size());

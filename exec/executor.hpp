@@ -7,9 +7,11 @@
 /// only exec/cpu includes Gloo and only exec/cuda includes CUDA/NCCL.
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 #include "models/workload.hpp"
 #include "strategies/schedule.hpp"
 
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -31,6 +33,24 @@ struct Workload {
   Dtype dtype                          = Dtype::fp16;
   /// Hidden sizes are multiplied by this (so FLOPs by its square); 1 runs the model as planned.
   double scale = 1;
+  /// Profiling (executor_profiler.hpp) sets these: hold what training keeps on the device besides the
+  /// operations' own buffers (training_memory.hpp), and throw OutOfMemory from the allocation that would pass
+  /// the cap. A run leaves them, so that its task times stay those of the computation alone.
+  bool hold_training_memory = false;
+  double memory_cap_bytes   = std::numeric_limits<double>::infinity();
+};
+
+/// An allocation that does not fit: past Workload::memory_cap_bytes, or refused by the device (a failed
+/// cudaMalloc). Thrown by prepare and by the operations.
+class OutOfMemory : public Error {
+public:
+  using Error::Error;
+};
+
+/// What an executor's allocations hold on its device, as it counts them.
+struct MemoryUse {
+  double current_bytes = 0;
+  double peak_bytes    = 0;
 };
 
 class Executor {
@@ -49,6 +69,9 @@ public:
   virtual void recv(const strategies::Task& task) = 0;
   /// Waits for every rank (between iterations and at the end).
   virtual void barrier() = 0;
+  /// Every buffer it allocated and still holds: operations' buffers, and with hold_training_memory the model
+  /// states and saved activations.
+  virtual MemoryUse memory_use() const = 0;
 };
 
 } // namespace hetsim::exec

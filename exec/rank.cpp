@@ -9,7 +9,6 @@
 #include <map>
 
 namespace hetsim::exec {
-namespace {
 
 double median(std::vector<double> values)
 {
@@ -18,6 +17,8 @@ double median(std::vector<double> values)
   const std::size_t mid = values.size() / 2;
   return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
+
+namespace {
 
 traces::TraceEvent event_of(const strategies::Schedule& schedule, const Cluster& cluster, const Workload& workload,
                             const strategies::Task& task)

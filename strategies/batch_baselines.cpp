@@ -59,10 +59,10 @@ public:
       throw InfeasiblePlan("deepspeed: expected a global batch divisible by the " + std::to_string(n) +
                            " devices (the same micro-batch everywhere), got " + std::to_string(problem.global_batch));
     const int per_device = problem.global_batch / n;
-    CostModelProfiler profiler(problem, context.compute_model());
+    const auto profiler  = context.make_profiler(problem);
     std::vector<Candidate> candidates;
     for (int stage : requested_zero_stages(context, "deepspeed")) {
-      const ClusterProfile profile = profile_cluster(problem, profiler, stage);
+      const ClusterProfile profile = profile_cluster(problem, *profiler, stage);
       int smallest                 = per_device;
       for (const DeviceProfile& p : profile.profiles)
         smallest = std::min(smallest, p.max_batch);
@@ -91,10 +91,10 @@ public:
     std::vector<double> peak(n);
     for (int d = 0; d < n; ++d)
       peak[d] = cluster.gpu_of(d).peak_flops(problem.dtype);
-    CostModelProfiler profiler(problem, context.compute_model());
+    const auto profiler = context.make_profiler(problem);
     std::vector<Candidate> candidates;
     for (int stage : requested_zero_stages(context, "whale")) {
-      const ClusterProfile profile = profile_cluster(problem, profiler, stage);
+      const ClusterProfile profile = profile_cluster(problem, *profiler, stage);
       // Every micro-step splits its batch by peak FLOP/s; the fewest micro-steps whose shares fit.
       for (int steps = 1; steps <= problem.global_batch; ++steps) {
         const long long step_batch = (problem.global_batch + steps - 1) / steps;

@@ -12,17 +12,9 @@ ClusterProfile profile_cluster(const Problem& problem, Profiler& profiler, int r
 {
   const Cluster& cluster = *problem.cluster;
   ClusterProfile result;
-  std::vector<std::string> names;
-  for (int d = 0; d < cluster.device_count(); ++d) {
-    const std::string& gpu = cluster.gpu_of(d).name;
-    auto it                = std::find(names.begin(), names.end(), gpu);
-    if (it == names.end()) {
-      names.push_back(gpu);
-      result.representative.push_back(d);
-      it = names.end() - 1;
-    }
-    result.type_of_device.push_back(static_cast<int>(it - names.begin()));
-  }
+  GpuTypes types        = gpu_types(cluster);
+  result.type_of_device = std::move(types.type_of_device);
+  result.representative = std::move(types.representative);
   std::string first_short; // the types that could not hold a sequence at the requested stage
   std::string short_of;
   for (int stage = requested_stage; stage <= 3; ++stage) {

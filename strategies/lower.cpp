@@ -55,6 +55,7 @@ public:
     schedule_.tp           = plan_.tp;
     schedule_.pp           = plan_.pp;
     schedule_.dp           = plan_.dp;
+    schedule_.zero_stage   = plan_.zero_stage;
     schedule_.layer_count  = static_cast<int>(layers_.size());
     schedule_.stage_starts = plan_.stage_starts;
     schedule_.queues.resize(device_count);

@@ -26,13 +26,30 @@ std::string gib(double bytes)
 
 } // namespace
 
+DeviceMemory zero_model_states(double params, double largest_two_params, int zero_stage, int dp, Dtype dtype)
+{
+  const double weight_bytes    = dtype_bytes(dtype);            // per parameter, weights and gradients
+  const double optimizer_bytes = dtype == Dtype::fp32 ? 8 : 12; // per parameter
+  const bool shard             = dp > 1;
+  DeviceMemory m;
+  m.parameter_bytes = weight_bytes * params;
+  m.gradient_bytes  = weight_bytes * params;
+  m.optimizer_bytes = optimizer_bytes * params;
+  if (shard && zero_stage >= 1)
+    m.optimizer_bytes /= dp;
+  if (shard && zero_stage >= 2)
+    m.gradient_bytes /= dp;
+  if (shard && zero_stage >= 3)
+    m.parameter_bytes = m.parameter_bytes / dp + weight_bytes * largest_two_params;
+  return m;
+}
+
 DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica)
 {
   const auto& layers            = problem.workload->layers;
   const double weight_bytes     = dtype_bytes(plan.dtype);            // per parameter, weights and gradients
   const double optimizer_bytes  = plan.dtype == Dtype::fp32 ? 8 : 12; // per parameter
   const double activation_scale = dtype_bytes(plan.dtype) / 2.0;      // layer figures are 16-bit
-  const bool shard              = plan.dp > 1;
 
   double params     = 0; // per device, after the tensor-parallel split
   double largest[2] = {0, 0};
@@ -51,16 +68,7 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
     largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
   }
 
-  DeviceMemory m;
-  m.parameter_bytes = weight_bytes * params;
-  m.gradient_bytes  = weight_bytes * params;
-  m.optimizer_bytes = optimizer_bytes * params;
-  if (shard && plan.zero_stage >= 1)
-    m.optimizer_bytes /= plan.dp;
-  if (shard && plan.zero_stage >= 2)
-    m.gradient_bytes /= plan.dp;
-  if (shard && plan.zero_stage >= 3)
-    m.parameter_bytes = m.parameter_bytes / plan.dp + weight_bytes * (largest[0] + largest[1]);
+  DeviceMemory m = zero_model_states(params, largest[0] + largest[1], plan.zero_stage, plan.dp, plan.dtype);
   if (plan.shards_layers()) {
     // OSDP: sharded slices keep 1/dp of their states, plus a buffer for the two largest gathered slices (the
     // one computing and the one prefetched); replicated slices keep everything, as ZeRO-0.

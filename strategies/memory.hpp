@@ -32,6 +32,10 @@ struct DeviceMemory {
   double over_bytes() const { return total_bytes() - capacity_bytes; } ///< positive when it does not fit
 };
 
+/// Model states of one device holding `params` parameters (after the tensor-parallel split), under `zero_stage`
+/// over a data-parallel group of `dp`: the rules above. `largest_two_params`: its two largest layers, which
+/// ZeRO-3 gathers whole. Activations and workspace are left empty.
+DeviceMemory zero_model_states(double params, double largest_two_params, int zero_stage, int dp, Dtype dtype);
 /// Memory of every device the plan uses, indexed by device id. Activations are kept for the micro-batches in
 /// flight: all of them with GPipe, min(grad_accum, pp - stage) with 1F1B; with recompute only each layer's
 /// boundary activation is kept per micro-batch in flight, plus one layer's saved activations to recompute it.

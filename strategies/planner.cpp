@@ -1,6 +1,7 @@
 #include "strategies/planner.hpp"
 
 #include "core/error.hpp"
+#include "strategies/device_profiles.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -10,6 +11,13 @@ namespace hetsim::strategies {
 bool PlannerContext::has_flag(std::string_view flag) const
 {
   return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+std::unique_ptr<Profiler> PlannerContext::make_profiler(const Problem& problem) const
+{
+  if (device_profiles)
+    return std::make_unique<RecordedProfiler>(*problem.cluster, *device_profiles);
+  return std::make_unique<CostModelProfiler>(problem, compute_model());
 }
 
 Candidate evaluate(Plan plan, const Problem& problem, const PlannerContext& context, std::string note)

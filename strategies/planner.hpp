@@ -20,6 +20,9 @@
 
 namespace hetsim::strategies {
 
+struct DeviceProfiles;
+class Profiler;
+
 /// Reports how far a long step is: `done` of `total` units of `what`.
 using ProgressFn = std::function<void(std::string_view what, long long done, long long total)>;
 
@@ -27,6 +30,8 @@ using ProgressFn = std::function<void(std::string_view what, long long done, lon
 struct PlannerContext {
   const costmodel::Calibration* calibration = nullptr;
   const costmodel::LayerProfile* profile    = nullptr;
+  /// Measured device profiles (`hetsim profile`); without them the profiling planners ask the cost model.
+  const DeviceProfiles* device_profiles     = nullptr;
   std::uint64_t seed                        = 1;
   /// Planner-specific switches, e.g. "anneal" for amp; unknown ones are ignored by planners that have none.
   std::vector<std::string> flags;
@@ -35,6 +40,9 @@ struct PlannerContext {
   bool has_flag(std::string_view flag) const;
   /// The cost model both the estimate and the planners' inner loops use.
   costmodel::ComputeModel compute_model() const { return costmodel::ComputeModel(calibration, profile); }
+  /// What the planners that profile devices (Poplar's Algorithm 1) run their steps on: the measured device
+  /// profiles when given, otherwise the cost model. Valid while `problem` and this context are.
+  std::unique_ptr<Profiler> make_profiler(const Problem& problem) const;
 };
 
 /// Where a candidate does not fit: the device with the largest overflow.

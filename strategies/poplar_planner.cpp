@@ -64,10 +64,10 @@ public:
   std::vector<Candidate> propose(const Problem& problem, const PlannerContext& context) const override
   {
     require_global_batch(problem, "poplar");
-    CostModelProfiler profiler(problem, context.compute_model());
+    const auto profiler = context.make_profiler(problem);
     std::vector<Candidate> candidates;
     for (int stage : requested_zero_stages(context, "poplar")) {
-      PoplarResult result = plan_poplar(problem, profiler, stage);
+      PoplarResult result = plan_poplar(problem, *profiler, stage);
       std::vector<SpeedCurve> curves;
       const auto devices = device_curves(result.profile, curves);
       const int zero     = result.profile.zero_stage;

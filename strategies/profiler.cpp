@@ -7,10 +7,8 @@
 #include <numeric>
 
 namespace hetsim::strategies {
-namespace {
 
-/// Every device of the cluster in one data-parallel group, `batch` sequences each, one micro-batch.
-Plan data_parallel_plan(const Problem& problem, int batch, int zero_stage)
+Plan profiling_plan(const Problem& problem, int batch, int zero_stage)
 {
   const int devices = problem.cluster->device_count();
   Plan plan;
@@ -25,11 +23,26 @@ Plan data_parallel_plan(const Problem& problem, int batch, int zero_stage)
   return plan;
 }
 
-} // namespace
+GpuTypes gpu_types(const Cluster& cluster)
+{
+  GpuTypes types;
+  std::vector<std::string> names;
+  for (int d = 0; d < cluster.device_count(); ++d) {
+    const std::string& gpu = cluster.gpu_of(d).name;
+    auto it                = std::find(names.begin(), names.end(), gpu);
+    if (it == names.end()) {
+      names.push_back(gpu);
+      types.representative.push_back(d);
+      it = names.end() - 1;
+    }
+    types.type_of_device.push_back(static_cast<int>(it - names.begin()));
+  }
+  return types;
+}
 
 MemoryProbe CostModelProfiler::probe_memory(int device, int batch, int zero_stage)
 {
-  const Plan plan       = data_parallel_plan(problem_, batch, zero_stage);
+  const Plan plan       = profiling_plan(problem_, batch, zero_stage);
   const int layers      = static_cast<int>(problem_.workload->layers.size());
   const DeviceMemory m  = stage_device_memory(plan, problem_, 0, 0, layers, 0);
   MemoryProbe probe;

@@ -1,7 +1,8 @@
 #pragma once
 /// Poplar's online profiling (Algorithm 1): what a device can hold and how fast it computes, found by running
-/// steps on it. A Profiler runs the steps; the built-in one asks the cost model, an executor measures real GPUs.
-/// The search itself (`profile_device`) is the same for both.
+/// steps on it. A Profiler runs the steps: CostModelProfiler asks the cost model, exec::ExecutorProfiler runs them
+/// on an executor, RecordedProfiler (device_profiles.hpp) answers with what that measured. The search itself
+/// (`profile_device`) is the same for all.
 
 #include "costmodel/compute.hpp"
 #include "strategies/problem.hpp"
@@ -31,6 +32,17 @@ public:
   virtual MemoryProbe probe_memory(int device, int batch, int zero_stage) = 0;
   virtual StepResult run_step(int device, int batch, int zero_stage) = 0;
 };
+
+/// The plan a profiler measures: every device of the problem's cluster in one data-parallel group (what ZeRO
+/// shards over), `batch` sequences each, one micro-batch.
+Plan profiling_plan(const Problem& problem, int batch, int zero_stage);
+
+/// Devices of one GPU type are equal, so each type is profiled once, on its first device.
+struct GpuTypes {
+  std::vector<int> type_of_device; ///< device id -> index into representative
+  std::vector<int> representative; ///< per type, in order of first appearance: the device profiled
+};
+GpuTypes gpu_types(const Cluster& cluster);
 
 /// The cost model as a profiler: memory from the memory model of a plan that puts every device of the
 /// problem's cluster in one data-parallel group, time from the compute model (forward + backward).

@@ -62,6 +62,7 @@ struct Schedule {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  int zero_stage  = 0; ///< how the data-parallel group shards model states (executors holding them need it)
   int layer_count = 0;
   std::vector<int> stage_starts; ///< first layer of each stage
 

@@ -3,9 +3,14 @@
 /// Every group that runs collectives gets its own Gloo context (its own TCP connections), ranked in the
 /// group's ring order, so the tensor-parallel and data-parallel streams never share one; pipeline send/recv use
 /// a context of all ranks with the send's task id as the message slot; barriers use a third one.
+///
+/// Every buffer it allocates is counted (memory_budget.hpp): with a memory cap, the allocation that would pass
+/// it throws OutOfMemory, as a GPU's would.
 
 #include "exec/executor.hpp"
 #include "exec/gemm_shape.hpp"
+#include "exec/memory_budget.hpp"
+#include "exec/training_memory.hpp"
 
 #include "core/error.hpp"
 
@@ -35,8 +40,13 @@ using strategies::TaskKind;
 
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
 
+/// Operands of one GEMM shape, column-major, in counted memory.
 struct GemmBuffers {
-  Matrix a, b, c;
+  explicit GemmBuffers(MemoryBudget& budget)
+      : a(CountingAllocator<float>(budget)), b(CountingAllocator<float>(budget)), c(CountingAllocator<float>(budget))
+  {
+  }
+  CountedVector<float> a, b, c;
 };
 
 /// Floats that hold `bytes` (at least one).
@@ -63,6 +73,7 @@ public:
   void prepare(const Workload& workload) override
   {
     workload_                      = workload;
+    budget_.set_cap(workload.memory_cap_bytes);
     const strategies::Schedule& s  = *workload.schedule;
     const auto& queues             = s.queues[setup_.rank];
     // Contexts of this rank's groups, in the order the schedule lists collectives so that every member creates
@@ -92,20 +103,25 @@ public:
           if (task.kind == TaskKind::optimizer)
             optimizer_elements_ = std::max(optimizer_elements_, optimizer_elements(task, workload.scale));
           for (const Gemm& g : task_gemms(task, *workload.model, s.tp, workload.scale)) {
-            auto& buffers = gemms_[{g.m, g.k, g.n}];
-            if (buffers.a.size() == 0) {
-              buffers.a = Matrix::Constant(g.m, g.k, 0.5f);
-              buffers.b = Matrix::Constant(g.k, g.n, 0.25f);
-              buffers.c = Matrix::Zero(g.m, g.n);
+            auto [it, fresh] = gemms_.try_emplace({g.m, g.k, g.n}, budget_);
+            if (fresh) {
+              it->second.a.assign(static_cast<std::size_t>(g.m * g.k), 0.5f);
+              it->second.b.assign(static_cast<std::size_t>(g.k * g.n), 0.25f);
+              it->second.c.assign(static_cast<std::size_t>(g.m * g.n), 0.0f);
             }
           }
           continue;
         }
-        auto& buffer = buffers_[buffer_key(task)];
+        auto& buffer = buffer_for(task);
         buffer.resize(std::max(buffer.size(), floats_for(scaled_bytes(task, workload.scale))), 1.0f);
       }
     for (auto* v : {&weights_, &grads_, &moment1_, &moment2_})
       v->assign(optimizer_elements_, 0.5f);
+    if (workload.hold_training_memory) {
+      const ModelStateBytes states = model_state_bytes(s, *workload.model, setup_.rank, workload.dtype, workload.scale);
+      parameters_                  = HeldBlock(budget_, states.parameters);
+      gradients_                   = HeldBlock(budget_, states.gradients);
+    }
   }
 
   double compute(const Task& task) override
@@ -113,12 +129,20 @@ public:
     yield_to_communication();
     if (task.kind == TaskKind::optimizer)
       return adam_step(optimizer_elements(task, workload_.scale));
+    const int tp = workload_.schedule->tp;
+    if (workload_.hold_training_memory)
+      activations_.begin(task, *workload_.model, tp, workload_.dtype, workload_.scale,
+                         [&](std::size_t bytes) { return HeldBlock(budget_, bytes); });
     double flops = 0;
-    for (const Gemm& g : task_gemms(task, *workload_.model, workload_.schedule->tp, workload_.scale)) {
+    for (const Gemm& g : task_gemms(task, *workload_.model, tp, workload_.scale)) {
       auto& buffers = gemms_.at({g.m, g.k, g.n});
-      buffers.c.noalias() = buffers.a * buffers.b;
+      Eigen::Map<Matrix> c(buffers.c.data(), g.m, g.n);
+      c.noalias() =
+          Eigen::Map<const Matrix>(buffers.a.data(), g.m, g.k) * Eigen::Map<const Matrix>(buffers.b.data(), g.k, g.n);
       flops += g.flops();
     }
+    if (workload_.hold_training_memory)
+      activations_.end(task);
     return flops;
   }
 
@@ -128,7 +152,7 @@ public:
     if (it == group_of_.end())
       return; // a group of one has nothing to exchange
     const std::shared_ptr<gloo::Context>& context = it->second;
-    std::vector<float>& buffer                    = buffers_.at(buffer_key(task));
+    CountedVector<float>& buffer                  = buffers_.at(buffer_key(task));
     const std::size_t elements                    = floats_for(scaled_bytes(task, workload_.scale));
     const auto members                            = static_cast<std::size_t>(context->size);
     meet_neighbours(*context, task.collective);
@@ -184,6 +208,8 @@ public:
     gloo::BarrierOptions options(world_);
     gloo::barrier(options);
   }
+
+  MemoryUse memory_use() const override { return budget_.use(); }
 
 private:
   /// Transfers are rendezvous, as the simulator's and NCCL's are: data leaves only once the receiving side has
@@ -250,7 +276,14 @@ private:
     return {task.kind == TaskKind::send ? 100 : 200, task.peer};
   }
 
-  std::vector<float>& scratch_for(const Task& task) { return scratch_[static_cast<int>(task.stream)]; }
+  CountedVector<float>& buffer_for(const Task& task)
+  {
+    return buffers_.try_emplace(buffer_key(task), CountingAllocator<float>(budget_)).first->second;
+  }
+  CountedVector<float>& scratch_for(const Task& task)
+  {
+    return scratch_.try_emplace(static_cast<int>(task.stream), CountingAllocator<float>(budget_)).first->second;
+  }
 
   /// Segments of one ring step's chunk: the pipelined rings below keep every segment of every step posted, so a
   /// member forwards a segment as soon as it has it instead of waiting for the whole step, as Gloo's ring
@@ -282,7 +315,8 @@ private:
     auto recv_chunk    = [&](std::size_t step) { return static_cast<std::size_t>((rank - static_cast<int>(step) - 1 + 2 * n) % n); };
     auto slot          = [&](std::size_t u) { return (static_cast<uint64_t>(collective) << 16) | static_cast<uint64_t>(u); };
 
-    // Uninitialised, and per call: streams run collectives concurrently.
+    // Uninitialised, and per call: streams run collectives concurrently. Not counted: it lives only while the
+    // collective runs, and profiling, which caps memory, runs none.
     std::unique_ptr<float[]> incoming(reduce ? new float[units * seg] : nullptr);
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> in(units);
     for (std::size_t u = 0; u < units; ++u) {
@@ -328,7 +362,7 @@ private:
 
   /// Ring reduce-scatter (the simulator's decomposition), pipelined. Gloo has no ring reduce-scatter of its own,
   /// so it is built on the group's unbound buffers.
-  void ring_reduce_scatter(gloo::Context& context, std::vector<float>& buffer, std::size_t elements, int collective)
+  void ring_reduce_scatter(gloo::Context& context, CountedVector<float>& buffer, std::size_t elements, int collective)
   {
     const auto n            = static_cast<std::size_t>(context.size);
     const std::size_t chunk = (elements + n - 1) / n;
@@ -338,7 +372,7 @@ private:
   }
 
   /// Ring all-gather of `share` elements per member into `output` (n shares), pipelined like the reduce-scatter.
-  void ring_all_gather(gloo::Context& context, const float* input, std::vector<float>& output, std::size_t share,
+  void ring_all_gather(gloo::Context& context, const float* input, CountedVector<float>& output, std::size_t share,
                        int collective)
   {
     const auto n = static_cast<std::size_t>(context.size);
@@ -362,16 +396,21 @@ private:
 
   RankSetup setup_;
   Workload workload_;
+  MemoryBudget budget_; // before every buffer, which gives back to it when destroyed
   std::shared_ptr<gloo::transport::Device> device_;
   std::unique_ptr<gloo::rendezvous::Store> store_;
   std::shared_ptr<gloo::Context> world_;
   std::shared_ptr<gloo::Context> p2p_;
   std::map<int, std::shared_ptr<gloo::Context>> group_of_; ///< collective index -> its group's context
   std::map<std::tuple<long, long, long>, GemmBuffers> gemms_;
-  std::map<std::pair<int, int>, std::vector<float>> buffers_;
-  std::map<int, std::vector<float>> scratch_;
+  std::map<std::pair<int, int>, CountedVector<float>> buffers_;
+  std::map<int, CountedVector<float>> scratch_;
   long optimizer_elements_ = 0;
-  std::vector<float> weights_, grads_, moment1_, moment2_;
+  /// The optimizer's states: fp32 master weights, fp32 gradient shard, two Adam moments.
+  CountedVector<float> weights_{CountingAllocator<float>(budget_)}, grads_{CountingAllocator<float>(budget_)},
+      moment1_{CountingAllocator<float>(budget_)}, moment2_{CountingAllocator<float>(budget_)};
+  HeldBlock parameters_, gradients_; ///< with hold_training_memory
+  SavedActivations<HeldBlock> activations_;
 };
 
 } // namespace

@@ -6,9 +6,14 @@
 /// Communicators (split from the world communicator, every rank taking part in every split in schedule order):
 /// one per collective group and stream, and one per directed pipeline pair, so that no two host threads ever
 /// use the same communicator.
+///
+/// Every cudaMalloc is counted (memory_budget.hpp); one the GPU refuses, or one past the memory cap, throws
+/// OutOfMemory.
 
 #include "exec/executor.hpp"
 #include "exec/gemm_shape.hpp"
+#include "exec/memory_budget.hpp"
+#include "exec/training_memory.hpp"
 
 #include "core/error.hpp"
 
@@ -50,25 +55,65 @@ void check_cublas(cublasStatus_t status, const char* what)
     throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(status)));
 }
 
-/// Device memory freed with the executor.
+/// Device memory, counted in a budget, freed with the executor.
 struct DeviceBuffer {
   void* data        = nullptr;
   std::size_t bytes = 0;
-  void reserve(std::size_t wanted)
+
+  DeviceBuffer() = default;
+  /// `wanted` bytes right away, left unset: memory held rather than computed on.
+  DeviceBuffer(MemoryBudget& budget, std::size_t wanted) { allocate(budget, wanted); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept
+  {
+    swap(other);
+    return *this;
+  }
+
+  void reserve(MemoryBudget& budget, std::size_t wanted)
   {
     if (wanted <= bytes)
       return;
-    if (data)
-      cudaFree(data);
-    check_cuda(cudaMalloc(&data, wanted), "cudaMalloc");
+    allocate(budget, wanted);
     check_cuda(cudaMemset(data, 0, wanted), "cudaMemset");
-    bytes = wanted;
   }
-  ~DeviceBuffer()
+  ~DeviceBuffer() { release(); }
+
+private:
+  void allocate(MemoryBudget& budget, std::size_t wanted)
   {
-    if (data)
-      cudaFree(data);
+    release();
+    budget.take(wanted, "cudaMalloc");
+    const cudaError_t status = cudaMalloc(&data, wanted);
+    if (status != cudaSuccess) {
+      budget.give(wanted);
+      data = nullptr;
+      if (status == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError(); // not sticky: clear it so that later calls do not report it again
+        throw OutOfMemory("cudaMalloc of " + std::to_string(wanted) + " bytes: out of GPU memory");
+      }
+      check_cuda(status, "cudaMalloc");
+    }
+    bytes   = wanted;
+    budget_ = &budget;
   }
+  void release()
+  {
+    if (!data)
+      return;
+    cudaFree(data);
+    budget_->give(bytes);
+    data  = nullptr;
+    bytes = 0;
+  }
+  void swap(DeviceBuffer& other) noexcept
+  {
+    std::swap(data, other.data);
+    std::swap(bytes, other.bytes);
+    std::swap(budget_, other.budget_);
+  }
+
+  MemoryBudget* budget_ = nullptr;
 };
 
 struct GemmBuffers {
@@ -108,6 +153,7 @@ public:
   {
     workload_                     = workload;
     const strategies::Schedule& s = *workload.schedule;
+    budget_.set_cap(workload.memory_cap_bytes);
     element_bytes_                = workload.dtype == Dtype::fp32 ? 4 : 2;
     data_type_    = workload.dtype == Dtype::bf16 ? CUDA_R_16BF : workload.dtype == Dtype::fp32 ? CUDA_R_32F : CUDA_R_16F;
     nccl_type_    = workload.dtype == Dtype::bf16 ? ncclBfloat16 : workload.dtype == Dtype::fp32 ? ncclFloat32 : ncclFloat16;
@@ -155,19 +201,28 @@ public:
       for (int id : s.queues[setup_.rank][stream]) {
         const Task& task = s.tasks[id];
         if (task.kind == TaskKind::optimizer) {
-          optimizer_.reserve(static_cast<std::size_t>(optimizer_elements(task, workload.scale)) * 2 * sizeof(float));
+          // The step reads two fp32 vectors; holding training memory, it keeps all four states the cpu
+          // executor's Adam does (master weights, gradient shard, two moments).
+          const std::size_t states = workload.hold_training_memory ? 4 : 2;
+          optimizer_.reserve(budget_, static_cast<std::size_t>(optimizer_elements(task, workload.scale)) * states *
+                                          sizeof(float));
         } else if (strategies::is_compute(task.kind)) {
           for (const Gemm& g : task_gemms(task, *workload.model, s.tp, workload.scale)) {
             auto& buffers = gemms_[{g.m, g.k, g.n}];
-            buffers.a.reserve(static_cast<std::size_t>(g.m * g.k) * element_bytes_);
-            buffers.b.reserve(static_cast<std::size_t>(g.k * g.n) * element_bytes_);
-            buffers.c.reserve(static_cast<std::size_t>(g.m * g.n) * element_bytes_);
+            buffers.a.reserve(budget_, static_cast<std::size_t>(g.m * g.k) * element_bytes_);
+            buffers.b.reserve(budget_, static_cast<std::size_t>(g.k * g.n) * element_bytes_);
+            buffers.c.reserve(budget_, static_cast<std::size_t>(g.m * g.n) * element_bytes_);
           }
         } else {
-          buffers_[buffer_key(task)].reserve(elements(task) * element_bytes_ * 2);
+          buffers_[buffer_key(task)].reserve(budget_, elements(task) * element_bytes_ * 2);
         }
         cuda_stream(task);
       }
+    if (workload.hold_training_memory) {
+      const ModelStateBytes states = model_state_bytes(s, *workload.model, setup_.rank, workload.dtype, workload.scale);
+      parameters_                  = DeviceBuffer(budget_, states.parameters);
+      gradients_                   = DeviceBuffer(budget_, states.gradients);
+    }
   }
 
   double compute(const Task& task) override
@@ -183,9 +238,13 @@ public:
       wait(stream, nullptr, task);
       return 0;
     }
+    const int tp = workload_.schedule->tp;
+    if (workload_.hold_training_memory)
+      activations_.begin(task, *workload_.model, tp, workload_.dtype, workload_.scale,
+                         [&](std::size_t bytes) { return DeviceBuffer(budget_, bytes); });
     double flops = 0;
     const float one = 1, zero = 0;
-    for (const Gemm& g : task_gemms(task, *workload_.model, workload_.schedule->tp, workload_.scale)) {
+    for (const Gemm& g : task_gemms(task, *workload_.model, tp, workload_.scale)) {
       auto& b = gemms_.at({g.m, g.k, g.n});
       // Column-major C (n x m) = B^T-shaped (n x k) * A (k x m): the row-major (m x k) * (k x n) product.
       check_cublas(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
@@ -196,6 +255,8 @@ public:
       flops += g.flops();
     }
     wait(stream, nullptr, task);
+    if (workload_.hold_training_memory)
+      activations_.end(task);
     return flops;
   }
 
@@ -247,9 +308,11 @@ public:
     wait(stream, comm, task);
   }
 
+  MemoryUse memory_use() const override { return budget_.use(); }
+
   void barrier() override
   {
-    barrier_buffer_.reserve(sizeof(float));
+    barrier_buffer_.reserve(budget_, sizeof(float));
     check_nccl(ncclAllReduce(barrier_buffer_.data, barrier_buffer_.data, 1, ncclFloat32, ncclSum, world_,
                              barrier_stream_),
                "ncclAllReduce");
@@ -333,6 +396,7 @@ private:
 
   RankSetup setup_;
   Workload workload_;
+  MemoryBudget budget_; // before every buffer, which gives back to it when destroyed
   int device_ = 0;
   cublasHandle_t cublas_ = nullptr;
   ncclComm_t world_      = nullptr;
@@ -347,6 +411,8 @@ private:
   std::map<std::pair<int, int>, DeviceBuffer> buffers_;
   DeviceBuffer optimizer_;
   DeviceBuffer barrier_buffer_;
+  DeviceBuffer parameters_, gradients_; ///< with hold_training_memory
+  SavedActivations<DeviceBuffer> activations_;
 };
 
 } // namespace

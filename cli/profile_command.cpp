@@ -1,0 +1,135 @@
+/// `hetsim profile`: Poplar's online profiling (Algorithm 1) through an executor, one device of each GPU type,
+/// written as the device profiles `hetsim search --device-profile` reads.
+
+#include "cli/command.hpp"
+#include "core/cluster_json.hpp"
+#include "core/error.hpp"
+#include "core/output_file.hpp"
+#include "core/units.hpp"
+#include "exec/executor_profiler.hpp"
+#include "strategies/device_profiles.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+namespace hetsim::cli {
+namespace {
+
+struct ProfileOptions {
+  std::string cluster;
+  std::string model;
+  std::string executor   = "cpu";
+  std::string zero_stage = "all";
+  double scale           = 1;
+  double memory_cap_gib  = 0;
+  int max_batch          = 1024;
+  std::string dtype      = "fp16";
+  int warmup             = 1;
+  int iterations         = 3;
+  std::string out;
+};
+
+std::vector<int> zero_stages(const std::string& text)
+{
+  if (text == "all")
+    return {0, 1, 2, 3};
+  if (text.size() == 1 && text[0] >= '0' && text[0] <= '3')
+    return {text[0] - '0'};
+  throw InputError("--zero-stage: expected 0, 1, 2, 3 or all, got '" + text + "'");
+}
+
+int run_profile(const ProfileOptions& options)
+{
+  const std::vector<int> stages = zero_stages(options.zero_stage);
+  check_output_is_not_input(options.out, {options.cluster, options.model}, "--out");
+  const Cluster cluster           = load_cluster(options.cluster);
+  const models::Workload workload = models::load_workload(options.model);
+  strategies::Problem problem;
+  problem.cluster            = &cluster;
+  problem.workload           = &workload;
+  problem.memory_limit_bytes = options.memory_cap_gib * units::kGiB;
+  if (!parse_dtype(options.dtype, problem.dtype))
+    throw InputError("--dtype: expected fp16, bf16 or fp32, got '" + options.dtype + "'");
+
+  exec::ExecutorProfilerOptions run;
+  run.executor    = options.executor;
+  run.scale       = options.scale;
+  run.warmup      = options.warmup;
+  run.repetitions = options.iterations;
+  exec::ExecutorProfiler profiler(problem, run);
+
+  strategies::DeviceProfiles profiles;
+  profiles.model       = workload.name;
+  profiles.executor    = options.executor;
+  profiles.scale       = options.scale;
+  profiles.dtype       = problem.dtype;
+  profiles.batch_limit = options.max_batch;
+  std::cout << "profile: " << workload.name << " on " << cluster.name() << " with the " << options.executor
+            << " executor (scale " << options.scale << "), one device of each GPU type\n";
+  for (int stage : stages)
+    for (int device : strategies::gpu_types(cluster).representative) {
+      const auto start = std::chrono::steady_clock::now();
+      strategies::DeviceProfileEntry entry;
+      entry.gpu              = cluster.gpu_of(device).name;
+      entry.zero_stage       = stage;
+      entry.memory_cap_bytes = problem.memory_capacity(device);
+      entry.profile          = strategies::profile_device(profiler, device, stage, options.max_batch);
+      const double seconds   = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto& p          = entry.profile;
+      std::printf("%-16s ZeRO-%d  cap %7.2f GiB  max batch %5d%s  %3d steps in %6.2f s", entry.gpu.c_str(), stage,
+                  entry.memory_cap_bytes / units::kGiB, p.max_batch,
+                  p.max_batch == options.max_batch ? " (--max-batch; memory holds more)" : "", p.steps, seconds);
+      if (!p.points.empty())
+        std::printf("; step %.4g s at 1, %.4g s at %d", p.points.front().step_seconds, p.points.back().step_seconds,
+                    p.points.back().batch);
+      std::printf("\n");
+      std::fflush(stdout);
+      profiles.entries.push_back(std::move(entry));
+    }
+  write_file_atomically(options.out, strategies::device_profiles_to_json(profiles).dump(1) + "\n");
+  std::cout << "device profiles written to " << options.out << " (hetsim search --device-profile " << options.out
+            << ")\n";
+  return 0;
+}
+
+} // namespace
+
+CommandRunner add_profile_command(CLI::App& app)
+{
+  auto options      = std::make_shared<ProfileOptions>();
+  CLI::App* command = app.add_subcommand(
+      "profile", "Poplar's online profiling through an executor: on one device of each GPU type, run training "
+                 "steps (forward, backward, optimizer; no collectives) at growing micro-batches, exponentially then "
+                 "by binary search, until one runs out of memory; write the largest batch that ran and the step "
+                 "times, per GPU type and ZeRO stage, for `hetsim search --device-profile`.");
+  command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME")->required();
+  command->add_option("--model", options->model, "Hugging Face config.json or layer-list JSON, or preset:NAME")
+      ->required();
+  command->add_option("--executor", options->executor, "executor plugin: cpu (Eigen) or cuda (cuBLAS)")
+      ->capture_default_str();
+  command->add_option("--zero-stage", options->zero_stage, "0, 1, 2, 3 or all (ZeRO shards over every device)")
+      ->capture_default_str();
+  command->add_option("--scale", options->scale, "multiply hidden sizes by this (FLOPs and weights by its square)")
+      ->check(CLI::Range(1e-4, 1.0));
+  command
+      ->add_option("--memory-cap-gib", options->memory_cap_gib,
+                   "out of memory past this many GiB of the executor's allocations (default, and at most: each "
+                   "GPU's memory in the cluster file)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--max-batch", options->max_batch, "largest micro-batch tried")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  command->add_option("--dtype", options->dtype, "fp16 (default), bf16 or fp32");
+  command->add_option("--warmup", options->warmup, "untimed steps before each measurement")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--iterations", options->iterations, "timed steps per batch (the median counts)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--out", options->out, "device profiles JSON to write")->required();
+  return [options] { return run_profile(*options); };
+}
+
+} // namespace hetsim::cli
