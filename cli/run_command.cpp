@@ -162,7 +162,7 @@ int run_run(RunOptions& options)
   if (!options.namespaces.empty() && static_cast<int>(options.namespaces.size()) != devices)
     throw InputError("--netns: expected one network namespace per rank (" + std::to_string(devices) + "), got " +
                      std::to_string(options.namespaces.size()));
-  (void)exec::load_executor(options.executor); // fail here, once, when the executor does not exist
+  (void)exec::load_executor(options.executor); // fail here, once, when the executor does not exist or cannot run
   check_output_is_not_input((fs::path(options.trace_dir) / "trace.json").string(), options.scenario.inputs(),
                             "--trace-dir");
   fs::create_directories(options.trace_dir);

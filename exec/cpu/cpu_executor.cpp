@@ -108,25 +108,28 @@ public:
       v->assign(optimizer_elements_, 0.5f);
   }
 
-  double compute(const Task& task) override
+  // Every operation runs to completion on the calling thread: the runner's host timing is the task's duration.
+  TaskResult compute(const Task& task) override
   {
     yield_to_communication();
-    if (task.kind == TaskKind::optimizer)
-      return adam_step(optimizer_elements(task, workload_.scale));
-    double flops = 0;
+    if (task.kind == TaskKind::optimizer) {
+      adam_step(optimizer_elements(task, workload_.scale));
+      return {};
+    }
+    TaskResult result;
     for (const Gemm& g : task_gemms(task, *workload_.model, workload_.schedule->tp, workload_.scale)) {
       auto& buffers = gemms_.at({g.m, g.k, g.n});
       buffers.c.noalias() = buffers.a * buffers.b;
-      flops += g.flops();
+      result.flops += g.flops();
     }
-    return flops;
+    return result;
   }
 
-  void collective(const Task& task) override
+  TaskResult collective(const Task& task) override
   {
     auto it = group_of_.find(task.collective);
     if (it == group_of_.end())
-      return; // a group of one has nothing to exchange
+      return {}; // a group of one has nothing to exchange
     const std::shared_ptr<gloo::Context>& context = it->second;
     std::vector<float>& buffer                    = buffers_.at(buffer_key(task));
     const std::size_t elements                    = floats_for(scaled_bytes(task, workload_.scale));
@@ -153,9 +156,10 @@ public:
     default:
       throw InternalError("cpu executor: task " + std::to_string(task.id) + " is not a collective");
     }
+    return {};
   }
 
-  void send(const Task& task) override
+  TaskResult send(const Task& task) override
   {
     auto& buffer = buffers_.at(buffer_key(task));
     auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
@@ -165,9 +169,10 @@ public:
     wait(token->waitRecv(timeout()), task);
     unbound->send(task.peer, static_cast<uint64_t>(task.id));
     wait(unbound->waitSend(timeout()), task);
+    return {};
   }
 
-  void recv(const Task& task) override
+  TaskResult recv(const Task& task) override
   {
     auto& buffer = buffers_.at(buffer_key(task));
     auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
@@ -177,6 +182,7 @@ public:
     token->send(task.peer, kArrivalSlot | static_cast<uint64_t>(task.match));
     wait(unbound->waitRecv(timeout()), task);
     wait(token->waitSend(timeout()), task);
+    return {};
   }
 
   void barrier() override
@@ -348,7 +354,7 @@ private:
   }
 
   /// Adam over `elements` parameters: memory bound, like the real step.
-  double adam_step(long elements)
+  void adam_step(long elements)
   {
     constexpr float lr = 1e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
     const auto n = static_cast<std::size_t>(std::min<long>(elements, static_cast<long>(weights_.size())));
@@ -357,7 +363,6 @@ private:
       moment2_[i] = beta2 * moment2_[i] + (1 - beta2) * grads_[i] * grads_[i];
       weights_[i] -= lr * moment1_[i] / (std::sqrt(moment2_[i]) + eps);
     }
-    return 0;
   }
 
   RankSetup setup_;
