@@ -8,6 +8,7 @@
 #include "exec/gemm_shape.hpp"
 
 #include "core/error.hpp"
+#include "strategies/scale.hpp"
 
 #include <Eigen/Dense>
 #include <gloo/allreduce.h>
@@ -102,7 +103,7 @@ public:
           continue;
         }
         auto& buffer = buffers_[buffer_key(task)];
-        buffer.resize(std::max(buffer.size(), floats_for(scaled_bytes(task, workload.scale))), 1.0f);
+        buffer.resize(std::max(buffer.size(), floats_for(strategies::scaled_bytes(task, workload.scale))), 1.0f);
       }
     for (auto* v : {&weights_, &grads_, &moment1_, &moment2_})
       v->assign(optimizer_elements_, 0.5f);
@@ -132,7 +133,7 @@ public:
       return {}; // a group of one has nothing to exchange
     const std::shared_ptr<gloo::Context>& context = it->second;
     std::vector<float>& buffer                    = buffers_.at(buffer_key(task));
-    const std::size_t elements                    = floats_for(scaled_bytes(task, workload_.scale));
+    const std::size_t elements                    = floats_for(strategies::scaled_bytes(task, workload_.scale));
     const auto members                            = static_cast<std::size_t>(context->size);
     meet_neighbours(*context, task.collective);
     switch (task.kind) {
@@ -162,7 +163,8 @@ public:
   TaskResult send(const Task& task) override
   {
     auto& buffer = buffers_.at(buffer_key(task));
-    auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
+    auto unbound = p2p_->createUnboundBuffer(
+        buffer.data(), floats_for(strategies::scaled_bytes(task, workload_.scale)) * sizeof(float));
     char arrived = 0;
     auto token   = p2p_->createUnboundBuffer(&arrived, 1);
     token->recv(task.peer, kArrivalSlot | static_cast<uint64_t>(task.id));
@@ -175,7 +177,8 @@ public:
   TaskResult recv(const Task& task) override
   {
     auto& buffer = buffers_.at(buffer_key(task));
-    auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
+    auto unbound = p2p_->createUnboundBuffer(
+        buffer.data(), floats_for(strategies::scaled_bytes(task, workload_.scale)) * sizeof(float));
     unbound->recv(task.peer, static_cast<uint64_t>(task.match));
     char arrived = 1;
     auto token   = p2p_->createUnboundBuffer(&arrived, 1);

@@ -13,6 +13,7 @@
 #include "exec/gemm_shape.hpp"
 
 #include "core/error.hpp"
+#include "strategies/scale.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -319,7 +320,8 @@ private:
 
   std::size_t elements(const Task& task) const
   {
-    return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(scaled_bytes(task, workload_.scale) / element_bytes_)));
+    return std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::ceil(strategies::scaled_bytes(task, workload_.scale) / element_bytes_)));
   }
 
   /// A task's Schedule stream, or its pipeline channel (direction and peer): each has its own buffer and CUDA
