@@ -1,9 +1,12 @@
-/// `hetsim run --scale` records its scale in the trace, and `hetsim validate` simulates the scaled work.
+/// `hetsim run --scale` records its scale in the trace, and `hetsim validate` and `hetsim calibrate --plan`
+/// simulate the scaled work.
 
 #include "exec_fixtures.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+
+#include <map>
 
 using namespace hetsim::test;
 namespace fs = std::filesystem;
@@ -21,9 +24,19 @@ std::vector<std::string> scenario(const std::string& command)
           data_file("pp2dp2z3.json")};
 }
 
+/// β of each link class in a calibration file.
+std::map<std::string, double> betas(const fs::path& calibration)
+{
+  const auto doc = nlohmann::json::parse(read_text(calibration));
+  std::map<std::string, double> out;
+  for (const auto& [link, fit] : doc["links"].items())
+    out[link] = fit["beta_seconds_per_byte"].get<double>();
+  return out;
+}
+
 } // namespace
 
-TEST_CASE("validate: a trace of `run --scale 0.25` is compared with the simulation of the scaled schedule")
+TEST_CASE("validate and calibrate --plan: a trace of `run --scale 0.25` is replayed as the scaled schedule")
 {
   ScratchDir dir("scaled");
   auto run = scenario("run");
@@ -45,11 +58,28 @@ TEST_CASE("validate: a trace of `run --scale 0.25` is compared with the simulati
   const double full_s = nlohmann::json::parse(read_text(dir.path / "full.json"))["iteration_time_s"];
   CHECK(report["plans"][0]["predicted_iteration_s"].get<double>() < full_s / 2);
 
-  // Without its scale the trace's bytes are not the plan's: one clear error.
+  // The same trace without its scale: its bytes are not the plan's.
   doc["otherData"].erase("scale");
-  std::ofstream(dir.path / "unscaled.json") << doc.dump();
+  const fs::path unscaled = dir.path / "unscaled.json";
+  std::ofstream(unscaled) << doc.dump();
   validate = scenario("validate");
-  validate.insert(validate.end(), {"--trace", (dir.path / "unscaled.json").string()});
+  validate.insert(validate.end(), {"--trace", unscaled.string()});
   CHECK(Child(validate, dir.path / "unscaled.log").wait(60) == 2);
   CHECK(read_text(dir.path / "unscaled.log").find("bytes in the measured trace but") != std::string::npos);
+
+  // calibrate --plan replays the scaled schedule too. Replayed unscaled, the same measurements cover 4-16x
+  // the bytes, so every link comes out several times faster; ignoring the scale, both fits would be the same.
+  std::map<std::string, double> beta;
+  for (const fs::path& measured : {trace, unscaled}) {
+    auto calibrate = scenario("calibrate");
+    calibrate.insert(calibrate.end(), {"--trace", measured.string(), "--out", (dir.path / "cal.json").string()});
+    REQUIRE_MESSAGE(Child(calibrate, dir.path / "cal.log").wait(120) == 0, read_text(dir.path / "cal.log"));
+    const std::string suffix = measured == trace ? "" : " unscaled";
+    for (const auto& [link, b] : betas(dir.path / "cal.json"))
+      beta[link + suffix] = b;
+  }
+  for (const char* link : {"inter_node", "inter_region"}) {
+    INFO(link);
+    CHECK(beta.at(link) > 2 * beta.at(std::string(link) + " unscaled"));
+  }
 }
