@@ -7,6 +7,7 @@
 #include "costmodel/calibration.hpp"
 #include "sim/replay_calibration.hpp"
 #include "strategies/lower.hpp"
+#include "strategies/scale.hpp"
 #include "traces/calibrate.hpp"
 
 #include <cstdio>
@@ -43,7 +44,9 @@ costmodel::Calibration refine_by_replay(const CalibrateOptions& options, const s
     scenario_options.plan    = options.plans[i];
     scenarios.push_back(std::make_unique<Scenario>());
     load_scenario(scenario_options, *scenarios.back());
-    schedules.push_back(strategies::lower(scenarios.back()->plan, scenarios.back()->problem));
+    // A run at --scale ran every task scaled: replay exactly that work.
+    schedules.push_back(strategies::scale_schedule(strategies::lower(scenarios.back()->plan, scenarios.back()->problem),
+                                                   measured[i].scale));
     if (schedules.back().tasks.size() != measured[i].events.size())
       throw InputError("calibrate: " + options.traces[i] + " has " + std::to_string(measured[i].events.size()) +
                        " tasks but the schedule of " + options.plans[i] + " has " +

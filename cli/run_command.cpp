@@ -10,6 +10,7 @@
 #include "exec/plugin.hpp"
 #include "exec/rank.hpp"
 #include "exec/store_directory.hpp"
+#include "exec/rank_environment.hpp"
 #include "sim/report.hpp"
 #include "strategies/lower.hpp"
 #include "traces/trace.hpp"
@@ -87,10 +88,12 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   setup.rank       = identity.rank;
   setup.world_size = identity.world_size;
   setup.timeout_s  = options.timeout_s;
-  const char* store = std::getenv("HETSIM_STORE_DIR");
-  setup.store_dir   = !options.store_dir.empty() ? options.store_dir : store ? store : "";
-  if (setup.store_dir.empty())
+  // The local launcher's fresh directory wins over a --store-dir that came along in the command line.
+  const char* launcher_store  = std::getenv("HETSIM_STORE_DIR");
+  const std::string store_dir = identity.from_local_launcher && launcher_store ? launcher_store : options.store_dir;
+  if (store_dir.empty())
     throw InputError("--store-dir: ranks started by mpirun or srun need a rendezvous directory shared by all of them");
+  setup.store_dir    = exec::rendezvous_dir(store_dir, identity);
   const char* bind   = std::getenv("HETSIM_BIND");
   setup.bind_address = !options.bind.empty() ? options.bind : bind ? bind : exec::default_bind_address();
 
@@ -116,8 +119,13 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
     (void)executor.release();
     std::_Exit(2);
   }
-  if (!identity.from_local_launcher && identity.rank == 0)
+  if (!identity.from_local_launcher && identity.rank == 0) {
     finish(options, scenario, schedule, identity.world_size, 2 * options.timeout_s);
+    // Every rank has written its trace, so none uses the run's own rendezvous directory any more.
+    std::error_code ignored;
+    if (!identity.job.empty())
+      fs::remove_all(setup.store_dir, ignored);
+  }
   return 0;
 }
 
@@ -146,7 +154,7 @@ int run_run(RunOptions& options)
   if (!options.namespaces.empty() && static_cast<int>(options.namespaces.size()) != devices)
     throw InputError("--netns: expected one network namespace per rank (" + std::to_string(devices) + "), got " +
                      std::to_string(options.namespaces.size()));
-  (void)exec::load_executor(options.executor); // fail here, once, when the executor does not exist
+  (void)exec::load_executor(options.executor); // fail here, once, when the executor does not exist or cannot run
   check_output_is_not_input((fs::path(options.trace_dir) / "trace.json").string(), options.scenario.inputs(),
                             "--trace-dir");
   fs::create_directories(options.trace_dir);

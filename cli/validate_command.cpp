@@ -7,6 +7,7 @@
 #include "costmodel/calibration.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lower.hpp"
+#include "strategies/scale.hpp"
 #include "traces/validate.hpp"
 
 #include <cmath>
@@ -50,11 +51,14 @@ int run_validate(const ValidateOptions& options)
     load_scenario(scenario_options, *scenario);
     if (calibration)
       apply_link_calibration(*scenario, *calibration);
-    const strategies::Schedule schedule = strategies::lower(scenario->plan, scenario->problem);
+    const traces::Trace trace = traces::read_chrome_trace(options.traces[i]);
+    // A run at --scale ran every task scaled: simulate exactly that work.
+    const strategies::Schedule schedule =
+        strategies::scale_schedule(strategies::lower(scenario->plan, scenario->problem), trace.scale);
     sim::SimOptions sim_options;
     sim_options.calibration = calibration ? &*calibration : nullptr;
     const sim::SimResult result = sim::simulate(scenario->plan, scenario->problem, schedule, sim_options);
-    const traces::Comparison c  = traces::compare_traces(traces::read_chrome_trace(options.traces[i]), result.trace);
+    const traces::Comparison c  = traces::compare_traces(trace, result.trace);
     measured.push_back(c.measured_iteration_s);
     predicted.push_back(c.predicted_iteration_s);
     std::string kinds;
@@ -68,9 +72,12 @@ int run_validate(const ValidateOptions& options)
     }
     std::printf("%-28s %12.4g %12.4g %+7.1f%% %s\n", options.plans[i].c_str(), c.measured_iteration_s,
                 c.predicted_iteration_s, 100 * c.iteration_error, kinds.c_str());
-    plans.push_back({{"plan", options.plans[i]}, {"trace", options.traces[i]},
+    plans.push_back({{"plan", options.plans[i]},
+                     {"trace", options.traces[i]},
+                     {"scale", trace.scale},
                      {"measured_iteration_s", c.measured_iteration_s},
-                     {"predicted_iteration_s", c.predicted_iteration_s}, {"iteration_error", c.iteration_error},
+                     {"predicted_iteration_s", c.predicted_iteration_s},
+                     {"iteration_error", c.iteration_error},
                      {"tasks", by_kind}});
   }
   nlohmann::json report = {{"plans", plans}};

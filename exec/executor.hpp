@@ -13,6 +13,7 @@
 
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace hetsim::exec {
@@ -53,20 +54,32 @@ struct MemoryUse {
   double peak_bytes    = 0;
 };
 
+/// What a task's operation reports once the task is complete.
+struct TaskResult {
+  double flops = 0; ///< compute tasks: the FLOPs actually executed (after scaling)
+  /// The task's duration as the device itself measured it (e.g. CUDA events around its kernels). Empty: the
+  /// runner times the blocking call with the host clock instead.
+  std::optional<double> device_seconds;
+};
+
 class Executor {
 public:
   virtual ~Executor() = default;
+  /// Why this machine cannot run the executor at all (e.g. no GPU), or empty. Asked once before any rank
+  /// starts, so that such a run fails with one line instead of one failure per rank.
+  virtual std::string unusable_reason() { return {}; }
   /// Rendezvous with every other rank; collective over all ranks.
   virtual void connect(const RankSetup& setup) = 0;
   /// Allocates buffers and communicators for this rank's tasks. Called once, after connect.
   virtual void prepare(const Workload& workload) = 0;
-  /// Forward, backward or optimizer; returns the FLOPs actually executed (after scaling).
-  virtual double compute(const strategies::Task& task) = 0;
+  // The task operations return when the task is complete.
+  /// Forward, backward or optimizer.
+  virtual TaskResult compute(const strategies::Task& task) = 0;
   /// This rank's part of task.collective. Streams call it concurrently, each on its own group.
-  virtual void collective(const strategies::Task& task) = 0;
+  virtual TaskResult collective(const strategies::Task& task) = 0;
   /// Point-to-point; sends to one peer are called in issue order, from one thread per peer and direction.
-  virtual void send(const strategies::Task& task) = 0;
-  virtual void recv(const strategies::Task& task) = 0;
+  virtual TaskResult send(const strategies::Task& task) = 0;
+  virtual TaskResult recv(const strategies::Task& task) = 0;
   /// Waits for every rank (between iterations and at the end).
   virtual void barrier() = 0;
   /// Every buffer it allocated and still holds: operations' buffers, and with hold_training_memory the model

@@ -1,6 +1,7 @@
 #include "exec/gemm_shape.hpp"
 
 #include "core/error.hpp"
+#include "strategies/scale.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +36,7 @@ std::vector<Gemm> task_gemms(const strategies::Task& task, const models::Workloa
   for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l) {
     const models::Layer& layer = model.layers[l];
     const double share         = total > 0 ? layer_flops(layer, backward) / total : 1.0 / task.layer_count;
-    const double flops         = task.flops * share * scale * scale;
+    const double flops         = strategies::scaled_flops(task, scale) * share;
     if (flops <= 0)
       continue;
     const double hidden = hidden_size(layer);
@@ -51,16 +52,7 @@ std::vector<Gemm> task_gemms(const strategies::Task& task, const models::Workloa
 
 long optimizer_elements(const strategies::Task& task, double scale)
 {
-  return std::max(1L, std::lround(task.params * scale * scale));
-}
-
-} // namespace hetsim::exec
-
-namespace hetsim::exec {
-
-double scaled_bytes(const strategies::Task& task, double scale)
-{
-  return task.bytes * (task.stream == strategies::Stream::data_parallel ? scale * scale : scale);
+  return std::max(1L, std::lround(strategies::scaled_params(task, scale)));
 }
 
 } // namespace hetsim::exec

@@ -18,18 +18,10 @@ struct Gemm {
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n); }
 };
 
-/// GEMMs of a forward or backward task. `scale` multiplies hidden sizes (FLOPs scale by its square).
+/// GEMMs of a forward or backward task. `scale` multiplies hidden sizes (strategies/scale.hpp).
 std::vector<Gemm> task_gemms(const strategies::Task& task, const models::Workload& model, int tp, double scale);
 
-/// Elements an optimizer task updates (parameters scale with the square of hidden sizes).
+/// Elements an optimizer task updates.
 long optimizer_elements(const strategies::Task& task, double scale);
-
-} // namespace hetsim::exec
-
-namespace hetsim::exec {
-
-/// Bytes a communication task moves after scaling: activations (pipeline, tensor-parallel) shrink with hidden
-/// sizes, parameters and gradients (data-parallel) with their square.
-double scaled_bytes(const strategies::Task& task, double scale);
 
 } // namespace hetsim::exec

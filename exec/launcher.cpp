@@ -14,9 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -200,45 +198,6 @@ void launch(const LaunchOptions& options)
   for (std::size_t i = 0; i < failures.size(); ++i)
     message += (i ? "; " : "") + failures[i];
   throw RankFailure(message);
-}
-
-} // namespace hetsim::exec
-
-namespace hetsim::exec {
-namespace {
-
-int environment_int(const char* name, const char* value)
-{
-  char* end        = nullptr;
-  const long parsed = std::strtol(value, &end, 10);
-  if (end == value || *end != '\0' || parsed < 0 || parsed > (1 << 20))
-    throw InputError(std::string("environment: ") + name + ": expected a non-negative integer, got '" + value + "'");
-  return static_cast<int>(parsed);
-}
-
-} // namespace
-
-std::optional<RankIdentity> rank_from_environment()
-{
-  static constexpr std::array<std::array<const char*, 2>, 4> kSources = {{{"HETSIM_RANK", "HETSIM_WORLD_SIZE"},
-                                                                         {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                                                         {"PMI_RANK", "PMI_SIZE"},
-                                                                         {"SLURM_PROCID", "SLURM_NTASKS"}}};
-  for (std::size_t i = 0; i < kSources.size(); ++i) {
-    const char* rank = std::getenv(kSources[i][0]);
-    const char* size = std::getenv(kSources[i][1]);
-    if (!rank || !size)
-      continue;
-    RankIdentity identity;
-    identity.rank                = environment_int(kSources[i][0], rank);
-    identity.world_size          = environment_int(kSources[i][1], size);
-    identity.from_local_launcher = i == 0;
-    if (identity.rank >= identity.world_size)
-      throw InputError(std::string("environment: ") + kSources[i][0] + " " + rank + " is not below " +
-                       kSources[i][1] + " " + size);
-    return identity;
-  }
-  return std::nullopt;
 }
 
 } // namespace hetsim::exec

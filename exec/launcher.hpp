@@ -28,19 +28,3 @@ void launch(const LaunchOptions& options);
 std::string default_bind_address();
 
 } // namespace hetsim::exec
-
-#include <optional>
-
-namespace hetsim::exec {
-
-/// This process's rank and the world size when it runs as a rank: set by the local launcher (HETSIM_RANK,
-/// HETSIM_WORLD_SIZE), mpirun (OMPI_COMM_WORLD_RANK/SIZE), PMI (PMI_RANK/SIZE) or srun (SLURM_PROCID,
-/// SLURM_NTASKS). Empty otherwise. Throws InputError for a malformed value.
-struct RankIdentity {
-  int rank       = 0;
-  int world_size = 1;
-  bool from_local_launcher = false;
-};
-std::optional<RankIdentity> rank_from_environment();
-
-} // namespace hetsim::exec

@@ -1,5 +1,7 @@
 #include "exec/liveness.hpp"
 
+#include "core/error.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -49,6 +51,12 @@ void write_text(const std::string& file, const std::string& text)
 
 Liveness::Liveness(std::string dir, int rank, int world_size) : dir_(std::move(dir)), rank_(rank), world_size_(world_size)
 {
+  // Only this rank writes its files, and only from here on: finding one means another run used the directory,
+  // and its stale rendezvous keys would mislead this one.
+  for (const char* what : {"alive", "done", "failed"})
+    if (fs::exists(path(what, rank_)))
+      throw InputError("--store-dir " + dir_ + ": already holds rank " + std::to_string(rank_) +
+                       "'s files from another run; give each run a directory of its own");
   write_text(path("alive", rank_), "");
   thread_ = std::thread([this] {
     const std::string file = path("alive", rank_);

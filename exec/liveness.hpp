@@ -11,7 +11,7 @@ namespace hetsim::exec {
 
 class Liveness {
 public:
-  /// Starts the heartbeat of `rank`.
+  /// Starts the heartbeat of `rank`. Throws InputError when `dir` already holds this rank's files (another run's).
   Liveness(std::string dir, int rank, int world_size);
   ~Liveness();
   Liveness(const Liveness&) = delete;

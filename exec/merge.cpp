@@ -13,6 +13,7 @@ traces::Trace merge_rank_traces(const std::vector<traces::Trace>& ranks, const s
     merged.source        = ranks.front().source;
     merged.device_labels = ranks.front().device_labels;
     merged.devices       = ranks.front().devices;
+    merged.scale         = ranks.front().scale;
   }
   std::vector<int> slot(schedule.tasks.size(), -1);
   for (const auto& rank : ranks)

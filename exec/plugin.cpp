@@ -71,7 +71,10 @@ std::unique_ptr<Executor> load_executor(const std::string& name)
     auto create = reinterpret_cast<Executor* (*)()>(dlsym(library, "hetsim_create_executor"));
     if (!create)
       throw BackendUnavailable("executor '" + name + "': " + path.string() + " exports no hetsim_create_executor");
-    return std::unique_ptr<Executor>(create());
+    std::unique_ptr<Executor> executor(create());
+    if (const std::string reason = executor->unusable_reason(); !reason.empty())
+      throw BackendUnavailable("--executor " + name + ": cannot run on this machine: " + reason);
+    return executor;
   }
   std::string known;
   for (const auto& other : list_executors())

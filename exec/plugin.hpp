@@ -13,7 +13,8 @@ namespace hetsim::exec {
 /// The executors this build has, sorted by name.
 std::vector<std::string> list_executors();
 
-/// Loads the plugin and creates its executor. Throws BackendUnavailable naming the executors that exist.
+/// Loads the plugin and creates its executor. Throws BackendUnavailable naming the executors that exist, or
+/// saying why this machine cannot run the one asked for (Executor::unusable_reason).
 /// The library stays loaded for the life of the process (executor threads may outlive a failed run).
 std::unique_ptr<Executor> load_executor(const std::string& name);
 

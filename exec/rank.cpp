@@ -1,9 +1,9 @@
 #include "exec/rank.hpp"
 
 #include "costmodel/link_class.hpp"
-#include "exec/gemm_shape.hpp"
 #include "exec/liveness.hpp"
 #include "exec/stream_runner.hpp"
+#include "strategies/scale.hpp"
 
 #include <algorithm>
 #include <map>
@@ -32,7 +32,7 @@ traces::TraceEvent event_of(const strategies::Schedule& schedule, const Cluster&
   if (strategies::is_compute(task.kind)) {
     e.tokens = static_cast<double>(task.samples) * workload.model->seq_len;
   } else {
-    e.bytes = scaled_bytes(task, workload.scale);
+    e.bytes = strategies::scaled_bytes(task, workload.scale);
     if (strategies::is_p2p(task.kind)) {
       e.link = std::string(costmodel::link_class(cluster, task.device, task.peer));
     } else {
@@ -85,6 +85,7 @@ traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workloa
 
   traces::Trace trace;
   trace.source = executor_name;
+  trace.scale  = workload.scale;
   for (const auto& device : cluster.devices()) {
     const GpuSpec& gpu = cluster.gpu_of(device.id);
     trace.device_labels.push_back("dev" + std::to_string(device.id) + " " + gpu.name + " @ " +

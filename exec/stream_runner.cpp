@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -53,15 +54,16 @@ void run_queue(const std::shared_ptr<State>& state, Executor& executor, const st
     TaskRecord record;
     record.task_id = id;
     record.start_s = seconds_since(start);
+    TaskResult result;
     try {
       if (strategies::is_compute(task.kind))
-        record.flops = executor.compute(task);
+        result = executor.compute(task);
       else if (strategies::is_collective(task.kind))
-        executor.collective(task);
+        result = executor.collective(task);
       else if (task.kind == TaskKind::send)
-        executor.send(task);
+        result = executor.send(task);
       else
-        executor.recv(task);
+        result = executor.recv(task);
     } catch (const std::exception& e) {
       std::lock_guard lock(state->mutex);
       if (!state->failure)
@@ -69,7 +71,12 @@ void run_queue(const std::shared_ptr<State>& state, Executor& executor, const st
       state->changed.notify_all();
       return;
     }
+    record.flops = result.flops;
     record.end_s = seconds_since(start);
+    // A device-measured duration replaces the host's, anchored at the call: the device's interval lies inside
+    // the call, so the task never appears to end after the host saw it end (nor after a dependent started).
+    if (result.device_seconds)
+      record.end_s = record.start_s + std::clamp(*result.device_seconds, 0.0, record.end_s - record.start_s);
     std::lock_guard lock(state->mutex);
     state->done[id] = 1;
     state->records[id] = record;

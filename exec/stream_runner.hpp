@@ -13,7 +13,8 @@ namespace hetsim::exec {
 
 using Clock = std::chrono::steady_clock;
 
-/// When one task ran on this rank, in seconds since the iteration's start.
+/// When one task ran on this rank, in seconds since the iteration's start: from the host's call of the task's
+/// operation to its return, or to the call plus the duration the device measured when the executor reports one.
 struct TaskRecord {
   int task_id    = 0;
   double start_s = 0;

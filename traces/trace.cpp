@@ -83,6 +83,8 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
   }
   // One compact event per line: a million-task trace stays a few hundred bytes per event and greppable.
   nlohmann::json other = {{"source", trace.source}};
+  if (trace.scale != 1)
+    other["scale"] = trace.scale;
   for (const auto& d : trace.devices)
     other["devices"].push_back({{"gpu", d.gpu}, {"peak_flops", d.peak_flops}});
   out << "{\"displayTimeUnit\": \"ms\", \"otherData\": " << other.dump() << ", \"traceEvents\": [\n";
@@ -105,6 +107,7 @@ Trace read_chrome_trace(const std::string& file)
   Trace trace;
   if (auto other = root.find("otherData")) {
     trace.source = other->string_or("source", "");
+    trace.scale  = other->positive_number_or("scale", 1);
     if (auto devices = other->find("devices"))
       for (const auto& d : devices->elements())
         trace.devices.push_back(TraceDevice{d.at("gpu").string(), d.at("peak_flops").positive_number()});

@@ -39,6 +39,9 @@ struct Trace {
   std::vector<std::string> device_labels; ///< per device, e.g. "dev3 V100-SXM2-16GB @ Oregon.3"
   std::vector<TraceEvent> events;         ///< sorted by (device, start, task id) when written
   std::vector<TraceDevice> devices;       ///< per device when known (measured traces), else empty
+  /// The model's hidden sizes were multiplied by this in the run that measured the trace (`hetsim run --scale`;
+  /// strategies/scale.hpp); written only when not 1.
+  double scale = 1;
 };
 
 void write_chrome_trace(const Trace& trace, std::ostream& out);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 namespace hetsim::traces {
@@ -19,6 +20,13 @@ double iteration_s(const Trace& trace)
     last  = std::max(last, e.end_s);
   }
   return last - first;
+}
+
+std::string number(double value)
+{
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", value);
+  return text;
 }
 
 std::vector<double> ranks(const std::vector<double>& values)
@@ -60,6 +68,12 @@ Comparison compare_traces(const Trace& measured, const Trace& predicted)
     if (it == simulated.end())
       throw InputError("validate: task " + std::to_string(e.task_id) + " '" + e.name +
                        "' of the measured trace is not in the plan's schedule");
+    // Bytes tell a trace of another plan or another --scale apart even when the task ids agree.
+    const double bytes = it->second->bytes;
+    if (e.bytes > 0 && std::abs(e.bytes - bytes) > 1e-9 * std::max(e.bytes, bytes))
+      throw InputError("validate: task " + std::to_string(e.task_id) + " '" + e.name + "' moved " + number(e.bytes) +
+                       " bytes in the measured trace but " + number(bytes) +
+                       " in the plan's schedule; was it measured with this plan (and at the scale the trace records)?");
     const double real = e.end_s - e.start_s;
     const double sim  = it->second->end_s - it->second->start_s;
     KindError& kind   = out.by_kind[e.kind];

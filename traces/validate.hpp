@@ -23,7 +23,8 @@ struct Comparison {
   std::map<std::string, KindError> by_kind;
 };
 
-/// Throws InputError when the traces do not hold the same task ids.
+/// Throws InputError when the traces do not hold the same task ids, or when a task the measured trace gives bytes
+/// for moved other bytes in the prediction (another plan, or another --scale).
 Comparison compare_traces(const Trace& measured, const Trace& predicted);
 
 /// Spearman rank correlation (ties get their mean rank); 0 when either side is constant.

@@ -13,6 +13,7 @@
 #include "exec/training_memory.hpp"
 
 #include "core/error.hpp"
+#include "strategies/scale.hpp"
 
 #include <Eigen/Dense>
 #include <gloo/allreduce.h>
@@ -113,7 +114,7 @@ public:
           continue;
         }
         auto& buffer = buffer_for(task);
-        buffer.resize(std::max(buffer.size(), floats_for(scaled_bytes(task, workload.scale))), 1.0f);
+        buffer.resize(std::max(buffer.size(), floats_for(strategies::scaled_bytes(task, workload.scale))), 1.0f);
       }
     for (auto* v : {&weights_, &grads_, &moment1_, &moment2_})
       v->assign(optimizer_elements_, 0.5f);
@@ -124,36 +125,39 @@ public:
     }
   }
 
-  double compute(const Task& task) override
+  // Every operation runs to completion on the calling thread: the runner's host timing is the task's duration.
+  TaskResult compute(const Task& task) override
   {
     yield_to_communication();
-    if (task.kind == TaskKind::optimizer)
-      return adam_step(optimizer_elements(task, workload_.scale));
+    if (task.kind == TaskKind::optimizer) {
+      adam_step(optimizer_elements(task, workload_.scale));
+      return {};
+    }
     const int tp = workload_.schedule->tp;
     if (workload_.hold_training_memory)
       activations_.begin(task, *workload_.model, tp, workload_.dtype, workload_.scale,
                          [&](std::size_t bytes) { return HeldBlock(budget_, bytes); });
-    double flops = 0;
+    TaskResult result;
     for (const Gemm& g : task_gemms(task, *workload_.model, tp, workload_.scale)) {
       auto& buffers = gemms_.at({g.m, g.k, g.n});
       Eigen::Map<Matrix> c(buffers.c.data(), g.m, g.n);
       c.noalias() =
           Eigen::Map<const Matrix>(buffers.a.data(), g.m, g.k) * Eigen::Map<const Matrix>(buffers.b.data(), g.k, g.n);
-      flops += g.flops();
+      result.flops += g.flops();
     }
     if (workload_.hold_training_memory)
       activations_.end(task);
-    return flops;
+    return result;
   }
 
-  void collective(const Task& task) override
+  TaskResult collective(const Task& task) override
   {
     auto it = group_of_.find(task.collective);
     if (it == group_of_.end())
-      return; // a group of one has nothing to exchange
+      return {}; // a group of one has nothing to exchange
     const std::shared_ptr<gloo::Context>& context = it->second;
     CountedVector<float>& buffer                  = buffers_.at(buffer_key(task));
-    const std::size_t elements                    = floats_for(scaled_bytes(task, workload_.scale));
+    const std::size_t elements                    = floats_for(strategies::scaled_bytes(task, workload_.scale));
     const auto members                            = static_cast<std::size_t>(context->size);
     meet_neighbours(*context, task.collective);
     switch (task.kind) {
@@ -177,30 +181,35 @@ public:
     default:
       throw InternalError("cpu executor: task " + std::to_string(task.id) + " is not a collective");
     }
+    return {};
   }
 
-  void send(const Task& task) override
+  TaskResult send(const Task& task) override
   {
     auto& buffer = buffers_.at(buffer_key(task));
-    auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
+    auto unbound = p2p_->createUnboundBuffer(
+        buffer.data(), floats_for(strategies::scaled_bytes(task, workload_.scale)) * sizeof(float));
     char arrived = 0;
     auto token   = p2p_->createUnboundBuffer(&arrived, 1);
     token->recv(task.peer, kArrivalSlot | static_cast<uint64_t>(task.id));
     wait(token->waitRecv(timeout()), task);
     unbound->send(task.peer, static_cast<uint64_t>(task.id));
     wait(unbound->waitSend(timeout()), task);
+    return {};
   }
 
-  void recv(const Task& task) override
+  TaskResult recv(const Task& task) override
   {
     auto& buffer = buffers_.at(buffer_key(task));
-    auto unbound = p2p_->createUnboundBuffer(buffer.data(), floats_for(scaled_bytes(task, workload_.scale)) * sizeof(float));
+    auto unbound = p2p_->createUnboundBuffer(
+        buffer.data(), floats_for(strategies::scaled_bytes(task, workload_.scale)) * sizeof(float));
     unbound->recv(task.peer, static_cast<uint64_t>(task.match));
     char arrived = 1;
     auto token   = p2p_->createUnboundBuffer(&arrived, 1);
     token->send(task.peer, kArrivalSlot | static_cast<uint64_t>(task.match));
     wait(unbound->waitRecv(timeout()), task);
     wait(token->waitSend(timeout()), task);
+    return {};
   }
 
   void barrier() override
@@ -382,7 +391,7 @@ private:
   }
 
   /// Adam over `elements` parameters: memory bound, like the real step.
-  double adam_step(long elements)
+  void adam_step(long elements)
   {
     constexpr float lr = 1e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
     const auto n = static_cast<std::size_t>(std::min<long>(elements, static_cast<long>(weights_.size())));
@@ -391,7 +400,6 @@ private:
       moment2_[i] = beta2 * moment2_[i] + (1 - beta2) * grads_[i] * grads_[i];
       weights_[i] -= lr * moment1_[i] / (std::sqrt(moment2_[i]) + eps);
     }
-    return 0;
   }
 
   RankSetup setup_;

@@ -1,7 +1,9 @@
 /// The cuda executor: cuBLAS GEMMs in the plan's 16-bit dtype, NCCL collectives and send/recv, one process per
 /// GPU. Rank 0 creates the NCCL unique id and hands it to the others through the rendezvous directory the
-/// launcher gives every rank. Every operation is enqueued on its stream's CUDA stream and waited for while
-/// watching NCCL's asynchronous errors, so a dead peer aborts the communicator instead of hanging.
+/// launcher gives every rank. Every operation is enqueued on its stream's CUDA stream between two CUDA events
+/// and waited for by polling the end event while watching NCCL's asynchronous errors, so a dead peer aborts the
+/// communicator instead of hanging. The task's duration is the events' elapsed time, which the stream runner
+/// anchors at the host's call of the operation (stream_runner.hpp, TaskRecord).
 ///
 /// Communicators (split from the world communicator, every rank taking part in every split in schedule order):
 /// one per collective group and stream, and one per directed pipeline pair, so that no two host threads ever
@@ -16,6 +18,7 @@
 #include "exec/training_memory.hpp"
 
 #include "core/error.hpp"
+#include "strategies/scale.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -24,10 +27,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 namespace hetsim::exec {
@@ -120,6 +125,23 @@ struct GemmBuffers {
   DeviceBuffer a, b, c;
 };
 
+/// A CUDA stream and the event pair that times each task on it. A stream's tasks run one at a time (one host
+/// thread per Schedule stream or pipeline channel), so one pair per stream is enough.
+struct TimedStream {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start   = nullptr;
+  cudaEvent_t end     = nullptr;
+};
+
+/// This process's index among the ranks on its machine, from whichever launcher started it; -1 when unknown.
+int local_rank()
+{
+  for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
+    if (const char* value = std::getenv(name))
+      return std::atoi(value);
+  return -1;
+}
+
 class CudaExecutor final : public Executor {
 public:
   ~CudaExecutor() override
@@ -130,6 +152,18 @@ public:
       ncclCommDestroy(world_);
     if (cublas_)
       cublasDestroy(cublas_);
+    for (auto& [key, stream] : streams_)
+      destroy(stream);
+    destroy(barrier_);
+  }
+
+  std::string unusable_reason() override
+  {
+    int gpus                 = 0;
+    const cudaError_t status = cudaGetDeviceCount(&gpus);
+    if (status != cudaSuccess)
+      return std::string("no usable GPU (cudaGetDeviceCount: ") + cudaGetErrorString(status) + ")";
+    return gpus == 0 ? "no GPU visible" : "";
   }
 
   void connect(const RankSetup& setup) override
@@ -140,13 +174,13 @@ public:
     if (gpus == 0)
       throw std::runtime_error("cuda executor: no GPU visible to rank " + std::to_string(setup.rank));
     // One process per GPU: ranks on one machine take consecutive GPUs.
-    const char* local = std::getenv("LOCAL_RANK");
-    device_           = (local ? std::atoi(local) : setup.rank) % gpus;
+    const int local = local_rank();
+    device_         = (local >= 0 ? local : setup.rank) % gpus;
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     check_cublas(cublasCreate(&cublas_), "cublasCreate");
     ncclUniqueId id = unique_id();
     check_nccl(ncclCommInitRank(&world_, setup.world_size, id, setup.rank), "ncclCommInitRank");
-    check_cuda(cudaStreamCreateWithFlags(&barrier_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    barrier_ = create_timed_stream();
   }
 
   void prepare(const Workload& workload) override
@@ -216,7 +250,8 @@ public:
         } else {
           buffers_[buffer_key(task)].reserve(budget_, elements(task) * element_bytes_ * 2);
         }
-        cuda_stream(task);
+        if (!streams_.count(buffer_key(task)))
+          streams_[buffer_key(task)] = create_timed_stream();
       }
     if (workload.hold_training_memory) {
       const ModelStateBytes states = model_state_bytes(s, *workload.model, setup_.rank, workload.dtype, workload.scale);
@@ -225,87 +260,91 @@ public:
     }
   }
 
-  double compute(const Task& task) override
+  TaskResult compute(const Task& task) override
   {
-    cudaStream_t stream = cuda_stream(task);
-    check_cublas(cublasSetStream(cublas_, stream), "cublasSetStream");
-    if (task.kind == TaskKind::optimizer) {
-      // Memory-bound stand-in for Adam: read and update fp32 state like the real step does.
-      const int n     = static_cast<int>(optimizer_elements(task, workload_.scale));
-      const float lr  = 1e-4f;
-      auto* weights   = static_cast<float*>(optimizer_.data);
-      check_cublas(cublasSaxpy(cublas_, n, &lr, weights + n, 1, weights, 1), "cublasSaxpy");
-      wait(stream, nullptr, task);
-      return 0;
-    }
-    const int tp = workload_.schedule->tp;
-    if (workload_.hold_training_memory)
+    const int tp              = workload_.schedule->tp;
+    const bool holds_activity = workload_.hold_training_memory && task.kind != TaskKind::optimizer;
+    if (holds_activity)
       activations_.begin(task, *workload_.model, tp, workload_.dtype, workload_.scale,
                          [&](std::size_t bytes) { return DeviceBuffer(budget_, bytes); });
-    double flops = 0;
-    const float one = 1, zero = 0;
-    for (const Gemm& g : task_gemms(task, *workload_.model, tp, workload_.scale)) {
-      auto& b = gemms_.at({g.m, g.k, g.n});
-      // Column-major C (n x m) = B^T-shaped (n x k) * A (k x m): the row-major (m x k) * (k x n) product.
-      check_cublas(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
-                                static_cast<int>(g.k), &one, b.b.data, data_type_, static_cast<int>(g.n), b.a.data,
-                                data_type_, static_cast<int>(g.k), &zero, b.c.data, data_type_, static_cast<int>(g.n),
-                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                   "cublasGemmEx");
-      flops += g.flops();
-    }
-    wait(stream, nullptr, task);
-    if (workload_.hold_training_memory)
+    TaskResult result = timed(task, nullptr, [&](cudaStream_t stream) {
+      check_cublas(cublasSetStream(cublas_, stream), "cublasSetStream");
+      if (task.kind == TaskKind::optimizer) {
+        // Memory-bound stand-in for Adam: read and update fp32 state like the real step does.
+        const int n    = static_cast<int>(optimizer_elements(task, workload_.scale));
+        const float lr = 1e-4f;
+        auto* weights  = static_cast<float*>(optimizer_.data);
+        check_cublas(cublasSaxpy(cublas_, n, &lr, weights + n, 1, weights, 1), "cublasSaxpy");
+        return 0.0;
+      }
+      double flops    = 0;
+      const float one = 1, zero = 0;
+      for (const Gemm& g : task_gemms(task, *workload_.model, tp, workload_.scale)) {
+        auto& b = gemms_.at({g.m, g.k, g.n});
+        // Column-major C (n x m) = B^T-shaped (n x k) * A (k x m): the row-major (m x k) * (k x n) product.
+        check_cublas(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
+                                  static_cast<int>(g.k), &one, b.b.data, data_type_, static_cast<int>(g.n), b.a.data,
+                                  data_type_, static_cast<int>(g.k), &zero, b.c.data, data_type_, static_cast<int>(g.n),
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     "cublasGemmEx");
+        flops += g.flops();
+      }
+      return flops;
+    });
+    if (holds_activity)
       activations_.end(task);
-    return flops;
+    return result;
   }
 
-  void collective(const Task& task) override
+  TaskResult collective(const Task& task) override
   {
     auto it = collective_comm_.find(task.collective);
     if (it == collective_comm_.end())
-      return;
-    ncclComm_t comm     = it->second;
-    cudaStream_t stream = cuda_stream(task);
-    void* buffer        = buffers_.at(buffer_key(task)).data;
-    int members         = 0;
+      return {}; // a group of one has nothing to exchange
+    ncclComm_t comm = it->second;
+    void* buffer    = buffers_.at(buffer_key(task)).data;
+    int members     = 0;
     check_nccl(ncclCommCount(comm, &members), "ncclCommCount");
     const std::size_t count = elements(task);
     const std::size_t share = std::max<std::size_t>(1, count / members);
     auto* bytes             = static_cast<char*>(buffer);
-    switch (task.kind) {
-    case TaskKind::all_reduce:
-      check_nccl(ncclAllReduce(buffer, buffer, count, nccl_type_, ncclSum, comm, stream), "ncclAllReduce");
-      break;
-    case TaskKind::reduce_scatter: // input: the whole buffer; output: this member's share after it
-      check_nccl(ncclReduceScatter(buffer, bytes + share * members * element_bytes_, share, nccl_type_, ncclSum,
-                                   comm, stream),
-                 "ncclReduceScatter");
-      break;
-    case TaskKind::all_gather: // input: this member's share; output: the gathered buffer after it
-      check_nccl(ncclAllGather(buffer, bytes + share * element_bytes_, share, nccl_type_, comm, stream),
-                 "ncclAllGather");
-      break;
-    default:
-      throw InternalError("cuda executor: task " + std::to_string(task.id) + " is not a collective");
-    }
-    wait(stream, comm, task);
+    return timed(task, comm, [&](cudaStream_t stream) {
+      switch (task.kind) {
+        case TaskKind::all_reduce:
+          check_nccl(ncclAllReduce(buffer, buffer, count, nccl_type_, ncclSum, comm, stream), "ncclAllReduce");
+          break;
+        case TaskKind::reduce_scatter: // input: the whole buffer; output: this member's share after it
+          check_nccl(ncclReduceScatter(buffer, bytes + share * members * element_bytes_, share, nccl_type_, ncclSum,
+                                       comm, stream),
+                     "ncclReduceScatter");
+          break;
+        case TaskKind::all_gather: // input: this member's share; output: the gathered buffer after it
+          check_nccl(ncclAllGather(buffer, bytes + share * element_bytes_, share, nccl_type_, comm, stream),
+                     "ncclAllGather");
+          break;
+        default:
+          throw InternalError("cuda executor: task " + std::to_string(task.id) + " is not a collective");
+      }
+      return 0.0;
+    });
   }
 
-  void send(const Task& task) override
+  TaskResult send(const Task& task) override
   {
-    ncclComm_t comm     = comms_.at({1, setup_.rank * setup_.world_size + task.peer});
-    cudaStream_t stream = cuda_stream(task);
-    check_nccl(ncclSend(buffers_.at(buffer_key(task)).data, elements(task), nccl_type_, 1, comm, stream), "ncclSend");
-    wait(stream, comm, task);
+    ncclComm_t comm = comms_.at({1, setup_.rank * setup_.world_size + task.peer});
+    return timed(task, comm, [&](cudaStream_t stream) {
+      check_nccl(ncclSend(buffers_.at(buffer_key(task)).data, elements(task), nccl_type_, 1, comm, stream), "ncclSend");
+      return 0.0;
+    });
   }
 
-  void recv(const Task& task) override
+  TaskResult recv(const Task& task) override
   {
-    ncclComm_t comm     = comms_.at({1, task.peer * setup_.world_size + setup_.rank});
-    cudaStream_t stream = cuda_stream(task);
-    check_nccl(ncclRecv(buffers_.at(buffer_key(task)).data, elements(task), nccl_type_, 0, comm, stream), "ncclRecv");
-    wait(stream, comm, task);
+    ncclComm_t comm = comms_.at({1, task.peer * setup_.world_size + setup_.rank});
+    return timed(task, comm, [&](cudaStream_t stream) {
+      check_nccl(ncclRecv(buffers_.at(buffer_key(task)).data, elements(task), nccl_type_, 0, comm, stream), "ncclRecv");
+      return 0.0;
+    });
   }
 
   MemoryUse memory_use() const override { return budget_.use(); }
@@ -313,10 +352,11 @@ public:
   void barrier() override
   {
     barrier_buffer_.reserve(budget_, sizeof(float));
-    check_nccl(ncclAllReduce(barrier_buffer_.data, barrier_buffer_.data, 1, ncclFloat32, ncclSum, world_,
-                             barrier_stream_),
-               "ncclAllReduce");
-    wait(barrier_stream_, world_, Task{});
+    check_nccl(
+        ncclAllReduce(barrier_buffer_.data, barrier_buffer_.data, 1, ncclFloat32, ncclSum, world_, barrier_.stream),
+        "ncclAllReduce");
+    check_cuda(cudaEventRecord(barrier_.end, barrier_.stream), "cudaEventRecord");
+    wait(barrier_.end, world_, "barrier");
   }
 
 private:
@@ -345,9 +385,12 @@ private:
 
   std::size_t elements(const Task& task) const
   {
-    return std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(scaled_bytes(task, workload_.scale) / element_bytes_)));
+    return std::max<std::size_t>(
+        1, static_cast<std::size_t>(std::ceil(strategies::scaled_bytes(task, workload_.scale) / element_bytes_)));
   }
 
+  /// A task's Schedule stream, or its pipeline channel (direction and peer): each has its own buffer and CUDA
+  /// stream.
   static std::pair<int, int> buffer_key(const Task& task)
   {
     if (task.stream != Stream::pipeline)
@@ -355,28 +398,53 @@ private:
     return {task.kind == TaskKind::send ? 100 : 200, task.peer};
   }
 
-  /// The CUDA stream of a task's Schedule stream (pipeline: of its channel), created in prepare.
-  cudaStream_t cuda_stream(const Task& task)
+  static TimedStream create_timed_stream()
   {
-    const auto key = buffer_key(task);
-    auto it        = streams_.find(key);
-    if (it != streams_.end())
-      return it->second;
-    cudaStream_t stream = nullptr;
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    return streams_[key] = stream;
+    TimedStream created;
+    check_cuda(cudaStreamCreateWithFlags(&created.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cuda(cudaEventCreate(&created.start), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&created.end), "cudaEventCreate");
+    return created;
   }
 
-  /// Waits for the work enqueued on `stream`, aborting `comm` when a peer fails or the timeout passes.
-  void wait(cudaStream_t stream, ncclComm_t comm, const Task& task) const
+  static void destroy(const TimedStream& s)
+  {
+    if (s.start)
+      cudaEventDestroy(s.start);
+    if (s.end)
+      cudaEventDestroy(s.end);
+    if (s.stream)
+      cudaStreamDestroy(s.stream);
+  }
+
+  /// Enqueues the task's work (`enqueue(stream)`, returning the FLOPs it runs) between its stream's two events,
+  /// waits for the end event and returns the events' elapsed time. The stream holds nothing but this task (the
+  /// previous one was waited for), so the start event fires as soon as it is recorded.
+  template <class Enqueue> TaskResult timed(const Task& task, ncclComm_t comm, Enqueue&& enqueue)
+  {
+    const TimedStream& on = streams_.at(buffer_key(task));
+    check_cuda(cudaEventRecord(on.start, on.stream), "cudaEventRecord");
+    TaskResult result;
+    result.flops = enqueue(on.stream);
+    check_cuda(cudaEventRecord(on.end, on.stream), "cudaEventRecord");
+    wait(on.end, comm, strategies::task_kind_name(task.kind));
+    float milliseconds = 0;
+    check_cuda(cudaEventElapsedTime(&milliseconds, on.start, on.end), "cudaEventElapsedTime");
+    result.device_seconds = milliseconds / 1e3;
+    return result;
+  }
+
+  /// Polls `done` (never an unbounded cudaEventSynchronize), aborting `comm` when a peer fails or the timeout
+  /// passes.
+  void wait(cudaEvent_t done, ncclComm_t comm, std::string_view what) const
   {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(setup_.timeout_s);
     while (true) {
-      const cudaError_t state = cudaStreamQuery(stream);
+      const cudaError_t state = cudaEventQuery(done);
       if (state == cudaSuccess)
         return;
       if (state != cudaErrorNotReady)
-        check_cuda(state, "cudaStreamQuery");
+        check_cuda(state, "cudaEventQuery");
       if (comm) {
         ncclResult_t async = ncclSuccess;
         check_nccl(ncclCommGetAsyncError(comm, &async), "ncclCommGetAsyncError");
@@ -386,8 +454,7 @@ private:
         }
         if (std::chrono::steady_clock::now() > deadline) {
           ncclCommAbort(comm);
-          throw std::runtime_error(std::string(strategies::task_kind_name(task.kind)) + " timed out after " +
-                                   std::to_string(setup_.timeout_s) + " s");
+          throw std::runtime_error(std::string(what) + " timed out after " + std::to_string(setup_.timeout_s) + " s");
         }
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -400,13 +467,13 @@ private:
   int device_ = 0;
   cublasHandle_t cublas_ = nullptr;
   ncclComm_t world_      = nullptr;
-  cudaStream_t barrier_stream_ = nullptr;
+  TimedStream barrier_;
   std::size_t element_bytes_   = 2;
   cudaDataType_t data_type_    = CUDA_R_16F;
   ncclDataType_t nccl_type_    = ncclFloat16;
   std::map<std::pair<int, int>, ncclComm_t> comms_; ///< (0, n): groups; (1, src * world + dst): pipeline pairs
   std::map<int, ncclComm_t> collective_comm_;       ///< collective index -> its group's communicator
-  std::map<std::pair<int, int>, cudaStream_t> streams_;
+  std::map<std::pair<int, int>, TimedStream> streams_; ///< by buffer_key, created in prepare
   std::map<std::tuple<long, long, long>, GemmBuffers> gemms_;
   std::map<std::pair<int, int>, DeviceBuffer> buffers_;
   DeviceBuffer optimizer_;

@@ -37,12 +37,14 @@ struct ScratchDir {
   ~ScratchDir() { std::filesystem::remove_all(path); }
 };
 
-/// `hetsim` with `args`, stdout and stderr into `log`.
+/// `hetsim` (or another program) with `args`, stdout and stderr into `log`.
 class Child {
 public:
-  Child(const std::vector<std::string>& args, const std::filesystem::path& log)
+  Child(const std::vector<std::string>& args, const std::filesystem::path& log) : Child(HETSIM_CLI_PATH, args, log) {}
+  /// `program` is looked up on PATH.
+  Child(const std::string& program, const std::vector<std::string>& args, const std::filesystem::path& log)
   {
-    std::vector<std::string> argv = {HETSIM_CLI_PATH};
+    std::vector<std::string> argv = {program};
     argv.insert(argv.end(), args.begin(), args.end());
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -53,7 +55,7 @@ public:
       for (auto& a : argv)
         pointers.push_back(a.data());
       pointers.push_back(nullptr);
-      ::execv(pointers[0], pointers.data());
+      ::execvp(pointers[0], pointers.data());
       ::_exit(127);
     }
   }

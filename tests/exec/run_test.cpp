@@ -112,3 +112,23 @@ TEST_CASE("run: --ranks must match the cluster")
   CHECK(run.wait(30) == 2);
   CHECK(read_text(dir.path / "log").find("--ranks: the cluster has 4 devices") != std::string::npos);
 }
+
+TEST_CASE("run: the cuda executor on a machine without a GPU is one clear error with exit 2, before any rank")
+{
+  if (fs::exists("/dev/nvidiactl")) {
+    MESSAGE("this machine has an NVIDIA driver: skipped");
+    return;
+  }
+  ScratchDir dir("cuda");
+  auto args = scenario("pp4.json", dir.path);
+  args.insert(args.end(), {"--executor", "cuda"});
+  Child run(args, dir.path / "log");
+  CHECK(run.wait(30) == 2);
+  const std::string text = read_text(dir.path / "log");
+  INFO(text);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  const bool built  = text.find("cannot run on this machine: no usable GPU") != std::string::npos;
+  const bool absent = text.find("no executor 'cuda'") != std::string::npos;
+  CHECK((built || absent));
+  CHECK(text.find("started") == std::string::npos);
+}

@@ -168,3 +168,18 @@ TEST_CASE("compare_traces: iteration and per-kind errors, and traces of differen
   predicted.events.pop_back();
   CHECK_THROWS_AS(compare_traces(measured, predicted), hetsim::InputError);
 }
+
+TEST_CASE("compare_traces: a task that moved other bytes than predicted is refused (another plan or --scale)")
+{
+  Trace measured, predicted;
+  measured.events  = {make_event(0, "send a", "send", "pipeline", 0, 0, 1, 250, 0)};
+  predicted.events = {make_event(0, "send a", "send", "pipeline", 0, 0, 1, 1000, 0)};
+  CHECK_THROWS_WITH_AS(compare_traces(measured, predicted),
+                       doctest::Contains("task 0 'send a' moved 250 bytes in the measured trace but 1000"),
+                       hetsim::InputError);
+  predicted.events[0].bytes = 250;
+  CHECK_NOTHROW(compare_traces(measured, predicted));
+  measured.events[0].bytes  = 0; // unknown: not compared
+  predicted.events[0].bytes = 1000;
+  CHECK_NOTHROW(compare_traces(measured, predicted));
+}

@@ -76,3 +76,20 @@ TEST_CASE("overlapping events of one stream go to separate lanes so that viewers
   CHECK(tid_of[1] != tid_of[2]);
   CHECK(tid_of[3] == tid_of[1]); // lane 1 is free again at 2.5
 }
+
+TEST_CASE("the scale of a measured run round-trips; an unscaled trace does not mention it")
+{
+  Trace t;
+  t.device_labels = {"d0"};
+  t.events.push_back(make_event(1, "a", "forward", "compute", 0, 0, 1, 0, 1));
+  std::ostringstream unscaled;
+  write_chrome_trace(t, unscaled);
+  CHECK(unscaled.str().find("scale") == std::string::npos);
+
+  t.scale         = 0.25;
+  const auto path = std::filesystem::temp_directory_path() / "hetsim_scaled_trace_test.json";
+  write_chrome_trace(t, path.string());
+  const Trace back = read_chrome_trace(path.string());
+  std::filesystem::remove(path);
+  CHECK(back.scale == 0.25);
+}
