@@ -39,7 +39,6 @@ struct RunOptions {
   int iterations        = 3;
   double timeout_s      = 20;
   std::vector<std::string> namespaces;
-  double cpus_per_rank = 0;
   std::string store_dir;
   std::string bind;
   std::vector<std::string> argv; ///< the command line, re-run by every rank
@@ -169,7 +168,6 @@ int run_run(RunOptions& options)
   launch.namespaces = options.namespaces;
   launch.store_dir  = store.path;
   launch.grace_s    = options.timeout_s + 5;
-  launch.cpus_per_rank = options.cpus_per_rank;
   exec::launch(launch);
   finish(options, *scenario, schedule, devices, 0);
   return 0;
@@ -203,10 +201,6 @@ CommandRunner add_run_command(CLI::App& app, int argc, char** argv)
       ->check(CLI::PositiveNumber);
   command->add_option("--netns", options->namespaces, "network namespace of each rank (comma-separated, in rank order)")
       ->delimiter(',');
-  command->add_option("--cpus-per-rank", options->cpus_per_rank,
-                      "limit each rank to this many CPUs (a cgroup quota), so that ranks sharing this machine compute "
-                      "at the same speed whatever the others do")
-      ->check(CLI::PositiveNumber);
   command->add_option("--store-dir", options->store_dir, "rendezvous directory shared by all ranks (mpirun/srun)");
   command->add_option("--bind", options->bind, "address this rank listens on (default: the first non-loopback one)");
   return [options] { return run_run(*options); };

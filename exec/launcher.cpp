@@ -1,7 +1,6 @@
 #include "exec/launcher.hpp"
 
 #include "core/error.hpp"
-#include "exec/cpu_quota.hpp"
 #include "exec/rank.hpp"
 
 #include <arpa/inet.h>
@@ -112,10 +111,6 @@ void launch(const LaunchOptions& options)
   ::sigaction(SIGINT, &action, &old_int);
   ::sigaction(SIGTERM, &action, &old_term);
 
-  std::optional<CpuQuota> quota; // declared before the loop below, so removed only once every rank has exited
-  if (options.cpus_per_rank > 0)
-    quota.emplace(options.cpus_per_rank, options.ranks);
-
   const pid_t self = ::getpid();
   std::vector<pid_t> pids(options.ranks, -1);
   std::vector<int> statuses(options.ranks, 0);
@@ -132,14 +127,6 @@ void launch(const LaunchOptions& options)
     }
     pids[r] = pid;
     ++running;
-    if (quota) {
-      try {
-        quota->add(r, pid); // before the rank has started its threads: it takes a while to exec and load
-      } catch (const InputError& e) {
-        launch_error = e.what();
-        break;
-      }
-    }
   }
   std::string started;
   for (int r = 0; r < running; ++r)

@@ -12,7 +12,6 @@ struct LaunchOptions {
   std::vector<std::string> command;     ///< program and arguments every rank runs
   std::vector<std::string> namespaces;  ///< empty, or one network namespace name (/var/run/netns) per rank
   std::string store_dir;                ///< rendezvous directory passed to the ranks
-  double cpus_per_rank = 0;             ///< > 0: each rank limited to this many CPUs (see cpu_quota.hpp)
   /// After the first rank fails, how long the others may take to notice and exit on their own before they are
   /// killed.
   double grace_s = 25;
