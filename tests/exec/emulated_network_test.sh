@@ -2,10 +2,10 @@
 # The emulated heterogeneous network: four cpu-executor ranks in four network namespaces. Two bridges, one per
 # "region", each with two ranks; a veth pair joins the bridges. tc tbf shapes every rank's link to 1 Gbit/s
 # (both directions) and the link between the regions to 100 Mbit/s (each direction), which is exactly the
-# cluster.json beside this script. The buckets hold 64 kB, one full-size veth packet: a larger bucket lets
-# every message that follows an idle spell leave its first bucketful at veth speed, a per-message bonus no
-# α-β link can express. (Smaller buckets need smaller packets, and with packets capped at 8 segments the
-# runs stalled for seconds now and then.)
+# cluster.json beside this script. The 256 kB buckets have a peak rate 5% above their rate: without it every
+# message that follows an idle spell would leave its first bucketful at veth speed, a per-message bonus no α-β
+# link can express. (Smaller buckets would need no peak rate, but with 64 kB buckets, or 24 kB ones and
+# packets capped at 8 segments, some runs stalled for seconds.)
 #
 # Calibrate on four plans (data-parallel ranks all computing at once at micro-batch 1 and 2; ring all-reduce,
 # reduce-scatter and all-gather over both link classes; pipeline sends inside and between regions, two of them
@@ -44,10 +44,10 @@ if ! ip netns add "${tag}n0" 2>/dev/null; then
 fi
 namespaces+=("${tag}n0")
 
-shape() { # shape DEVICE RATE BURST [netns]: token bucket on DEVICE's egress
+shape() { # shape DEVICE RATE PEAKRATE [netns]: token bucket on DEVICE's egress
   local run=()
   [ $# -ge 4 ] && run=(ip netns exec "$4")
-  "${run[@]}" tc qdisc add dev "$1" root tbf rate "$2" burst "$3" latency 400ms
+  "${run[@]}" tc qdisc add dev "$1" root tbf rate "$2" burst 256kb peakrate "$3" mtu 64kb latency 400ms
 }
 
 for bridge in 0 1; do
@@ -65,15 +65,15 @@ for r in 0 1 2 3; do
   # Packets of at most 8 segments (~12 kB): the buckets can then stay small (below).
   ip -n "$ns" link set eth0 up
   ip -n "$ns" link set lo up
-  shape eth0 1gbit 64kb "$ns"       # the rank's uploads
-  shape "${tag}v$r" 1gbit 64kb     # its downloads
+  shape eth0 1gbit 1050mbit "$ns"       # the rank's uploads
+  shape "${tag}v$r" 1gbit 1050mbit     # its downloads
 done
 ip link add "${tag}w0" type veth peer name "${tag}w1"
 links+=("${tag}w0")
 ip link set "${tag}w0" master "${tag}b0" up
 ip link set "${tag}w1" master "${tag}b1" up
-shape "${tag}w0" 100mbit 64kb
-shape "${tag}w1" 100mbit 64kb
+shape "${tag}w0" 100mbit 105mbit
+shape "${tag}w1" 100mbit 105mbit
 
 start=$(date +%s)
 netns="${tag}n0,${tag}n1,${tag}n2,${tag}n3"
