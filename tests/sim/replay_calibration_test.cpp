@@ -27,12 +27,12 @@ struct SimulatedRun {
   traces::Trace trace;
 };
 
-std::unique_ptr<SimulatedRun> simulated_run(const std::string& plan_name, const Cluster& truth,
+std::unique_ptr<SimulatedRun> simulated_run(const std::string& plan_file, const Cluster& truth,
                                             const models::Workload& workload,
                                             const costmodel::Calibration& true_calibration)
 {
   auto run      = std::make_unique<SimulatedRun>();
-  run->plan     = strategies::load_plan(kData + plan_name + ".json", truth, workload);
+  run->plan     = strategies::load_plan(plan_file, truth, workload);
   run->problem  = strategies::problem_for_plan(truth, workload, run->plan);
   run->schedule = strategies::lower(run->plan, run->problem);
   SimOptions options;
@@ -67,11 +67,12 @@ TEST_CASE("replaying the calibration runs recovers a link that the runs shared")
   truth_fit.links["inter_node"]      = {1e-4, 8 / 0.9e9};
   const Cluster truth = costmodel::calibrated_cluster(cluster, truth_fit);
 
-  // cal_pp2dp2 sends two pipeline flows over the one WAN link at once; cal_pp4 one at a time.
+  // cal_pp2dp2 sends two pipeline flows over the one WAN link at once; pp4 (1F1B, micro-batch 2) one at a time.
   std::vector<std::unique_ptr<SimulatedRun>> runs;
   std::vector<traces::Trace> measured;
-  for (const char* name : {"cal_pp2dp2", "cal_pp4", "cal_dp4"}) {
-    runs.push_back(simulated_run(name, truth, workload, truth_fit));
+  const std::string exec_data = std::string(HETSIM_SOURCE_DIR) + "/tests/exec/data/";
+  for (const std::string& file : {kData + "cal_pp2dp2.json", exec_data + "pp4.json", kData + "cal_dp4.json"}) {
+    runs.push_back(simulated_run(file, truth, workload, truth_fit));
     measured.push_back(runs.back()->trace);
   }
   std::vector<std::string> skipped;
