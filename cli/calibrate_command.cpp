@@ -6,8 +6,6 @@
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
 #include "sim/replay_calibration.hpp"
-#include "strategies/lower.hpp"
-#include "strategies/scale.hpp"
 #include "traces/calibrate.hpp"
 
 #include <cstdio>
@@ -34,29 +32,20 @@ costmodel::Calibration refine_by_replay(const CalibrateOptions& options, const s
   if (options.plans.size() != options.traces.size())
     throw InputError("calibrate: give one --plan per --trace (got " + std::to_string(options.traces.size()) +
                      " traces and " + std::to_string(options.plans.size()) + " plans)");
-  std::vector<std::unique_ptr<Scenario>> scenarios;
-  std::vector<strategies::Schedule> schedules;
+  std::vector<MeasuredRun> loaded;
   std::vector<sim::CalibrationRun> runs;
   for (std::size_t i = 0; i < options.plans.size(); ++i) {
-    ScenarioOptions scenario_options;
-    scenario_options.cluster = options.cluster;
-    scenario_options.model   = options.model;
-    scenario_options.plan    = options.plans[i];
-    scenarios.push_back(std::make_unique<Scenario>());
-    load_scenario(scenario_options, *scenarios.back());
-    // A run at --scale ran every task scaled: replay exactly that work.
-    schedules.push_back(strategies::scale_schedule(strategies::lower(scenarios.back()->plan, scenarios.back()->problem),
-                                                   measured[i].scale));
-    if (schedules.back().tasks.size() != measured[i].events.size())
+    loaded.push_back(load_measured_run(options.cluster, options.model, options.plans[i], measured[i].scale));
+    if (loaded.back().schedule.tasks.size() != measured[i].events.size())
       throw InputError("calibrate: " + options.traces[i] + " has " + std::to_string(measured[i].events.size()) +
                        " tasks but the schedule of " + options.plans[i] + " has " +
-                       std::to_string(schedules.back().tasks.size()) + " (was it measured with that plan?)");
+                       std::to_string(loaded.back().schedule.tasks.size()) + " (was it measured with that plan?)");
   }
-  for (std::size_t i = 0; i < options.plans.size(); ++i)
-    runs.push_back({&measured[i], &scenarios[i]->plan, &schedules[i], scenarios[i]->problem});
+  for (std::size_t i = 0; i < loaded.size(); ++i)
+    runs.push_back({&measured[i], &loaded[i].scenario->plan, &loaded[i].schedule, loaded[i].scenario->problem});
   std::vector<sim::ReplayFitRound> rounds;
   const costmodel::Calibration refined =
-      sim::fit_links_by_replay(first_fit, scenarios.front()->cluster, std::move(runs), 6, 0.005, &rounds);
+      sim::fit_links_by_replay(first_fit, loaded.front().scenario->cluster, std::move(runs), 6, 0.005, &rounds);
   for (std::size_t r = 0; r < rounds.size(); ++r) {
     std::printf("replay round %zu: measured/simulated communication", r + 1);
     for (const auto& [link, scale] : rounds[r].scale)
@@ -104,8 +93,9 @@ CommandRunner add_calibrate_command(CLI::App& app)
   auto options      = std::make_shared<CalibrateOptions>();
   CLI::App* command = app.add_subcommand(
       "calibrate", "Fit the cost model to traces measured by `hetsim run`: per GPU type, compute efficiency by "
-                   "micro-batch tokens; per link class (intra_node, inter_node, inter_region), latency alpha and "
-                   "seconds per byte beta by least squares. Use the result with --calibration.");
+                   "micro-batch tokens; per link class (intra_node, inter_node, inter_region), latency alpha, "
+                   "seconds per byte beta and a per-collective overhead by least squares (refined by replaying the "
+                   "runs when --plan is given). Use the result with --calibration.");
   command->add_option("--trace", options->traces, "measured trace (trace.json of `hetsim run`); repeat for several")
       ->required()
       ->check(CLI::ExistingFile);

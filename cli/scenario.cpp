@@ -4,7 +4,9 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "costmodel/link_class.hpp"
+#include "strategies/lower.hpp"
 #include "strategies/plan_json.hpp"
+#include "strategies/scale.hpp"
 
 namespace hetsim::cli {
 
@@ -47,6 +49,22 @@ void apply_link_calibration(Scenario& scenario, const costmodel::Calibration& ca
 {
   // Assigned in place: the Problem keeps pointing at scenario.cluster.
   scenario.cluster = costmodel::calibrated_cluster(scenario.cluster, calibration);
+}
+
+MeasuredRun load_measured_run(const std::string& cluster, const std::string& model, const std::string& plan,
+                              double scale, const costmodel::Calibration* calibration)
+{
+  ScenarioOptions options;
+  options.cluster = cluster;
+  options.model   = model;
+  options.plan    = plan;
+  MeasuredRun run;
+  run.scenario = std::make_unique<Scenario>();
+  load_scenario(options, *run.scenario);
+  if (calibration)
+    apply_link_calibration(*run.scenario, *calibration);
+  run.schedule = strategies::scale_schedule(strategies::lower(run.scenario->plan, run.scenario->problem), scale);
+  return run;
 }
 
 } // namespace hetsim::cli

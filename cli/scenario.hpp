@@ -6,9 +6,11 @@
 #include "models/workload.hpp"
 #include "strategies/plan.hpp"
 #include "strategies/problem.hpp"
+#include "strategies/schedule.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <string>
 
 namespace hetsim::cli {
@@ -47,5 +49,14 @@ void load_scenario(const ScenarioOptions& options, Scenario& scenario);
 /// Replaces the cluster's links by the calibration's fitted link classes (compute efficiencies are applied by
 /// whoever times compute, from the same Calibration).
 void apply_link_calibration(Scenario& scenario, const costmodel::Calibration& calibration);
+
+/// A measured run's scenario (the cluster, the model and the plan it ran; links calibrated when given) and the
+/// Schedule it executed: lowered, then scaled by the run's `--scale`, so that a replay does exactly its work.
+struct MeasuredRun {
+  std::unique_ptr<Scenario> scenario;
+  strategies::Schedule schedule;
+};
+MeasuredRun load_measured_run(const std::string& cluster, const std::string& model, const std::string& plan,
+                              double scale, const costmodel::Calibration* calibration = nullptr);
 
 } // namespace hetsim::cli

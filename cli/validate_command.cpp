@@ -6,8 +6,6 @@
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
 #include "sim/simulate.hpp"
-#include "strategies/lower.hpp"
-#include "strategies/scale.hpp"
 #include "traces/validate.hpp"
 
 #include <cmath>
@@ -43,21 +41,14 @@ int run_validate(const ValidateOptions& options)
   nlohmann::json plans = nlohmann::json::array();
   std::printf("%-28s %12s %12s %8s  per-kind median |task error|\n", "plan", "measured s", "predicted s", "error");
   for (std::size_t i = 0; i < options.traces.size(); ++i) {
-    ScenarioOptions scenario_options;
-    scenario_options.cluster = options.cluster;
-    scenario_options.model   = options.model;
-    scenario_options.plan    = options.plans[i];
-    auto scenario            = std::make_unique<Scenario>();
-    load_scenario(scenario_options, *scenario);
-    if (calibration)
-      apply_link_calibration(*scenario, *calibration);
     const traces::Trace trace = traces::read_chrome_trace(options.traces[i]);
-    // A run at --scale ran every task scaled: simulate exactly that work.
-    const strategies::Schedule schedule =
-        strategies::scale_schedule(strategies::lower(scenario->plan, scenario->problem), trace.scale);
+    const MeasuredRun run     = load_measured_run(options.cluster, options.model, options.plans[i], trace.scale,
+                                                  calibration ? &*calibration : nullptr);
+    const Scenario& scenario             = *run.scenario;
+    const strategies::Schedule& schedule = run.schedule;
     sim::SimOptions sim_options;
     sim_options.calibration = calibration ? &*calibration : nullptr;
-    const sim::SimResult result = sim::simulate(scenario->plan, scenario->problem, schedule, sim_options);
+    const sim::SimResult result = sim::simulate(scenario.plan, scenario.problem, schedule, sim_options);
     const traces::Comparison c  = traces::compare_traces(trace, result.trace);
     measured.push_back(c.measured_iteration_s);
     predicted.push_back(c.predicted_iteration_s);
