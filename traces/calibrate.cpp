@@ -25,14 +25,20 @@ struct Transfer {
   bool collective   = false;
 };
 
-/// Least squares of the observations on the given columns of [steps, steps·bytes, collective]; the unused ones
-/// get 0.
-Eigen::Vector3d solve(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const std::vector<int>& columns)
+/// The given columns of `a`, in that order.
+Eigen::MatrixXd columns_of(const Eigen::MatrixXd& a, const std::vector<int>& columns)
 {
   Eigen::MatrixXd used(a.rows(), static_cast<Eigen::Index>(columns.size()));
   for (std::size_t j = 0; j < columns.size(); ++j)
     used.col(static_cast<Eigen::Index>(j)) = a.col(columns[j]);
-  const Eigen::VectorXd x = used.colPivHouseholderQr().solve(y);
+  return used;
+}
+
+/// Least squares of the observations on the given columns of [steps, steps·bytes, collective]; the unused ones
+/// get 0.
+Eigen::Vector3d solve(const Eigen::MatrixXd& a, const Eigen::VectorXd& y, const std::vector<int>& columns)
+{
+  const Eigen::VectorXd x = columns_of(a, columns).colPivHouseholderQr().solve(y);
   Eigen::Vector3d full    = Eigen::Vector3d::Zero();
   for (std::size_t j = 0; j < columns.size(); ++j)
     full(columns[j]) = x(static_cast<Eigen::Index>(j));
@@ -65,25 +71,19 @@ costmodel::LinkCalibration fit_link(const std::string& name, const std::vector<T
     distinct_sizes |= t.step_bytes != transfers.front().step_bytes;
     (t.collective ? collectives : sends) = true;
   }
-  // A collective's own cost needs both sends and collectives; latency needs two sizes. When the observations
-  // cannot tell all three apart (sends of one size, collective steps of another), the collective cost is kept
-  // and latency left out: calibration runs on a cluster are of that shape, and there the per-call cost of a
-  // collective library is the larger of the two.
+  // A collective's own cost needs both sends and collectives; latency needs two sizes. Terms go in that order,
+  // and the last ones are dropped while the observations cannot tell them apart (sends of one size, collective
+  // steps of another: three unknowns, two groups). The collective cost is kept before latency: calibration
+  // runs on a cluster are of that shape, and there the per-call cost of a collective library is the larger.
   std::vector<int> columns{1};
   if (sends && collectives)
     columns.push_back(2);
   if (distinct_sizes)
     columns.push_back(0);
-  // Then drop the last-added terms while the observations cannot tell them apart (e.g. sends of one size and
-  // collectives of another: three unknowns, two groups) or while a term comes out negative.
-  auto rank_of = [&](const std::vector<int>& used) {
-    Eigen::MatrixXd m(a.rows(), static_cast<Eigen::Index>(used.size()));
-    for (std::size_t j = 0; j < used.size(); ++j)
-      m.col(static_cast<Eigen::Index>(j)) = a.col(used[j]);
-    return static_cast<std::size_t>(m.colPivHouseholderQr().rank());
-  };
-  while (columns.size() > 1 && rank_of(columns) < columns.size())
+  while (columns.size() > 1 &&
+         static_cast<std::size_t>(columns_of(a, columns).colPivHouseholderQr().rank()) < columns.size())
     columns.pop_back();
+  // A term that comes out negative is noise: drop it and solve again.
   Eigen::Vector3d x = solve(a, y, columns);
   while (columns.size() > 1) {
     const auto negative = std::find_if(columns.begin() + 1, columns.end(), [&](int c) { return x(c) < 0; });
