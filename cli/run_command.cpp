@@ -116,6 +116,11 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
     // Threads of the failed iteration may still be blocked inside the executor: end the process now.
     std::cerr << "hetsim: " << e.what() << std::endl;
     (void)executor.release();
+    // The run is over for every rank: its rendezvous directory under --store-dir goes, or a failed run would
+    // leave one behind for each try.
+    std::error_code ignored;
+    if (!identity.job.empty())
+      fs::remove_all(setup.store_dir, ignored);
     std::_Exit(2);
   }
   if (!identity.from_local_launcher && identity.rank == 0) {

@@ -1,9 +1,8 @@
 #include "exec/rank.hpp"
 
-#include "costmodel/link_class.hpp"
 #include "exec/liveness.hpp"
 #include "exec/stream_runner.hpp"
-#include "strategies/scale.hpp"
+#include "strategies/task_annotation.hpp"
 
 #include <algorithm>
 #include <map>
@@ -29,19 +28,12 @@ traces::TraceEvent event_of(const strategies::Schedule& schedule, const Cluster&
   e.kind    = std::string(strategies::task_kind_name(task.kind));
   e.stream  = std::string(strategies::stream_name(task.stream));
   e.device  = task.device;
-  if (strategies::is_compute(task.kind)) {
-    e.tokens = static_cast<double>(task.samples) * workload.model->seq_len;
-  } else {
-    e.bytes = strategies::scaled_bytes(task, workload.scale);
-    if (strategies::is_p2p(task.kind)) {
-      e.link = std::string(costmodel::link_class(cluster, task.device, task.peer));
-    } else {
-      const auto& collective = schedule.collectives[task.collective];
-      e.link       = std::string(costmodel::ring_link_class(cluster, collective.devices));
-      e.members    = static_cast<int>(collective.devices.size());
-      e.collective = task.collective;
-    }
-  }
+  auto a    = strategies::annotate_task(schedule, cluster, task, workload.model->seq_len, workload.scale);
+  e.tokens     = a.tokens;
+  e.bytes      = a.bytes;
+  e.link       = std::move(a.link);
+  e.members    = a.members;
+  e.collective = a.collective;
   return e;
 }
 

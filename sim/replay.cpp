@@ -7,6 +7,7 @@
 #include "sim/isolate.hpp"
 #include "sim/network.hpp"
 #include "sim/platform.hpp"
+#include "strategies/task_annotation.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -396,14 +397,18 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& 
   return timings;
 }
 
-traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const std::vector<TaskTiming>& timings)
+traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const std::vector<TaskTiming>& timings,
+                         int seq_len, Dtype dtype)
 {
   HETSIM_ASSERT(timings.size() == schedule.tasks.size());
   traces::Trace trace;
   trace.source = "simulation";
-  for (const Device& device : cluster.devices())
-    trace.device_labels.push_back("dev" + std::to_string(device.id) + " " + cluster.gpu_of(device.id).name + " @ " +
+  for (const Device& device : cluster.devices()) {
+    const GpuSpec& gpu = cluster.gpu_of(device.id);
+    trace.device_labels.push_back("dev" + std::to_string(device.id) + " " + gpu.name + " @ " +
                                   cluster.node_of(device.id).name);
+    trace.devices.push_back(traces::TraceDevice{gpu.name, gpu.peak_flops(dtype)});
+  }
   trace.events.reserve(schedule.tasks.size());
   for (const Task& task : schedule.tasks) {
     traces::TraceEvent event;
@@ -414,8 +419,14 @@ traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const
     event.device  = task.device;
     event.start_s = timings[task.id].start_s;
     event.end_s   = timings[task.id].end_s;
-    event.bytes   = task.bytes;
     event.flops   = task.flops;
+    // The Schedule replayed is already at the run's scale.
+    auto a           = strategies::annotate_task(schedule, cluster, task, seq_len, 1.0);
+    event.tokens     = a.tokens;
+    event.bytes      = a.bytes;
+    event.link       = std::move(a.link);
+    event.members    = a.members;
+    event.collective = a.collective;
     trace.events.push_back(std::move(event));
   }
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const auto& a, const auto& b) {

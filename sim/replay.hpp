@@ -57,8 +57,10 @@ std::vector<TaskTiming> replay(Engine& engine, const Platform& platform, const s
 std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const strategies::Schedule& schedule,
                                         const ReplayOptions& options);
 
-/// One trace event per task (source "simulation"), labelled with Schedule::task_name.
+/// One trace event per task (source "simulation"), labelled with Schedule::task_name and annotated as a
+/// measured trace is (strategies/task_annotation.hpp), so that it can calibrate too; the devices' peak FLOP/s
+/// are for `dtype`.
 traces::Trace make_trace(const Cluster& cluster, const strategies::Schedule& schedule,
-                         const std::vector<TaskTiming>& timings);
+                         const std::vector<TaskTiming>& timings, int seq_len, Dtype dtype);
 
 } // namespace hetsim::sim

@@ -207,7 +207,12 @@ Report report_from_trace(const strategies::Plan& plan, const strategies::Problem
     if (!seen[id])
       throw InputError("trace: no event for task " + std::to_string(id) + " '" +
                        schedule.task_name(static_cast<int>(id)) + "' of the plan's schedule");
-  return make_report(plan, problem, schedule, timings);
+  Report report = make_report(plan, problem, schedule, timings);
+  // A run at --scale S did S² of the model's FLOPs (strategies/scale.hpp), in the time it measured.
+  const double done = trace.scale * trace.scale;
+  report.tflops_per_s *= done;
+  report.mfu *= done;
+  return report;
 }
 
 nlohmann::json report_to_json(const Report& report)

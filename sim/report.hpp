@@ -64,7 +64,8 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
                    const strategies::Schedule& schedule, const std::vector<TaskTiming>& timings);
 
 /// The same from a trace of the schedule (measured or simulated): one event per task, matched by task id.
-/// Throws InputError when a task has no event.
+/// Throws InputError when a task has no event. FLOP/s and MFU count the FLOPs the run did: those of the model
+/// at the trace's scale.
 Report report_from_trace(const strategies::Plan& plan, const strategies::Problem& problem,
                          const strategies::Schedule& schedule, const traces::Trace& trace);
 

@@ -41,7 +41,7 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
   SimResult result;
   result.report = make_report(plan, problem, schedule, timings);
   if (options.trace)
-    result.trace = make_trace(cluster, schedule, timings);
+    result.trace = make_trace(cluster, schedule, timings, problem.workload->seq_len, problem.dtype);
   return result;
 }
 

@@ -62,9 +62,15 @@ for r in 0 1 2 3; do
   links+=("${tag}v$r")
   ip link set "${tag}v$r" master "${tag}b$(( r / 2 ))" up
   ip -n "$ns" addr add "10.77.0.$(( r + 1 ))/24" dev eth0
-  # Packets of at most 8 segments (~12 kB): the buckets can then stay small (below).
   ip -n "$ns" link set eth0 up
   ip -n "$ns" link set lo up
+  # TCP as a link model expects it. Every run starts afresh: no congestion window cached from the previous
+  # run's connections to the same address (runs would depend on their order), none shrunk after a compute
+  # phase's idle spell. And a connection queues at most 64 kB in its rank's upload shaper: Gloo sends both ways
+  # over one connection per pair, so the acknowledgements of what a rank receives ride behind what it sends;
+  # behind a deep backlog they come late and throttle the other direction, which an α-β link cannot express.
+  ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_no_metrics_save=1 net.ipv4.tcp_slow_start_after_idle=0 \
+    net.ipv4.tcp_limit_output_bytes=65536
   shape eth0 1gbit 1050mbit "$ns"       # the rank's uploads
   shape "${tag}v$r" 1gbit 1050mbit     # its downloads
 done
@@ -77,16 +83,32 @@ shape "${tag}w1" 100mbit 105mbit
 
 start=$(date +%s)
 netns="${tag}n0,${tag}n1,${tag}n2,${tag}n3"
-run_plan() {
+# Each plan runs twice, in two interleaved rounds, and keeps its faster run: a busy spell of the machine (other
+# jobs on a shared CI host) that lasts a whole run then slows only one of them.
+iteration_time() { sed -n 's/^ *iteration time *\([0-9.]*\) s$/\1/p' "$1"; }
+run_plan() { # run_plan PLAN ROUND
+  local out="$work/round$2/$1"
   "$hetsim" run --cluster "$data/cluster.json" --model "$data/model.json" --plan "$data/$1.json" \
-    --netns "$netns" --trace-dir "$work/$1" --warmup 1 --iterations 9 --timeout-s 30 >"$work/$1.log" 2>&1 ||
-    { cat "$work/$1.log"; echo "FAIL: hetsim run $1"; exit 1; }
-  grep "iteration time" "$work/$1.log" | sed "s/^/$1: measured/"
+    --netns "$netns" --trace-dir "$out" --warmup 1 --iterations 9 --timeout-s 30 >"$out.log" 2>&1 ||
+    { cat "$out.log"; echo "FAIL: hetsim run $1"; exit 1; }
+}
+keep_faster_run() { # keep_faster_run PLAN: its trace directory becomes $work/PLAN
+  local first second
+  first=$(iteration_time "$work/round1/$1.log")
+  second=$(iteration_time "$work/round2/$1.log")
+  local kept=1
+  awk -v a="$first" -v b="$second" 'BEGIN { exit !(b < a) }' && kept=2
+  mv "$work/round$kept/$1" "$work/$1"
+  echo "$1: measured iteration time $first s, $second s; kept $(iteration_time "$work/round$kept/$1.log") s"
 }
 
 calibration_plans=(cal_dp4 cal_dp4_mb1 cal_pp2dp2 cal_pp4)
 validation_plans=(dp4_zero3 pp4_gpipe pp2dp2_wan_dp dp4_zero2 pp2dp2_zero3 dp4_zero1)
-for plan in "${calibration_plans[@]}" "${validation_plans[@]}"; do run_plan "$plan"; done
+mkdir "$work/round1" "$work/round2"
+for round in 1 2; do
+  for plan in "${calibration_plans[@]}" "${validation_plans[@]}"; do run_plan "$plan" "$round"; done
+done
+for plan in "${calibration_plans[@]}" "${validation_plans[@]}"; do keep_faster_run "$plan"; done
 
 runs=()
 for plan in "${calibration_plans[@]}"; do runs+=(--trace "$work/$plan/trace.json" --plan "$data/$plan.json"); done
@@ -102,6 +124,6 @@ status=0
 "$hetsim" validate --cluster "$data/cluster.json" --model "$data/model.json" --calibration "$work/calibration.json" \
   "${pairs[@]}" --max-error 0.30 --min-spearman 0.9 >/dev/null || status=$?
 echo "15% target on every plan: $target"
-echo "emulated network test: $(( $(date +%s) - start )) s for ${#calibration_plans[@]} calibration and ${#validation_plans[@]} validation runs"
+echo "emulated network test: $(( $(date +%s) - start )) s for ${#calibration_plans[@]} calibration and ${#validation_plans[@]} validation plans, two runs each"
 [ "$status" -eq 0 ] || { echo "FAIL: a prediction outside 30% or Spearman below 0.9"; exit 1; }
 echo "PASS"

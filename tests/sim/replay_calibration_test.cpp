@@ -18,8 +18,7 @@ namespace {
 
 const std::string kData = std::string(HETSIM_SOURCE_DIR) + "/tests/exec/netns/";
 
-/// One calibration run of the emulated two-region network, simulated on the "true" links, its trace annotated
-/// as `hetsim run` annotates a measured one.
+/// One calibration run of the emulated two-region network, simulated on the "true" links.
 struct SimulatedRun {
   strategies::Plan plan;
   strategies::Problem problem;
@@ -38,21 +37,6 @@ std::unique_ptr<SimulatedRun> simulated_run(const std::string& plan_file, const 
   SimOptions options;
   options.calibration = &true_calibration;
   run->trace          = simulate(run->plan, run->problem, run->schedule, options).trace;
-  for (const Device& device : truth.devices())
-    run->trace.devices.push_back({truth.gpu_of(device.id).name, truth.gpu_of(device.id).peak_flops(Dtype::fp16)});
-  for (auto& e : run->trace.events) {
-    const strategies::Task& task = run->schedule.tasks[e.task_id];
-    if (strategies::is_compute(task.kind)) {
-      e.tokens = static_cast<double>(task.samples) * workload.seq_len;
-    } else if (strategies::is_p2p(task.kind)) {
-      e.link = std::string(costmodel::link_class(truth, task.device, task.peer));
-    } else {
-      const auto& collective = run->schedule.collectives[task.collective];
-      e.link       = std::string(costmodel::ring_link_class(truth, collective.devices));
-      e.members    = static_cast<int>(collective.devices.size());
-      e.collective = task.collective;
-    }
-  }
   return run;
 }
 

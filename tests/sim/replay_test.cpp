@@ -167,8 +167,8 @@ TEST_CASE("replay: two runs give identical timings and traces")
   REQUIRE(first.size() == second.size());
   CHECK(std::memcmp(first.data(), second.data(), first.size() * sizeof(TaskTiming)) == 0);
   std::ostringstream a, c;
-  traces::write_chrome_trace(make_trace(cluster, b.schedule(), first), a);
-  traces::write_chrome_trace(make_trace(cluster, b.schedule(), second), c);
+  traces::write_chrome_trace(make_trace(cluster, b.schedule(), first, 1, Dtype::fp16), a);
+  traces::write_chrome_trace(make_trace(cluster, b.schedule(), second, 1, Dtype::fp16), c);
   CHECK(a.str() == c.str());
 }
 

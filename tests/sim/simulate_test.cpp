@@ -163,6 +163,42 @@ TEST_CASE("simulate: report figures follow from the timings")
   CHECK(result.trace.events.size() == s.schedule.tasks.size());
   CHECK(result.trace.source == "simulation");
   CHECK(result.trace.device_labels.size() == 4);
+
+  // Annotated as a measured trace is, so a simulated run can calibrate too.
+  REQUIRE(result.trace.devices.size() == 4);
+  CHECK(result.trace.devices[2].peak_flops == s.cluster.gpu_of(2).peak_flops(Dtype::fp16));
+  int collectives = 0, sends = 0;
+  for (const auto& e : result.trace.events) {
+    CAPTURE(e.name);
+    const strategies::Task& task = s.schedule.tasks[e.task_id];
+    if (strategies::is_compute(task.kind)) {
+      CHECK(e.tokens == static_cast<double>(task.samples) * kSeqLen);
+    } else if (strategies::is_p2p(task.kind)) {
+      ++sends;
+      CHECK(!e.link.empty());
+    } else {
+      ++collectives;
+      CHECK(e.collective == task.collective);
+      CHECK(e.members == static_cast<int>(s.schedule.collectives[task.collective].devices.size()));
+      CHECK(!e.link.empty());
+    }
+  }
+  CHECK(collectives > 0);
+  CHECK(sends > 0);
+}
+
+TEST_CASE("report from a trace: FLOP/s and MFU count the FLOPs done at the trace's scale")
+{
+  const Scenario s;
+  const SimResult result = simulate(s.plan, s.problem, s.schedule);
+  traces::Trace scaled   = result.trace;
+  scaled.scale           = 0.5;
+  const Report full      = report_from_trace(s.plan, s.problem, s.schedule, result.trace);
+  const Report quarter   = report_from_trace(s.plan, s.problem, s.schedule, scaled);
+  REQUIRE(full.mfu > 0);
+  CHECK(quarter.mfu == doctest::Approx(full.mfu / 4));
+  CHECK(quarter.tflops_per_s == doctest::Approx(full.tflops_per_s / 4));
+  CHECK(quarter.iteration_time_s == full.iteration_time_s);
 }
 
 TEST_CASE("simulate: two runs give byte-identical report JSON and trace")
