@@ -8,13 +8,11 @@
 # packets capped at 8 segments, some runs stalled for seconds.)
 #
 # Calibrate on four plans (data-parallel ranks all computing at once at micro-batch 1 and 2; ring all-reduce,
-# reduce-scatter and all-gather over both link classes; pipeline sends inside and between regions, two of them
-# sharing the slow link at once), refining the links by replaying those runs in the simulator; then predict
-# six other plans. The test fails when a plan is off by more than 30% or the Spearman rank correlation is
-# below 0.9, and reports whether every plan is within the 15% target: four single-threaded ranks share two
-# cores, so data-parallel plans, whose ranks all compute at once, run their compute slower than the
-# calibration's mix of pipelined and data-parallel runs predicts, by an amount that depends on the machine's
-# other load (see README, "Running for real").
+# reduce-scatter and all-gather over both link classes, inside a region at two sizes; pipeline sends inside and
+# between regions, two of them sharing the slow link at once), refining the links by replaying those runs in
+# the simulator; then predict six other plans. Each plan runs at least twice and keeps its fastest run (below).
+# The test fails when a plan is off by more than 30% or the Spearman rank correlation is below 0.9, and reports
+# whether every plan is within the 15% target, which it misses in some runs (see README, "Running for real").
 #
 # Usage: emulated_network_test.sh HETSIM DATA_DIR. Exits 77 (skipped) when it cannot create namespaces.
 set -euo pipefail
@@ -83,32 +81,77 @@ shape "${tag}w1" 100mbit 105mbit
 
 start=$(date +%s)
 netns="${tag}n0,${tag}n1,${tag}n2,${tag}n3"
-# Each plan runs twice, in two interleaved rounds, and keeps its faster run: a busy spell of the machine (other
-# jobs on a shared CI host) that lasts a whole run then slows only one of them.
+# Each plan runs in two interleaved rounds, and keeps its fastest run among those the host left alone. On a
+# virtual machine the hypervisor can take the CPUs away for seconds (steal time): such a run times the host, not
+# the network, and is repeated, in up to two more rounds. Without any undisturbed run the fastest one counts.
 iteration_time() { sed -n 's/^ *iteration time *\([0-9.]*\) s$/\1/p' "$1"; }
-run_plan() { # run_plan PLAN ROUND
-  local out="$work/round$2/$1"
+# TCP retransmissions and timeouts in the ranks' namespaces, packets the shapers dropped, and CPU time the
+# hypervisor took from this machine (steal, in 1/100 s, summed over its CPUs).
+network_counters() {
+  local retransmits=0 timeouts=0 drops=0 ns r n
+  for ns in "${namespaces[@]}"; do
+    n=$(ip netns exec "$ns" nstat -az TcpRetransSegs | awk '$1 == "TcpRetransSegs" { print $2 }')
+    retransmits=$(( retransmits + ${n:-0} ))
+    n=$(ip netns exec "$ns" nstat -az TcpExtTCPTimeouts | awk '$1 == "TcpExtTCPTimeouts" { print $2 }')
+    timeouts=$(( timeouts + ${n:-0} ))
+    n=$(ip netns exec "$ns" tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -1)
+    drops=$(( drops + ${n:-0} ))
+  done
+  for r in v0 v1 v2 v3 w0 w1; do
+    n=$(tc -s qdisc show dev "${tag}$r" | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -1)
+    drops=$(( drops + ${n:-0} ))
+  done
+  echo "$retransmits $timeouts $drops $(awk '$1 == "cpu" { print $9 }' /proc/stat) $(date +%s%N | cut -c1-12)"
+}
+cpus=$(nproc)
+# run_plan PLAN ROUND: leaves round$ROUND/PLAN{,.log,.network}, and round$ROUND/PLAN.quiet when undisturbed.
+run_plan() {
+  local out="$work/round$2/$1" before after
+  mkdir -p "$work/round$2"
+  before=($(network_counters))
   "$hetsim" run --cluster "$data/cluster.json" --model "$data/model.json" --plan "$data/$1.json" \
     --netns "$netns" --trace-dir "$out" --warmup 1 --iterations 9 --timeout-s 30 >"$out.log" 2>&1 ||
     { cat "$out.log"; echo "FAIL: hetsim run $1"; exit 1; }
+  after=($(network_counters))
+  local steal=$(( after[3] - before[3] )) wall=$(( after[4] - before[4] )) # both in 1/100 s
+  echo "$(( after[0] - before[0] )) retransmitted, $(( after[1] - before[1] )) timeouts," \
+    "$(( after[2] - before[2] )) dropped, steal $(( 100 * steal / (wall * cpus) ))%" >"$out.network"
+  # Undisturbed: the hypervisor took less than 15% of the CPU time the run had. (Quiet runs see 0–10%; the
+  # spells that slowed runs by 10–70% took 30–65%.)
+  [ $(( 100 * steal )) -lt $(( 15 * wall * cpus )) ] && touch "$out.quiet"
+  return 0
 }
-keep_faster_run() { # keep_faster_run PLAN: its trace directory becomes $work/PLAN
-  local first second
-  first=$(iteration_time "$work/round1/$1.log")
-  second=$(iteration_time "$work/round2/$1.log")
-  local kept=1
-  awk -v a="$first" -v b="$second" 'BEGIN { exit !(b < a) }' && kept=2
-  mv "$work/round$kept/$1" "$work/$1"
-  echo "$1: measured iteration time $first s, $second s; kept $(iteration_time "$work/round$kept/$1.log") s"
+quiet_runs() { ls "$work"/round*/"$1.quiet" 2>/dev/null | wc -l; }
+keep_fastest_run() { # keep_fastest_run PLAN: its trace directory becomes $work/PLAN
+  local best="" best_time="" log time summary=""
+  local pool=("$work"/round*/"$1.quiet")
+  [ -e "${pool[0]}" ] || pool=("$work"/round*/"$1.log")
+  for log in "${pool[@]}"; do
+    log="${log%.quiet}"; log="${log%.log}.log"
+    time=$(iteration_time "$log")
+    [ -n "$time" ] || { cat "$log"; echo "FAIL: no iteration time in $log"; exit 1; }
+    if [ -z "$best" ] || awk -v a="$time" -v b="$best_time" 'BEGIN { exit !(a < b) }'; then
+      best=${log%.log}; best_time=$time
+    fi
+  done
+  for log in "$work"/round*/"$1.log"; do
+    summary+=" $(iteration_time "$log") s ($(cat "${log%.log}.network"));"
+  done
+  mv "$best" "$work/$1"
+  echo "$1: measured iteration time$summary kept $best_time s"
+  [ "$(quiet_runs "$1")" -gt 0 ] || echo "WARNING: every run of $1 was disturbed by the host; kept the fastest"
 }
 
 calibration_plans=(cal_dp4 cal_dp4_mb1 cal_pp2dp2 cal_pp4)
 validation_plans=(dp4_zero3 pp4_gpipe pp2dp2_wan_dp dp4_zero2 pp2dp2_zero3 dp4_zero1)
-mkdir "$work/round1" "$work/round2"
+plans=("${calibration_plans[@]}" "${validation_plans[@]}")
 for round in 1 2; do
-  for plan in "${calibration_plans[@]}" "${validation_plans[@]}"; do run_plan "$plan" "$round"; done
+  for plan in "${plans[@]}"; do run_plan "$plan" "$round"; done
 done
-for plan in "${calibration_plans[@]}" "${validation_plans[@]}"; do keep_faster_run "$plan"; done
+for round in 3 4; do
+  for plan in "${plans[@]}"; do [ "$(quiet_runs "$plan")" -gt 0 ] || run_plan "$plan" "$round"; done
+done
+for plan in "${plans[@]}"; do keep_fastest_run "$plan"; done
 
 runs=()
 for plan in "${calibration_plans[@]}"; do runs+=(--trace "$work/$plan/trace.json" --plan "$data/$plan.json"); done
@@ -124,6 +167,7 @@ status=0
 "$hetsim" validate --cluster "$data/cluster.json" --model "$data/model.json" --calibration "$work/calibration.json" \
   "${pairs[@]}" --max-error 0.30 --min-spearman 0.9 >/dev/null || status=$?
 echo "15% target on every plan: $target"
-echo "emulated network test: $(( $(date +%s) - start )) s for ${#calibration_plans[@]} calibration and ${#validation_plans[@]} validation plans, two runs each"
+echo "emulated network test: $(( $(date +%s) - start )) s for ${#calibration_plans[@]} calibration and" \
+  "${#validation_plans[@]} validation plans, at least two runs each"
 [ "$status" -eq 0 ] || { echo "FAIL: a prediction outside 30% or Spearman below 0.9"; exit 1; }
 echo "PASS"
