@@ -1,6 +1,5 @@
 #include "sim/replay_calibration.hpp"
 
-#include "core/error.hpp"
 #include "costmodel/link_class.hpp"
 #include "sim/simulate.hpp"
 
@@ -11,28 +10,22 @@
 namespace hetsim::sim {
 namespace {
 
-/// Communication time per link class: transfers by their span, collectives by their shortest member span (the
-/// last member to arrive waits for nobody, so neither side counts waiting for a late peer's compute).
-std::map<std::string, double> communication_seconds(const traces::Trace& timed, const traces::Trace& annotated)
+/// Communication time per link class of a trace (measured, or simulated: both carry the link annotations):
+/// transfers by their span, collectives by their shortest member span (the last member to arrive waits for
+/// nobody, so neither side counts waiting for a late peer's compute).
+std::map<std::string, double> communication_seconds(const traces::Trace& trace)
 {
-  std::map<int, const traces::TraceEvent*> by_task;
-  for (const auto& e : timed.events)
-    by_task[e.task_id] = &e;
   std::map<std::string, double> seconds;
   std::map<int, std::pair<std::string, double>> shortest; // collective -> (link class, span)
-  for (const auto& a : annotated.events) {
-    if (a.link.empty() || a.kind == "recv")
+  for (const auto& e : trace.events) {
+    if (e.link.empty() || e.kind == "recv")
       continue;
-    const auto it = by_task.find(a.task_id);
-    if (it == by_task.end())
-      throw InputError("calibrate: the measured trace and the plan's schedule do not have the same tasks (task " +
-                       std::to_string(a.task_id) + " is missing from the replay)");
-    const double span = it->second->end_s - it->second->start_s;
-    if (a.collective < 0) {
-      seconds[a.link] += span;
+    const double span = e.end_s - e.start_s;
+    if (e.collective < 0) {
+      seconds[e.link] += span;
       continue;
     }
-    auto [slot, fresh] = shortest.try_emplace(a.collective, a.link, span);
+    auto [slot, fresh] = shortest.try_emplace(e.collective, e.link, span);
     if (!fresh)
       slot->second.second = std::min(slot->second.second, span);
   }
@@ -50,7 +43,7 @@ costmodel::Calibration fit_links_by_replay(const costmodel::Calibration& first_f
   costmodel::Calibration calibration = first_fit;
   std::map<std::string, double> measured;
   for (const auto& run : runs)
-    for (const auto& [link, seconds] : communication_seconds(*run.measured, *run.measured))
+    for (const auto& [link, seconds] : communication_seconds(*run.measured))
       measured[link] += seconds;
 
   for (int round = 0; round < rounds; ++round) {
@@ -61,7 +54,7 @@ costmodel::Calibration fit_links_by_replay(const costmodel::Calibration& first_f
       SimOptions options;
       options.calibration     = &calibration;
       const SimResult result = simulate(*run.plan, run.problem, *run.schedule, options);
-      for (const auto& [link, seconds] : communication_seconds(result.trace, *run.measured))
+      for (const auto& [link, seconds] : communication_seconds(result.trace))
         simulated[link] += seconds;
     }
     ReplayFitRound moved;
