@@ -30,6 +30,9 @@ public:
   /// Adam step: reads and writes fp32 master weights, two moments and the 16-bit copy (memory bound).
   double optimizer_seconds(const GpuSpec& gpu, double params) const;
 
+  /// The calibration behind the model, if any (its links' per-collective overheads serve the analytic estimate).
+  const Calibration* calibration() const { return calibration_; }
+
   static constexpr double kMaxEfficiency       = 0.6;
   static constexpr double kHalfEfficiencyTokens = 512;
   static constexpr double kOptimizerBytesPerParam = 36; ///< 3 fp32 reads + 3 fp32 writes + one 16-bit write + grad read

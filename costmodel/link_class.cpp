@@ -30,6 +30,13 @@ std::string_view ring_link_class(const Cluster& cluster, const std::vector<int>&
   return worst;
 }
 
+double collective_overhead_seconds(const Cluster& cluster, const Calibration& calibration,
+                                   const std::vector<int>& devices)
+{
+  const auto it = calibration.links.find(std::string(ring_link_class(cluster, devices)));
+  return it == calibration.links.end() ? 0.0 : it->second.collective_overhead_s;
+}
+
 Cluster calibrated_cluster(const Cluster& cluster, const Calibration& calibration)
 {
   auto find = [&](std::string_view name) -> const LinkCalibration* {

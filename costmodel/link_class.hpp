@@ -19,6 +19,11 @@ std::string_view link_class(const Cluster& cluster, int a, int b);
 /// The most remote class among consecutive members of a ring (the last joined to the first).
 std::string_view ring_link_class(const Cluster& cluster, const std::vector<int>& devices);
 
+/// The calibrated software cost of one collective over `devices` (γ of the slowest link class its ring crosses);
+/// 0 when the calibration has no figure for that class.
+double collective_overhead_seconds(const Cluster& cluster, const Calibration& calibration,
+                                   const std::vector<int>& devices);
+
 /// `cluster` with its links replaced so that the idle path of every device pair of a calibrated class has the
 /// fitted latency α and bandwidth 1/β: intra-node ports for "intra_node", NICs for "inter_node", WAN links for
 /// "inter_region". Classes the calibration lacks keep their figures. Both the simulator and the analytic cost

@@ -14,8 +14,7 @@ std::function<double(const strategies::Collective&)> calibrated_collective_overh
     const Cluster& cluster, const costmodel::Calibration& calibration)
 {
   return [&cluster, &calibration](const strategies::Collective& collective) {
-    const auto it = calibration.links.find(std::string(costmodel::ring_link_class(cluster, collective.devices)));
-    return it == calibration.links.end() ? 0.0 : it->second.collective_overhead_s;
+    return costmodel::collective_overhead_seconds(cluster, calibration, collective.devices);
   };
 }
 

@@ -2,6 +2,7 @@
 
 #include "costmodel/collective.hpp"
 #include "costmodel/compute.hpp"
+#include "costmodel/link_class.hpp"
 #include "costmodel/pipeline.hpp"
 
 #include <algorithm>
@@ -110,8 +111,9 @@ private:
     }
     double tensor_parallel = 0;
     if (tp_all_reduces > 0)
-      tensor_parallel = tp_all_reduces * costmodel::collective_seconds(cluster_, tp_group, CollectiveOp::all_reduce,
-                                                                       algorithm_, tp_bytes_total / tp_all_reduces);
+      tensor_parallel = tp_all_reduces * (transfer_seconds(tp_group, CollectiveOp::all_reduce,
+                                                           tp_bytes_total / tp_all_reduces) +
+                                          call_seconds(tp_group));
     double to_next = 0, from_next = 0;
     if (s + 1 < plan_.pp) {
       // Every replica crosses this boundary at about the same time, sharing NICs and WAN links.
@@ -159,17 +161,41 @@ private:
     return std::max(1.0, costmodel::concurrent_transfers_seconds(cluster_, edges, kProbeBytes) / alone);
   }
 
-  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing), `slowdown` times
-  /// the time of a group alone.
+  /// The network's part of one collective of `bytes` over `group` alone.
+  double transfer_seconds(const std::vector<int>& group, CollectiveOp op, double bytes) const
+  {
+    return costmodel::collective_seconds(cluster_, group, op, algorithm_, bytes);
+  }
+
+  /// The calibrated software cost of one collective call over `group` (γ; 0 without calibration). Links shared
+  /// with other groups slow the transfers, not this.
+  double call_seconds(const std::vector<int>& group) const
+  {
+    const costmodel::Calibration* calibration = compute_.calibration();
+    return calibration ? costmodel::collective_overhead_seconds(cluster_, *calibration, group) : 0;
+  }
+
+  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing): `slowdown` times
+  /// the transfers of a group alone, plus each bucket's call.
   double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown) const
   {
     const double capacity = plan_.bucket_bytes;
     const double full     = std::floor(bytes / capacity);
     const double rest     = bytes - full * capacity;
-    double seconds        = full * costmodel::collective_seconds(cluster_, group, op, algorithm_, capacity);
+    double seconds        = full * transfer_seconds(group, op, capacity);
     if (rest > 0)
-      seconds += costmodel::collective_seconds(cluster_, group, op, algorithm_, rest);
-    return slowdown * seconds;
+      seconds += transfer_seconds(group, op, rest);
+    const double calls = full + (rest > 0 ? 1 : 0);
+    return slowdown * seconds + calls * call_seconds(group);
+  }
+
+  /// Layers of stage `s` that hold parameters: ZeRO-3 gathers each on its own.
+  int layers_with_params(int s) const
+  {
+    int count = 0;
+    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+      count += workload_.layers[l].params > 0 ? 1 : 0;
+    return count;
   }
 
   double per_micro_batch_sync_seconds(int s) const
@@ -183,10 +209,9 @@ private:
     for (int t = 0; t < plan_.tp; ++t) {
       const auto group = dp_group(s, t);
       double seconds   = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, stage_slowdown_[s]);
-      if (plan_.zero_stage == 3) // parameters gathered before forward and again before backward
-        seconds += 2 * stage_slowdown_[s] *
-                   costmodel::collective_seconds(cluster_, group, CollectiveOp::all_gather, algorithm_,
-                                                 stage_params(s) * 2);
+      if (plan_.zero_stage == 3) // parameters gathered before forward and again before backward, layer by layer
+        seconds += 2 * (stage_slowdown_[s] * transfer_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2) +
+                        layers_with_params(s) * call_seconds(group));
       worst = std::max(worst, seconds);
     }
     return worst;
@@ -199,17 +224,17 @@ private:
     double worst = 0;
     for (int t = 0; t < plan_.tp; ++t) {
       const auto group = dp_group(s, t);
-      double seconds   = 0;
+      double seconds = 0, calls = 0;
       for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
         const LayerSharding& choice = plan_.layer_sharding[l];
         if (choice.sharded == 0 || workload_.layers[l].params <= 0)
           continue;
         const double bytes = workload_.layers[l].params / plan_.tp / choice.slices * gradient_bytes_per_param();
-        seconds += choice.sharded *
-                   (2 * costmodel::collective_seconds(cluster_, group, CollectiveOp::all_gather, algorithm_, bytes) +
-                    costmodel::collective_seconds(cluster_, group, CollectiveOp::reduce_scatter, algorithm_, bytes));
+        seconds += choice.sharded * (2 * transfer_seconds(group, CollectiveOp::all_gather, bytes) +
+                                     transfer_seconds(group, CollectiveOp::reduce_scatter, bytes));
+        calls += 3 * choice.sharded;
       }
-      worst = std::max(worst, stage_slowdown_[s] * seconds);
+      worst = std::max(worst, stage_slowdown_[s] * seconds + calls * call_seconds(group));
     }
     return worst;
   }
