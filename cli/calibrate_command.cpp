@@ -79,8 +79,9 @@ int run_calibrate(const CalibrateOptions& options)
     std::cout << '\n';
   }
   for (const auto& [name, link] : calibration.links)
-    std::printf("link %s: alpha %.4g s, beta %.4g s/byte (%.4g Gbit/s), collective overhead %.4g s\n", name.c_str(), link.alpha_s,
-                link.beta_seconds_per_byte, 8e-9 / link.beta_seconds_per_byte, link.collective_overhead_s);
+    std::printf("link %s: alpha %.4g s, beta %.4g s/byte (%.4g Gbit/s), collective overhead %.4g s\n", name.c_str(),
+                link.alpha_s, link.beta_seconds_per_byte, 8e-9 / link.beta_seconds_per_byte,
+                link.collective_overhead_s);
   write_file_atomically(options.out, costmodel::calibration_to_json(calibration).dump(1) + "\n");
   std::cout << "calibration written to " << options.out << '\n';
   return 0;

@@ -93,6 +93,12 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   if (store_dir.empty())
     throw InputError("--store-dir: ranks started by mpirun or srun need a rendezvous directory shared by all of them");
   setup.store_dir    = exec::rendezvous_dir(store_dir, identity);
+  // The run's own directory under --store-dir (mpirun, srun), once no rank needs it.
+  auto remove_job_directory = [&] {
+    std::error_code ignored;
+    if (!identity.job.empty())
+      fs::remove_all(setup.store_dir, ignored);
+  };
   const char* bind   = std::getenv("HETSIM_BIND");
   setup.bind_address = !options.bind.empty() ? options.bind : bind ? bind : exec::default_bind_address();
 
@@ -116,19 +122,13 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
     // Threads of the failed iteration may still be blocked inside the executor: end the process now.
     std::cerr << "hetsim: " << e.what() << std::endl;
     (void)executor.release();
-    // The run is over for every rank: its rendezvous directory under --store-dir goes, or a failed run would
-    // leave one behind for each try.
-    std::error_code ignored;
-    if (!identity.job.empty())
-      fs::remove_all(setup.store_dir, ignored);
+    // The run is over for every rank: a failed run would otherwise leave a directory behind for each try.
+    remove_job_directory();
     std::_Exit(2);
   }
   if (!identity.from_local_launcher && identity.rank == 0) {
     finish(options, scenario, schedule, identity.world_size, 2 * options.timeout_s);
-    // Every rank has written its trace, so none uses the run's own rendezvous directory any more.
-    std::error_code ignored;
-    if (!identity.job.empty())
-      fs::remove_all(setup.store_dir, ignored);
+    remove_job_directory(); // every rank has written its trace, so none uses it any more
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "exec/executor_profiler.hpp"
 
+#include "core/median.hpp"
 #include "exec/plugin.hpp"
 #include "exec/rank.hpp"
 #include "exec/store_directory.hpp"

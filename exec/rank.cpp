@@ -1,22 +1,13 @@
 #include "exec/rank.hpp"
 
+#include "core/median.hpp"
 #include "exec/liveness.hpp"
 #include "exec/stream_runner.hpp"
 #include "strategies/task_annotation.hpp"
 
-#include <algorithm>
 #include <map>
 
 namespace hetsim::exec {
-
-double median(std::vector<double> values)
-{
-  HETSIM_ASSERT(!values.empty());
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
 namespace {
 
 traces::TraceEvent event_of(const strategies::Schedule& schedule, const Cluster& cluster, const Workload& workload,

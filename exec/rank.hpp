@@ -6,8 +6,6 @@
 #include "exec/executor.hpp"
 #include "traces/trace.hpp"
 
-#include <vector>
-
 namespace hetsim::exec {
 
 /// A rank could not finish: names the rank, the task and (when it can tell) the peer to blame.
@@ -20,9 +18,6 @@ struct RunOptions {
   int warmup     = 1; ///< untimed iterations first (connections warm, buffers touched)
   int iterations = 3; ///< timed iterations; the trace keeps each task's median start and duration
 };
-
-/// The median of timed repetitions: one typical value, robust to a hiccup in any single one.
-double median(std::vector<double> values);
 
 /// Runs rank `setup.rank` with `executor` and returns its trace: one event per task of the device (times in
 /// seconds since the iteration's start, every rank starting each iteration together after a barrier),

@@ -1,6 +1,7 @@
 #include "traces/calibrate.hpp"
 
 #include "core/error.hpp"
+#include "core/median.hpp"
 
 #include <Eigen/Dense>
 
@@ -9,13 +10,6 @@
 
 namespace hetsim::traces {
 namespace {
-
-double median(std::vector<double> values)
-{
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
 
 /// One observation of a link class: `seconds` for `steps` steps of `step_bytes` each, by a send or a collective.
 struct Transfer {
