@@ -5,7 +5,8 @@
 # cluster.json beside this script. The 256 kB buckets have a peak rate 5% above their rate: without it every
 # message that follows an idle spell would leave its first bucketful at veth speed, a per-message bonus no α-β
 # link can express. (Smaller buckets would need no peak rate, but with 64 kB buckets, or 24 kB ones and
-# packets capped at 8 segments, some runs stalled for seconds.)
+# packets capped at 8 segments, some runs stalled for seconds.) On the slow link acknowledgements leave before
+# data (acks_first, below).
 #
 # Calibrate on four plans (data-parallel ranks all computing at once at micro-batch 1 and 2; ring all-reduce,
 # reduce-scatter and all-gather over both link classes, inside a region at two sizes; pipeline sends inside and
