@@ -1,8 +1,9 @@
 /// The cpu executor: Eigen GEMMs for compute, Gloo over TCP for collectives and send/recv.
 ///
 /// Every group that runs collectives gets its own Gloo context (its own TCP connections), ranked in the
-/// group's ring order, so the tensor-parallel and data-parallel streams never share one; pipeline send/recv use
-/// a context of all ranks with the send's task id as the message slot; barriers use a third one.
+/// group's ring order, so the tensor-parallel and data-parallel streams never share one. Pipeline send/recv use
+/// two contexts of all ranks, one per direction (data from a lower rank to a higher one, and back), with the
+/// send's task id as the message slot; barriers use another.
 ///
 /// Every buffer it allocates is counted (memory_budget.hpp): with a memory cap, the allocation that would pass
 /// it throws OutOfMemory, as a GPU's would.
@@ -68,7 +69,8 @@ public:
     device_       = gloo::transport::tcp::CreateDevice(attr);
     store_        = std::make_unique<gloo::rendezvous::FileStore>(setup.store_dir);
     world_        = make_context("world", setup.rank, setup.world_size);
-    p2p_          = make_context("p2p", setup.rank, setup.world_size);
+    p2p_upward_   = make_context("p2p_upward", setup.rank, setup.world_size);
+    p2p_downward_ = make_context("p2p_downward", setup.rank, setup.world_size);
   }
 
   void prepare(const Workload& workload) override
@@ -187,10 +189,11 @@ public:
   TaskResult send(const Task& task) override
   {
     auto& buffer = buffers_.at(buffer_key(task));
-    auto unbound = p2p_->createUnboundBuffer(
+    auto& p2p    = p2p_context(setup_.rank, task.peer);
+    auto unbound = p2p.createUnboundBuffer(
         buffer.data(), floats_for(strategies::scaled_bytes(task, workload_.scale)) * sizeof(float));
     char arrived = 0;
-    auto token   = p2p_->createUnboundBuffer(&arrived, 1);
+    auto token   = p2p.createUnboundBuffer(&arrived, 1);
     token->recv(task.peer, kArrivalSlot | static_cast<uint64_t>(task.id));
     wait(token->waitRecv(timeout()), task);
     unbound->send(task.peer, static_cast<uint64_t>(task.id));
@@ -201,11 +204,12 @@ public:
   TaskResult recv(const Task& task) override
   {
     auto& buffer = buffers_.at(buffer_key(task));
-    auto unbound = p2p_->createUnboundBuffer(
+    auto& p2p    = p2p_context(task.peer, setup_.rank);
+    auto unbound = p2p.createUnboundBuffer(
         buffer.data(), floats_for(strategies::scaled_bytes(task, workload_.scale)) * sizeof(float));
     unbound->recv(task.peer, static_cast<uint64_t>(task.match));
     char arrived = 1;
-    auto token   = p2p_->createUnboundBuffer(&arrived, 1);
+    auto token   = p2p.createUnboundBuffer(&arrived, 1);
     token->send(task.peer, kArrivalSlot | static_cast<uint64_t>(task.match));
     wait(unbound->waitRecv(timeout()), task);
     wait(token->waitSend(timeout()), task);
@@ -227,6 +231,15 @@ private:
   /// find its data already there: the trace would show transfers shorter than the link allows, and calibration
   /// would fit a link faster than it is.
   static constexpr uint64_t kArrivalSlot = 1ull << 62;
+
+  /// The context that carries data from rank `source` to rank `destination`. Each direction of a pair has its
+  /// own TCP connection, as each NCCL peer has a send and a receive connection: on a shared one, the
+  /// acknowledgements of what a rank receives ride on what it sends and wait behind it in every queue on the
+  /// way, and a pipeline's activations and gradients crossing a slow link at once hold each other back.
+  gloo::Context& p2p_context(int source, int destination) const
+  {
+    return source < destination ? *p2p_upward_ : *p2p_downward_;
+  }
 
   /// Announces this member's arrival at `collective` to both ring neighbours and waits for theirs.
   void meet_neighbours(gloo::Context& context, int collective) const
@@ -408,7 +421,8 @@ private:
   std::shared_ptr<gloo::transport::Device> device_;
   std::unique_ptr<gloo::rendezvous::Store> store_;
   std::shared_ptr<gloo::Context> world_;
-  std::shared_ptr<gloo::Context> p2p_;
+  std::shared_ptr<gloo::Context> p2p_upward_;
+  std::shared_ptr<gloo::Context> p2p_downward_;
   std::map<int, std::shared_ptr<gloo::Context>> group_of_; ///< collective index -> its group's context
   std::map<std::tuple<long, long, long>, GemmBuffers> gemms_;
   std::map<std::pair<int, int>, CountedVector<float>> buffers_;
