@@ -81,8 +81,8 @@ for r in 0 1 2 3; do
   ip -n "$ns" link set lo up
   # TCP as a link model expects it. Every run starts afresh: no congestion window cached from the previous
   # run's connections to the same address (runs would depend on their order), none shrunk after a compute
-  # phase's idle spell. And no deep queues: a collective's ring sends both ways over one connection per pair, so the
-  # acknowledgements of what a rank receives ride behind what it sends; behind a deep backlog they come late
+  # phase's idle spell. And no deep queues: a collective's ring sends both ways over one connection per pair,
+  # so the acknowledgements of what a rank receives ride behind what it sends; behind a deep backlog they come late
   # and throttle the other direction, which an α-β link cannot express. A connection queues at most 64 kB in
   # its rank's upload shaper, and a 256 kB receive window bounds what it can queue in the shapers downstream.
   ip netns exec "$ns" sysctl -q -w net.ipv4.tcp_no_metrics_save=1 net.ipv4.tcp_slow_start_after_idle=0 \
