@@ -13,8 +13,8 @@
 # reduce-scatter and all-gather over both link classes, inside a region at two sizes; pipeline sends inside and
 # between regions, two of them sharing the slow link at once), refining the links by replaying those runs in
 # the simulator; then predict six other plans. Each plan runs at least twice and keeps its fastest run (below).
-# The test fails when a plan is off by more than 30% or the Spearman rank correlation is below 0.9, and reports
-# whether every plan is within the 15% target, which it misses in some runs (see README, "Running for real").
+# The test fails when a plan is off by more than 15% or the Spearman rank correlation is below 0.9 (the worst plan
+# has been 5–9% off; see README, "Running for real").
 #
 # Usage: emulated_network_test.sh HETSIM DATA_DIR. Exits 77 (skipped) when it cannot create namespaces.
 set -euo pipefail
@@ -186,14 +186,10 @@ for plan in "${calibration_plans[@]}"; do runs+=(--trace "$work/$plan/trace.json
 
 pairs=()
 for plan in "${validation_plans[@]}"; do pairs+=(--trace "$work/$plan/trace.json" --plan "$data/$plan.json"); done
-target=met
-"$hetsim" validate --cluster "$data/cluster.json" --model "$data/model.json" --calibration "$work/calibration.json" \
-  "${pairs[@]}" --max-error 0.15 || target=missed
 status=0
 "$hetsim" validate --cluster "$data/cluster.json" --model "$data/model.json" --calibration "$work/calibration.json" \
-  "${pairs[@]}" --max-error 0.30 --min-spearman 0.9 >/dev/null || status=$?
-echo "15% target on every plan: $target"
+  "${pairs[@]}" --max-error 0.15 --min-spearman 0.9 || status=$?
 echo "emulated network test: $(( $(date +%s) - start )) s for ${#calibration_plans[@]} calibration and" \
   "${#validation_plans[@]} validation plans, at least two runs each"
-[ "$status" -eq 0 ] || { echo "FAIL: a prediction outside 30% or Spearman below 0.9"; exit 1; }
+[ "$status" -eq 0 ] || { echo "FAIL: a prediction outside 15% or Spearman below 0.9"; exit 1; }
 echo "PASS"
