@@ -14,7 +14,7 @@ namespace {
 /// transfers by their span; collectives from the moment their last member joined to the moment their last member
 /// finished. That counts neither waiting for a late peer's compute nor less than the whole exchange: a ring's
 /// last member to arrive can finish well before the others have passed on what they hold (a 4-member
-/// reduce-scatter over the slow link: 134 ms against 200 ms for its neighbours).
+/// reduce-scatter over the slow link: 127 ms against 185 ms for its neighbours).
 std::map<std::string, double> communication_seconds(const traces::Trace& trace)
 {
   struct Window {
