@@ -7,7 +7,7 @@
 #include "core/output_file.hpp"
 #include "core/units.hpp"
 #include "exec/executor_profiler.hpp"
-#include "strategies/device_profiles.hpp"
+#include "strategies/profiling/device_profiles.hpp"
 
 #include <chrono>
 #include <cstdio>

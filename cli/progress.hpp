@@ -1,7 +1,7 @@
 #pragma once
 /// Progress of long searches on stderr: a line redrawn in place on a terminal, a line per tenth otherwise.
 
-#include "strategies/planner.hpp"
+#include "strategies/search/planner.hpp"
 
 namespace hetsim::cli {
 

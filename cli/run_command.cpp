@@ -9,10 +9,10 @@
 #include "exec/merge.hpp"
 #include "exec/plugin.hpp"
 #include "exec/rank.hpp"
-#include "exec/store_directory.hpp"
 #include "exec/rank_environment.hpp"
+#include "exec/store_directory.hpp"
 #include "sim/report.hpp"
-#include "strategies/lower.hpp"
+#include "strategies/lowering/lower.hpp"
 #include "traces/trace.hpp"
 
 #include <chrono>

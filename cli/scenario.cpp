@@ -4,9 +4,9 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "costmodel/link_class.hpp"
-#include "strategies/lower.hpp"
-#include "strategies/plan_json.hpp"
-#include "strategies/scale.hpp"
+#include "strategies/lowering/lower.hpp"
+#include "strategies/lowering/scale.hpp"
+#include "strategies/plan/plan_json.hpp"
 
 namespace hetsim::cli {
 

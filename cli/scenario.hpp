@@ -4,9 +4,9 @@
 #include "core/cluster.hpp"
 #include "costmodel/calibration.hpp"
 #include "models/workload.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/problem.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/problem.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -9,9 +9,10 @@
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
 #include "sim/rescore.hpp"
-#include "strategies/device_profiles.hpp"
-#include "strategies/plan_json.hpp"
-#include "strategies/search.hpp"
+#include "strategies/plan/plan_json.hpp"
+#include "strategies/planners/registry.hpp"
+#include "strategies/profiling/device_profiles.hpp"
+#include "strategies/search/search.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -7,9 +7,9 @@
 #include "costmodel/layer_profile.hpp"
 #include "sim/report.hpp"
 #include "sim/simulate.hpp"
-#include "strategies/estimate.hpp"
-#include "strategies/lower.hpp"
-#include "strategies/memory.hpp"
+#include "strategies/lowering/estimate.hpp"
+#include "strategies/lowering/lower.hpp"
+#include "strategies/lowering/memory.hpp"
 #include "traces/trace.hpp"
 
 #include <cstdio>

@@ -9,7 +9,7 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "models/workload.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
 
 #include <limits>
 #include <memory>

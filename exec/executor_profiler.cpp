@@ -4,7 +4,7 @@
 #include "exec/plugin.hpp"
 #include "exec/rank.hpp"
 #include "exec/store_directory.hpp"
-#include "strategies/lower.hpp"
+#include "strategies/lowering/lower.hpp"
 
 #include <chrono>
 #include <limits>

@@ -1,13 +1,13 @@
 #pragma once
-/// Poplar's online profiling on real hardware: a Profiler (strategies/profiler.hpp) whose steps run on an
+/// Poplar's online profiling on real hardware: a Profiler (strategies/profiling/profiler.hpp) whose steps run on an
 /// executor. A step is one device's share of data-parallel training over the whole cluster (so that ZeRO shards
 /// as it will) at one micro-batch, reduced to its compute tasks (forward, backward, optimizer) and run as the
 /// only rank: Poplar subtracts the collectives' time from what it measures, so none run. The executor holds
 /// what training keeps on the device and counts every allocation; one past the device's capacity (the problem's
 /// memory limit, else the cluster's memory of that GPU), or one the GPU refuses, is out of memory.
 
-#include "strategies/problem.hpp"
-#include "strategies/profiler.hpp"
+#include "strategies/plan/problem.hpp"
+#include "strategies/profiling/profiler.hpp"
 
 #include <memory>
 #include <string>

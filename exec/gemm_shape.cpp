@@ -1,7 +1,7 @@
 #include "exec/gemm_shape.hpp"
 
 #include "core/error.hpp"
-#include "strategies/scale.hpp"
+#include "strategies/lowering/scale.hpp"
 
 #include <algorithm>
 #include <cmath>

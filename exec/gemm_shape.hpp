@@ -5,7 +5,7 @@
 /// same work for the same task.
 
 #include "models/workload.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
 
 #include <vector>
 
@@ -18,7 +18,7 @@ struct Gemm {
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(k) * static_cast<double>(n); }
 };
 
-/// GEMMs of a forward or backward task. `scale` multiplies hidden sizes (strategies/scale.hpp).
+/// GEMMs of a forward or backward task. `scale` multiplies hidden sizes (strategies/lowering/scale.hpp).
 std::vector<Gemm> task_gemms(const strategies::Task& task, const models::Workload& model, int tp, double scale);
 
 /// Elements an optimizer task updates.

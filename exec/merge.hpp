@@ -1,7 +1,7 @@
 #pragma once
 /// One trace of a run from its per-rank traces.
 
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
 #include "traces/trace.hpp"
 
 #include <vector>

@@ -3,32 +3,11 @@
 #include "core/median.hpp"
 #include "exec/liveness.hpp"
 #include "exec/stream_runner.hpp"
-#include "strategies/task_annotation.hpp"
+#include "traces/task_event.hpp"
 
 #include <map>
 
 namespace hetsim::exec {
-namespace {
-
-traces::TraceEvent event_of(const strategies::Schedule& schedule, const Cluster& cluster, const Workload& workload,
-                            const strategies::Task& task)
-{
-  traces::TraceEvent e;
-  e.task_id = task.id;
-  e.name    = schedule.task_name(task.id);
-  e.kind    = std::string(strategies::task_kind_name(task.kind));
-  e.stream  = std::string(strategies::stream_name(task.stream));
-  e.device  = task.device;
-  auto a    = strategies::annotate_task(schedule, cluster, task, workload.model->seq_len, workload.scale);
-  e.tokens     = a.tokens;
-  e.bytes      = a.bytes;
-  e.link       = std::move(a.link);
-  e.members    = a.members;
-  e.collective = a.collective;
-  return e;
-}
-
-} // namespace
 
 traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workload& workload, const Cluster& cluster,
                        const RunOptions& options, const std::string& executor_name)
@@ -86,7 +65,7 @@ traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workloa
       durations.push_back(records[i].end_s - records[i].start_s);
     }
     const auto& task  = schedule.tasks[measured.front()[i].task_id];
-    traces::TraceEvent e = event_of(schedule, cluster, workload, task);
+    traces::TraceEvent e = traces::task_event(schedule, cluster, task, workload.model->seq_len, workload.scale);
     e.start_s            = median(starts);
     e.end_s              = e.start_s + median(durations);
     e.flops              = measured.front()[i].flops;

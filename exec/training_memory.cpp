@@ -1,6 +1,6 @@
 #include "exec/training_memory.hpp"
 
-#include "strategies/memory.hpp"
+#include "strategies/lowering/memory.hpp"
 
 #include <algorithm>
 #include <cmath>

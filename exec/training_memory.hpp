@@ -1,13 +1,13 @@
 #pragma once
 /// What a rank keeps on its device through training besides its operations' own buffers, which executors hold
 /// when profiling (Workload::hold_training_memory): its layers' parameters and gradients in the plan's dtype,
-/// sharded as the schedule's ZeRO stage says (the rules of strategies/memory.hpp), and each forward's saved
+/// sharded as the schedule's ZeRO stage says (the rules of strategies/lowering/memory.hpp), and each forward's saved
 /// activations until the backward of the same layer. Optimizer states are the executor's own optimizer buffers.
 /// Shared by the executors so that they all hold the same.
 
 #include "core/dtype.hpp"
 #include "models/workload.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
 
 #include <cstddef>
 #include <map>

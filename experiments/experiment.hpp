@@ -2,8 +2,8 @@
 /// What the experiment programs share: a planner's best candidates re-scored in the simulator, and CSV output.
 
 #include "sim/rescore.hpp"
-#include "strategies/planner.hpp"
-#include "strategies/search.hpp"
+#include "strategies/search/planner.hpp"
+#include "strategies/search/search.hpp"
 
 #include <fstream>
 #include <optional>

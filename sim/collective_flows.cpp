@@ -2,7 +2,7 @@
 
 #include "core/error.hpp"
 #include "costmodel/collective.hpp"
-#include "strategies/plan.hpp"
+#include "strategies/plan/plan.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>

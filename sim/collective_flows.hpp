@@ -27,7 +27,7 @@
 
 #include "sim/counter.hpp"
 #include "sim/network.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
 
 #include <array>
 #include <memory>

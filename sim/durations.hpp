@@ -7,8 +7,8 @@
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
 #include "models/workload.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
+#include "strategies/plan/plan.hpp"
 
 #include <functional>
 

@@ -7,7 +7,7 @@
 #include "sim/isolate.hpp"
 #include "sim/network.hpp"
 #include "sim/platform.hpp"
-#include "strategies/task_annotation.hpp"
+#include "traces/task_event.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -411,22 +411,11 @@ traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const
   }
   trace.events.reserve(schedule.tasks.size());
   for (const Task& task : schedule.tasks) {
-    traces::TraceEvent event;
-    event.task_id = task.id;
-    event.name    = schedule.task_name(task.id);
-    event.kind    = std::string(strategies::task_kind_name(task.kind));
-    event.stream  = std::string(strategies::stream_name(task.stream));
-    event.device  = task.device;
-    event.start_s = timings[task.id].start_s;
-    event.end_s   = timings[task.id].end_s;
-    event.flops   = task.flops;
     // The Schedule replayed is already at the run's scale.
-    auto a           = strategies::annotate_task(schedule, cluster, task, seq_len, 1.0);
-    event.tokens     = a.tokens;
-    event.bytes      = a.bytes;
-    event.link       = std::move(a.link);
-    event.members    = a.members;
-    event.collective = a.collective;
+    traces::TraceEvent event = traces::task_event(schedule, cluster, task, seq_len, 1.0);
+    event.start_s            = timings[task.id].start_s;
+    event.end_s              = timings[task.id].end_s;
+    event.flops              = task.flops;
     trace.events.push_back(std::move(event));
   }
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const auto& a, const auto& b) {

@@ -12,7 +12,7 @@
 /// only the actors that were waiting for it.
 
 #include "core/cluster.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
 #include "traces/trace.hpp"
 
 #include <functional>
@@ -58,7 +58,7 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const strategies
                                         const ReplayOptions& options);
 
 /// One trace event per task (source "simulation"), labelled with Schedule::task_name and annotated as a
-/// measured trace is (strategies/task_annotation.hpp), so that it can calibrate too; the devices' peak FLOP/s
+/// measured trace is (traces/task_event.hpp), so that it can calibrate too; the devices' peak FLOP/s
 /// are for `dtype`.
 traces::Trace make_trace(const Cluster& cluster, const strategies::Schedule& schedule,
                          const std::vector<TaskTiming>& timings, int seq_len, Dtype dtype);

@@ -6,9 +6,9 @@
 /// over simulated communication time until the simulator reproduces the measurements, contention included.
 
 #include "costmodel/calibration.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/problem.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/problem.hpp"
 #include "traces/trace.hpp"
 
 #include <string>

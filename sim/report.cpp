@@ -3,7 +3,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "models/workload.hpp"
-#include "strategies/memory.hpp"
+#include "strategies/lowering/memory.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -208,7 +208,7 @@ Report report_from_trace(const strategies::Plan& plan, const strategies::Problem
       throw InputError("trace: no event for task " + std::to_string(id) + " '" +
                        schedule.task_name(static_cast<int>(id)) + "' of the plan's schedule");
   Report report = make_report(plan, problem, schedule, timings);
-  // A run at --scale S did S² of the model's FLOPs (strategies/scale.hpp), in the time it measured.
+  // A run at --scale S did S² of the model's FLOPs (strategies/lowering/scale.hpp), in the time it measured.
   const double done = trace.scale * trace.scale;
   report.tflops_per_s *= done;
   report.mfu *= done;

@@ -14,9 +14,9 @@
 /// compute time is at least its exposed communication time, communication-bound otherwise.
 
 #include "sim/replay.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/problem.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/problem.hpp"
 #include "traces/trace.hpp"
 
 #include <nlohmann/json.hpp>

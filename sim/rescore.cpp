@@ -1,6 +1,6 @@
 #include "sim/rescore.hpp"
 
-#include "strategies/lower.hpp"
+#include "strategies/lowering/lower.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -2,7 +2,7 @@
 /// The judge of a search: the best candidates lowered and replayed in the simulator.
 
 #include "sim/simulate.hpp"
-#include "strategies/planner.hpp"
+#include "strategies/search/planner.hpp"
 
 #include <vector>
 

@@ -8,9 +8,9 @@
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
 #include "sim/report.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/problem.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/problem.hpp"
 #include "traces/trace.hpp"
 
 namespace hetsim::sim {

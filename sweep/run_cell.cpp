@@ -4,7 +4,8 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "sim/rescore.hpp"
-#include "strategies/search.hpp"
+#include "strategies/planners/registry.hpp"
+#include "strategies/search/search.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,7 +2,7 @@
 /// A whole sweep: the cells not yet in the output, shared round-robin between the communicator's ranks, and one
 /// output in cell order, whatever the number of ranks.
 
-#include "strategies/planner.hpp"
+#include "strategies/search/planner.hpp"
 #include "sweep/communicator.hpp"
 #include "sweep/sweep_spec.hpp"
 

@@ -3,7 +3,8 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
-#include "strategies/planner.hpp"
+#include "strategies/planners/registry.hpp"
+#include "strategies/search/planner.hpp"
 
 #include <filesystem>
 

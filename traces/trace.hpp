@@ -40,7 +40,7 @@ struct Trace {
   std::vector<TraceEvent> events;         ///< sorted by (device, start, task id) when written
   std::vector<TraceDevice> devices;       ///< per device when known (measured traces), else empty
   /// The model's hidden sizes were multiplied by this in the run that measured the trace (`hetsim run --scale`;
-  /// strategies/scale.hpp); written only when not 1.
+  /// strategies/lowering/scale.hpp); written only when not 1.
   double scale = 1;
 };
 

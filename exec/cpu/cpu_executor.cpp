@@ -11,10 +11,11 @@
 #include "exec/executor.hpp"
 #include "exec/gemm_shape.hpp"
 #include "exec/memory_budget.hpp"
+#include "exec/task_channel.hpp"
 #include "exec/training_memory.hpp"
 
 #include "core/error.hpp"
-#include "strategies/scale.hpp"
+#include "strategies/lowering/scale.hpp"
 
 #include <Eigen/Dense>
 #include <gloo/allreduce.h>
@@ -158,7 +159,7 @@ public:
     if (it == group_of_.end())
       return {}; // a group of one has nothing to exchange
     const std::shared_ptr<gloo::Context>& context = it->second;
-    CountedVector<float>& buffer                  = buffers_.at(buffer_key(task));
+    CountedVector<float>& buffer                  = buffers_.at(task_channel(task));
     const std::size_t elements                    = floats_for(strategies::scaled_bytes(task, workload_.scale));
     const auto members                            = static_cast<std::size_t>(context->size);
     meet_neighbours(*context, task.collective);
@@ -188,7 +189,7 @@ public:
 
   TaskResult send(const Task& task) override
   {
-    auto& buffer = buffers_.at(buffer_key(task));
+    auto& buffer = buffers_.at(task_channel(task));
     auto& p2p    = p2p_context(setup_.rank, task.peer);
     auto unbound = p2p.createUnboundBuffer(
         buffer.data(), floats_for(strategies::scaled_bytes(task, workload_.scale)) * sizeof(float));
@@ -203,7 +204,7 @@ public:
 
   TaskResult recv(const Task& task) override
   {
-    auto& buffer = buffers_.at(buffer_key(task));
+    auto& buffer = buffers_.at(task_channel(task));
     auto& p2p    = p2p_context(task.peer, setup_.rank);
     auto unbound = p2p.createUnboundBuffer(
         buffer.data(), floats_for(strategies::scaled_bytes(task, workload_.scale)) * sizeof(float));
@@ -290,17 +291,9 @@ private:
     return context;
   }
 
-  /// Buffers are per ordered stream, or per pipeline channel (direction and peer).
-  static std::pair<int, int> buffer_key(const Task& task)
-  {
-    if (task.stream != Stream::pipeline)
-      return {static_cast<int>(task.stream), -1};
-    return {task.kind == TaskKind::send ? 100 : 200, task.peer};
-  }
-
   CountedVector<float>& buffer_for(const Task& task)
   {
-    return buffers_.try_emplace(buffer_key(task), CountingAllocator<float>(budget_)).first->second;
+    return buffers_.try_emplace(task_channel(task), CountingAllocator<float>(budget_)).first->second;
   }
   CountedVector<float>& scratch_for(const Task& task)
   {
@@ -425,7 +418,7 @@ private:
   std::shared_ptr<gloo::Context> p2p_downward_;
   std::map<int, std::shared_ptr<gloo::Context>> group_of_; ///< collective index -> its group's context
   std::map<std::tuple<long, long, long>, GemmBuffers> gemms_;
-  std::map<std::pair<int, int>, CountedVector<float>> buffers_;
+  std::map<TaskChannel, CountedVector<float>> buffers_; ///< by task_channel
   std::map<int, CountedVector<float>> scratch_;
   long optimizer_elements_ = 0;
   /// The optimizer's states: fp32 master weights, fp32 gradient shard, two Adam moments.

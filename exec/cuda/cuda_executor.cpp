@@ -15,10 +15,11 @@
 #include "exec/executor.hpp"
 #include "exec/gemm_shape.hpp"
 #include "exec/memory_budget.hpp"
+#include "exec/task_channel.hpp"
 #include "exec/training_memory.hpp"
 
 #include "core/error.hpp"
-#include "strategies/scale.hpp"
+#include "strategies/lowering/scale.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -248,10 +249,10 @@ public:
             buffers.c.reserve(budget_, static_cast<std::size_t>(g.m * g.n) * element_bytes_);
           }
         } else {
-          buffers_[buffer_key(task)].reserve(budget_, elements(task) * element_bytes_ * 2);
+          buffers_[task_channel(task)].reserve(budget_, elements(task) * element_bytes_ * 2);
         }
-        if (!streams_.count(buffer_key(task)))
-          streams_[buffer_key(task)] = create_timed_stream();
+        if (!streams_.count(task_channel(task)))
+          streams_[task_channel(task)] = create_timed_stream();
       }
     if (workload.hold_training_memory) {
       const ModelStateBytes states = model_state_bytes(s, *workload.model, setup_.rank, workload.dtype, workload.scale);
@@ -302,7 +303,7 @@ public:
     if (it == collective_comm_.end())
       return {}; // a group of one has nothing to exchange
     ncclComm_t comm = it->second;
-    void* buffer    = buffers_.at(buffer_key(task)).data;
+    void* buffer    = buffers_.at(task_channel(task)).data;
     int members     = 0;
     check_nccl(ncclCommCount(comm, &members), "ncclCommCount");
     const std::size_t count = elements(task);
@@ -333,7 +334,7 @@ public:
   {
     ncclComm_t comm = comms_.at({1, setup_.rank * setup_.world_size + task.peer});
     return timed(task, comm, [&](cudaStream_t stream) {
-      check_nccl(ncclSend(buffers_.at(buffer_key(task)).data, elements(task), nccl_type_, 1, comm, stream), "ncclSend");
+      check_nccl(ncclSend(buffers_.at(task_channel(task)).data, elements(task), nccl_type_, 1, comm, stream), "ncclSend");
       return 0.0;
     });
   }
@@ -342,7 +343,7 @@ public:
   {
     ncclComm_t comm = comms_.at({1, task.peer * setup_.world_size + setup_.rank});
     return timed(task, comm, [&](cudaStream_t stream) {
-      check_nccl(ncclRecv(buffers_.at(buffer_key(task)).data, elements(task), nccl_type_, 0, comm, stream), "ncclRecv");
+      check_nccl(ncclRecv(buffers_.at(task_channel(task)).data, elements(task), nccl_type_, 0, comm, stream), "ncclRecv");
       return 0.0;
     });
   }
@@ -389,15 +390,6 @@ private:
         1, static_cast<std::size_t>(std::ceil(strategies::scaled_bytes(task, workload_.scale) / element_bytes_)));
   }
 
-  /// A task's Schedule stream, or its pipeline channel (direction and peer): each has its own buffer and CUDA
-  /// stream.
-  static std::pair<int, int> buffer_key(const Task& task)
-  {
-    if (task.stream != Stream::pipeline)
-      return {static_cast<int>(task.stream), -1};
-    return {task.kind == TaskKind::send ? 100 : 200, task.peer};
-  }
-
   static TimedStream create_timed_stream()
   {
     TimedStream created;
@@ -422,7 +414,7 @@ private:
   /// previous one was waited for), so the start event fires as soon as it is recorded.
   template <class Enqueue> TaskResult timed(const Task& task, ncclComm_t comm, Enqueue&& enqueue)
   {
-    const TimedStream& on = streams_.at(buffer_key(task));
+    const TimedStream& on = streams_.at(task_channel(task));
     check_cuda(cudaEventRecord(on.start, on.stream), "cudaEventRecord");
     TaskResult result;
     result.flops = enqueue(on.stream);
@@ -473,9 +465,9 @@ private:
   ncclDataType_t nccl_type_    = ncclFloat16;
   std::map<std::pair<int, int>, ncclComm_t> comms_; ///< (0, n): groups; (1, src * world + dst): pipeline pairs
   std::map<int, ncclComm_t> collective_comm_;       ///< collective index -> its group's communicator
-  std::map<std::pair<int, int>, TimedStream> streams_; ///< by buffer_key, created in prepare
+  std::map<TaskChannel, TimedStream> streams_; ///< by task_channel, created in prepare
   std::map<std::tuple<long, long, long>, GemmBuffers> gemms_;
-  std::map<std::pair<int, int>, DeviceBuffer> buffers_;
+  std::map<TaskChannel, DeviceBuffer> buffers_; ///< by task_channel
   DeviceBuffer optimizer_;
   DeviceBuffer barrier_buffer_;
   DeviceBuffer parameters_, gradients_; ///< with hold_training_memory

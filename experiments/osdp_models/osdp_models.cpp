@@ -8,8 +8,8 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "models/transformer.hpp"
-#include "strategies/plan_space.hpp"
-#include "strategies/planners.hpp"
+#include "strategies/planners/registry.hpp"
+#include "strategies/search/plan_space.hpp"
 
 #include <cstdio>
 #include <iostream>

@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "models/transformer.hpp"
-#include "strategies/planners.hpp"
+#include "strategies/planners/registry.hpp"
 
 #include <cstdio>
 #include <iostream>

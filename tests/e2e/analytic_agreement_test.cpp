@@ -4,9 +4,9 @@
 #include "costmodel/collective.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
-#include "strategies/estimate.hpp"
-#include "strategies/lower.hpp"
-#include "strategies/plan_json.hpp"
+#include "strategies/lowering/estimate.hpp"
+#include "strategies/lowering/lower.hpp"
+#include "strategies/plan/plan_json.hpp"
 #include "tests/sim/sim_fixtures.hpp"
 
 #include <doctest/doctest.h>

@@ -3,8 +3,8 @@
 #include "core/cluster_json.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
-#include "strategies/lower.hpp"
-#include "strategies/plan_json.hpp"
+#include "strategies/lowering/lower.hpp"
+#include "strategies/plan/plan_json.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 #include "models/workload.hpp"
 #include "sim/replay_calibration.hpp"
 #include "sim/simulate.hpp"
-#include "strategies/lower.hpp"
-#include "strategies/plan_json.hpp"
+#include "strategies/lowering/lower.hpp"
+#include "strategies/plan/plan_json.hpp"
 #include "traces/calibrate.hpp"
 
 #include <doctest/doctest.h>

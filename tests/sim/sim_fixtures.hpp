@@ -7,8 +7,8 @@
 #include "core/cluster.hpp"
 #include "core/units.hpp"
 #include "sim/replay.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
+#include "strategies/plan/plan.hpp"
 
 #include <initializer_list>
 #include <string>

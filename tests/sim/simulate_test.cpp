@@ -4,7 +4,7 @@
 #include "costmodel/compute.hpp"
 #include "models/workload.hpp"
 #include "sim_fixtures.hpp"
-#include "strategies/memory.hpp"
+#include "strategies/lowering/memory.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,10 +5,10 @@
 #include "core/cluster.hpp"
 #include "core/units.hpp"
 #include "models/workload.hpp"
-#include "strategies/plan.hpp"
-#include "strategies/plan_json.hpp"
-#include "strategies/problem.hpp"
-#include "strategies/schedule.hpp"
+#include "strategies/lowering/schedule.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/plan_json.hpp"
+#include "strategies/plan/problem.hpp"
 
 #include <numeric>
 #include <string>

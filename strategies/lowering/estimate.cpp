@@ -1,0 +1,328 @@
+#include "strategies/lowering/estimate.hpp"
+
+#include "costmodel/collective.hpp"
+#include "costmodel/compute.hpp"
+#include "costmodel/link_class.hpp"
+#include "costmodel/pipeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hetsim::strategies {
+namespace {
+
+using costmodel::CollectiveOp;
+
+class Estimator {
+public:
+  Estimator(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute)
+      : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload), compute_(compute), algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)),
+        end_slowdown_(data_parallel_slowdown(0, plan.pp)), sharding_(plan.shards_layers())
+  {
+    for (int s = 0; s < plan.pp; ++s)
+      stage_slowdown_.push_back(data_parallel_slowdown(s, s + 1));
+  }
+
+  PlanEstimate run() const
+  {
+    PlanEstimate result;
+    // Pipelines: the slowest replica sets the pace; every replica meets at the gradient synchronisation.
+    for (int r = 0; r < plan_.dp; ++r) {
+      std::vector<double> fill(plan_.pp), period(plan_.pp);
+      for (int s = 0; s < plan_.pp; ++s) {
+        const StageTime stage = stage_time(s, r, plan_.micro_batch[r]);
+        fill[s]               = stage.fill_s;
+        period[s]             = stage.period_s;
+      }
+      double pipeline = 0;
+      if (plan_.last_micro_batch.empty()) {
+        pipeline = costmodel::pipeline_seconds(fill, period, plan_.grad_accum[r]);
+      } else { // pp is 1: the full micro-batches, then the smaller last one
+        const StageTime last = stage_time(0, r, plan_.last_micro_batch[r]);
+        pipeline = (plan_.grad_accum[r] > 1 ? costmodel::pipeline_seconds(fill, period, plan_.grad_accum[r] - 1) : 0) +
+                   last.fill_s;
+      }
+      if (pipeline > result.pipeline_s) {
+        result.pipeline_s    = pipeline;
+        result.stage_seconds = fill;
+      }
+    }
+    for (int s = 0; s < plan_.pp; ++s)
+      for (int t = 0; t < plan_.tp; ++t) {
+        result.data_parallel_s = std::max(result.data_parallel_s, exposed_sync_seconds(s, t));
+        for (int r = 0; r < plan_.dp; ++r)
+          result.optimizer_s = std::max(result.optimizer_s, optimizer_seconds(s, r, t));
+      }
+    result.iteration_time_s = result.pipeline_s + result.data_parallel_s + result.optimizer_s;
+    return result;
+  }
+
+private:
+  double stage_params(int s) const
+  {
+    double params = 0;
+    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+      params += workload_.layers[l].params;
+    return params / plan_.tp;
+  }
+
+  int layer_count() const { return static_cast<int>(workload_.layers.size()); }
+  double activation_scale() const { return dtype_bytes(plan_.dtype) / 2.0; }
+  double gradient_bytes_per_param() const { return dtype_bytes(plan_.dtype); }
+
+  std::vector<int> dp_group(int s, int t) const
+  {
+    std::vector<int> devices;
+    for (int r = 0; r < plan_.dp; ++r)
+      devices.push_back(plan_.device(s, r, t));
+    return devices;
+  }
+
+  struct StageTime {
+    double fill_s   = 0; ///< compute, then the boundary transfers, one after the other
+    double period_s = 0; ///< steady state: compute and each direction of the boundary overlap
+  };
+
+  /// Forward + backward of one micro-batch on the slowest TP member with its TP all-reduces, and the boundary
+  /// transfers to the next stage (AMP's per-stage term, communication included).
+  StageTime stage_time(int s, int r, int mb) const
+  {
+    double tp_bytes_total = 0;
+    int tp_all_reduces    = 0;
+    const int first       = plan_.stage_starts[s];
+    const int end         = plan_.stage_end(s, layer_count());
+    for (int l = first; l < end; ++l) {
+      const auto& layer = workload_.layers[l];
+      if (plan_.tp > 1 && layer.tensor_parallel_all_reduces > 0) {
+        tp_all_reduces += 2 * layer.tensor_parallel_all_reduces;
+        tp_bytes_total += 2 * layer.tensor_parallel_all_reduces * layer.activation_bytes_per_sample * mb *
+                          activation_scale();
+      }
+    }
+    double compute = 0;
+    std::vector<int> tp_group;
+    for (int t = 0; t < plan_.tp; ++t) {
+      const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
+      compute            = std::max(
+          compute,
+          compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, false) +
+              compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, true, plan_.recompute));
+      tp_group.push_back(plan_.device(s, r, t));
+    }
+    double tensor_parallel = 0;
+    if (tp_all_reduces > 0)
+      tensor_parallel = tp_all_reduces * (transfer_seconds(tp_group, CollectiveOp::all_reduce,
+                                                           tp_bytes_total / tp_all_reduces) +
+                                          call_seconds(tp_group));
+    double to_next = 0, from_next = 0;
+    if (s + 1 < plan_.pp) {
+      // Every replica crosses this boundary at about the same time, sharing NICs and WAN links.
+      // Each tensor-parallel rank sends its 1/tp share (as the lowering does).
+      const double bytes = workload_.layers[end - 1].activation_bytes_per_sample * mb * activation_scale() / plan_.tp;
+      std::vector<std::pair<int, int>> forward, backward;
+      for (int other = 0; other < plan_.dp; ++other)
+        for (int t = 0; t < plan_.tp; ++t) {
+          forward.emplace_back(plan_.device(s, other, t), plan_.device(s + 1, other, t));
+          backward.emplace_back(plan_.device(s + 1, other, t), plan_.device(s, other, t));
+        }
+      to_next   = costmodel::concurrent_transfers_seconds(cluster_, forward, bytes);
+      from_next = costmodel::concurrent_transfers_seconds(cluster_, backward, bytes);
+    }
+    // ZeRO-2/3 synchronise every micro-batch; in the steady state that traffic overlaps the compute it
+    // interleaves with. ZeRO-2's last reduction is counted with the exposed synchronisation instead.
+    const double busy = compute + tensor_parallel;
+    const bool every_micro_batch = plan_.zero_stage >= 2 || sharding_;
+    const bool overlapped        = plan_.zero_stage == 3 || sharding_; // gathers interleave with the compute
+    const double sync = every_micro_batch ? per_micro_batch_sync_seconds(s) : 0;
+    const double fill = (overlapped ? std::max(busy, sync) : busy) + to_next + from_next;
+    return StageTime{fill, std::max({busy, sync, to_next, from_next})};
+  }
+
+  /// How much slower a data-parallel ring step is when the groups of stages [first, end) synchronise at once
+  /// than when a group is alone: groups whose rings cross the same NIC or WAN link share it. Every stage
+  /// synchronises at the end of the iteration; per-micro-batch synchronisation (ZeRO 2/3) is staggered by the
+  /// pipeline, so only the tensor-parallel ranks of one stage meet there.
+  double data_parallel_slowdown(int first, int end) const
+  {
+    if (plan_.dp == 1)
+      return 1;
+    constexpr double kProbeBytes = 256.0 * 1024 * 1024; // large enough that latency does not matter
+    std::vector<std::pair<int, int>> edges;
+    double alone = 0;
+    for (int s = first; s < end; ++s)
+      for (int t = 0; t < plan_.tp; ++t) {
+        const auto group = dp_group(s, t);
+        for (std::size_t i = 0; i < group.size(); ++i) {
+          edges.emplace_back(group[i], group[(i + 1) % group.size()]);
+          alone = std::max(alone, costmodel::transfer_seconds(cluster_, edges.back().first, edges.back().second,
+                                                              kProbeBytes));
+        }
+      }
+    return std::max(1.0, costmodel::concurrent_transfers_seconds(cluster_, edges, kProbeBytes) / alone);
+  }
+
+  /// The network's part of one collective of `bytes` over `group` alone.
+  double transfer_seconds(const std::vector<int>& group, CollectiveOp op, double bytes) const
+  {
+    return costmodel::collective_seconds(cluster_, group, op, algorithm_, bytes);
+  }
+
+  /// The calibrated software cost of one collective call over `group` (γ; 0 without calibration). Links shared
+  /// with other groups slow the transfers, not this.
+  double call_seconds(const std::vector<int>& group) const
+  {
+    const costmodel::Calibration* calibration = compute_.calibration();
+    return calibration ? costmodel::collective_overhead_seconds(cluster_, *calibration, group) : 0;
+  }
+
+  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing): `slowdown` times
+  /// the transfers of a group alone, plus each bucket's call.
+  double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown) const
+  {
+    const double capacity = plan_.bucket_bytes;
+    const double full     = std::floor(bytes / capacity);
+    const double rest     = bytes - full * capacity;
+    double seconds        = full * transfer_seconds(group, op, capacity);
+    if (rest > 0)
+      seconds += transfer_seconds(group, op, rest);
+    const double calls = full + (rest > 0 ? 1 : 0);
+    return slowdown * seconds + calls * call_seconds(group);
+  }
+
+  /// Layers of stage `s` that hold parameters: ZeRO-3 gathers each on its own.
+  int layers_with_params(int s) const
+  {
+    int count = 0;
+    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+      count += workload_.layers[l].params > 0 ? 1 : 0;
+    return count;
+  }
+
+  double per_micro_batch_sync_seconds(int s) const
+  {
+    if (plan_.dp == 1)
+      return 0;
+    if (sharding_)
+      return sharded_sync_seconds(s);
+    const double bytes = stage_params(s) * gradient_bytes_per_param();
+    double worst       = 0;
+    for (int t = 0; t < plan_.tp; ++t) {
+      const auto group = dp_group(s, t);
+      double seconds   = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, stage_slowdown_[s]);
+      if (plan_.zero_stage == 3) // parameters gathered before forward and again before backward, layer by layer
+        seconds += 2 * (stage_slowdown_[s] * transfer_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2) +
+                        layers_with_params(s) * call_seconds(group));
+      worst = std::max(worst, seconds);
+    }
+    return worst;
+  }
+
+  /// With layer_sharding: per sharded slice, gathers before forward and backward and a reduce-scatter after
+  /// backward, each a collective of its own (as the lowering issues them).
+  double sharded_sync_seconds(int s) const
+  {
+    double worst = 0;
+    for (int t = 0; t < plan_.tp; ++t) {
+      const auto group = dp_group(s, t);
+      double seconds = 0, calls = 0;
+      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
+        const LayerSharding& choice = plan_.layer_sharding[l];
+        if (choice.sharded == 0 || workload_.layers[l].params <= 0)
+          continue;
+        const double bytes = workload_.layers[l].params / plan_.tp / choice.slices * gradient_bytes_per_param();
+        seconds += choice.sharded * (2 * transfer_seconds(group, CollectiveOp::all_gather, bytes) +
+                                     transfer_seconds(group, CollectiveOp::reduce_scatter, bytes));
+        calls += 3 * choice.sharded;
+      }
+      worst = std::max(worst, stage_slowdown_[s] * seconds + calls * call_seconds(group));
+    }
+    return worst;
+  }
+
+  /// Parameters of layer `l` on one device whose gradients are reduced in buckets (all but sharded slices).
+  double bucketed_layer_params(int l) const
+  {
+    const double params = workload_.layers[l].params / plan_.tp;
+    return sharding_ ? params * (1 - plan_.layer_sharding[l].fraction()) : params;
+  }
+
+  /// Parameters of stage `s` kept whole on every replica.
+  double replicated_params(int s) const
+  {
+    if (!sharding_)
+      return stage_params(s);
+    double params = 0;
+    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+      params += bucketed_layer_params(l);
+    return params;
+  }
+
+  /// Synchronisation after the last backward that the pipeline does not hide.
+  double exposed_sync_seconds(int s, int t) const
+  {
+    if (plan_.dp == 1 || plan_.zero_stage == 3)
+      return 0;
+    const auto group     = dp_group(s, t);
+    const double bytes   = replicated_params(s) * gradient_bytes_per_param();
+    const double gather  = plan_.zero_stage >= 1
+                               ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2, end_slowdown_)
+                               : 0;
+    // ZeRO 0-2 reduce during the last backward: buckets overlap it, the last bucket never does.
+    const CollectiveOp op   = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
+    const double reduce     = bucketed_seconds(group, op, bytes, end_slowdown_);
+    const double last       = bucketed_seconds(group, op, std::min(bytes, plan_.bucket_bytes), end_slowdown_);
+    return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
+  }
+
+  /// The part of the slowest replica's last backward that the bucketed reduction can overlap: what remains once
+  /// the first bucket is full (backward runs from the last layer; layers without parameters fill nothing).
+  double overlappable_backward_seconds(int s, int t) const
+  {
+    const int first = plan_.stage_starts[s];
+    int closing     = plan_.stage_end(s, layer_count()); // layers [first, closing) run after the first bucket closes
+    double filled   = 0;
+    while (closing > first && filled < plan_.bucket_bytes) {
+      --closing;
+      filled += bucketed_layer_params(closing) * gradient_bytes_per_param();
+    }
+    if (filled < plan_.bucket_bytes)
+      return 0;
+    double slowest = 0;
+    for (int r = 0; r < plan_.dp; ++r)
+      slowest = std::max(slowest, compute_.layers_seconds(cluster_.gpu_of(plan_.device(s, r, t)), workload_, first,
+                                                          closing, plan_.tp, plan_.micro_batch[r], plan_.dtype,
+                                                          true, plan_.recompute));
+    return slowest;
+  }
+
+  double optimizer_seconds(int s, int r, int t) const
+  {
+    double params = stage_params(s) / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    if (sharding_)
+      params = replicated_params(s) + (stage_params(s) - replicated_params(s)) / plan_.dp;
+    return compute_.optimizer_seconds(cluster_.gpu_of(plan_.device(s, r, t)), params);
+  }
+
+  const Plan& plan_;
+  const Cluster& cluster_;
+  const models::Workload& workload_;
+  const costmodel::ComputeModel& compute_;
+  costmodel::Algorithm algorithm_;
+  double end_slowdown_;                ///< every data-parallel group at once
+  bool sharding_;                      ///< layer_sharding shards some layer
+  std::vector<double> stage_slowdown_; ///< the groups of one stage at once
+};
+
+} // namespace
+
+PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::Calibration* calibration)
+{
+  return estimate(plan, problem, costmodel::ComputeModel(calibration));
+}
+
+PlanEstimate estimate(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute)
+{
+  return Estimator(plan, problem, compute).run();
+}
+
+} // namespace hetsim::strategies

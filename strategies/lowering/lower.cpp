@@ -1,0 +1,545 @@
+#include "strategies/lowering/lower.hpp"
+
+#include "core/error.hpp"
+#include "strategies/plan/plan_json.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace hetsim::strategies {
+namespace {
+
+/// Beyond this a schedule takes gigabytes and its replay hours; task ids also stay well inside `int`.
+constexpr std::size_t kMaxTasks = 20'000'000;
+
+/// One compute task of a stage, before it is instantiated for a device and a micro-batch.
+struct Piece {
+  int first_layer                  = 0;
+  int layer_count                  = 0;
+  int piece                        = 0;     ///< part of a tensor-parallel layer
+  bool ends_layer                  = true;  ///< the last piece of `first_layer` (ZeRO-3 reduce-scatter point)
+  double flops_per_sample          = 0;     ///< on one device, after the tensor-parallel split
+  bool tp_all_reduce               = false; ///< followed by a tensor-parallel all-reduce...
+  double tp_bytes_per_sample       = 0;     ///< ...of this many 16-bit bytes per sample
+  int bucket_begin                 = 0;     ///< gradient buckets complete once this piece ends
+  int bucket_end                   = 0;
+};
+
+/// What every device of one pipeline stage does, independent of its replica and tensor-parallel rank.
+struct StageLayout {
+  int first = 0;
+  int end   = 0;
+  std::vector<Piece> forward;
+  std::vector<Piece> backward;      ///< micro-batches without gradient synchronisation
+  std::vector<Piece> backward_sync; ///< micro-batches that synchronise gradient buckets (ZeRO 0-2)
+  std::vector<double> bucket_bytes; ///< gradient buckets in backward layer order
+  double params                    = 0; ///< parameters of the stage on one device (after the TP split)
+  double optimizer_params          = 0; ///< the part of them this device updates
+  double output_bytes_per_sample   = 0; ///< what one tensor-parallel rank sends to the next stage (16-bit)
+};
+
+class Lowering {
+public:
+  Lowering(const Plan& plan, const Problem& problem)
+      : plan_(plan), layers_(problem.workload->layers), scale_(dtype_bytes(plan.dtype) / 2.0),
+        zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers())
+  {
+    max_accum_ = *std::max_element(plan.grad_accum.begin(), plan.grad_accum.end());
+    for (int s = 0; s < plan.pp; ++s)
+      stages_.push_back(layout_stage(s));
+  }
+
+  Schedule run(int device_count)
+  {
+    schedule_.device_count = device_count;
+    schedule_.tp           = plan_.tp;
+    schedule_.pp           = plan_.pp;
+    schedule_.dp           = plan_.dp;
+    schedule_.zero_stage   = plan_.zero_stage;
+    schedule_.layer_count  = static_cast<int>(layers_.size());
+    schedule_.stage_starts = plan_.stage_starts;
+    schedule_.queues.resize(device_count);
+    const Counts counts = estimated_counts();
+    if (counts.tasks > kMaxTasks)
+      throw InputError("plan: lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
+                       std::to_string(kMaxTasks) + " a replay can hold; use fewer, larger micro-batches (grad_accum)");
+    schedule_.tasks.reserve(counts.tasks);
+    schedule_.collectives.reserve(counts.collectives);
+    pending_p2p_.assign(static_cast<std::size_t>(std::max(0, plan_.pp - 1)) * plan_.dp * plan_.tp * max_accum_ * 2, -1);
+    tp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.dp);
+    dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp);
+    for (int s = 0; s < plan_.pp; ++s)
+      for (int r = 0; r < plan_.dp; ++r)
+        for (int t = 0; t < plan_.tp; ++t)
+          lower_device(s, r, t);
+    return std::move(schedule_);
+  }
+
+private:
+  double layer_param_bytes(int layer) const { return layers_[layer].params / plan_.tp * dtype_bytes(plan_.dtype); }
+
+  /// The part of a layer's gradients reduced in buckets: all of it unless layer_sharding shards slices of it.
+  double bucketed_param_bytes(int layer) const
+  {
+    const double bytes = layer_param_bytes(layer);
+    return sharding_ ? bytes * (1 - plan_.layer_sharding[layer].fraction()) : bytes;
+  }
+
+  /// ZeRO-3 collectives per layer and direction: one for the whole layer, or one per sharded slice.
+  int sharded_collectives(int layer) const
+  {
+    if (layers_[layer].params <= 0)
+      return 0;
+    if (sharding_)
+      return plan_.layer_sharding[layer].sharded;
+    return zero3_ ? 1 : 0;
+  }
+
+  /// Bytes of one of those collectives.
+  double sharded_collective_bytes(int layer) const
+  {
+    return sharding_ ? layer_param_bytes(layer) / plan_.layer_sharding[layer].slices : layer_param_bytes(layer);
+  }
+
+  double backward_flops_per_sample(const models::Layer& layer) const
+  {
+    return layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0);
+  }
+
+  StageLayout layout_stage(int s) const
+  {
+    StageLayout stage;
+    stage.first                   = plan_.stage_starts[s];
+    stage.end                     = plan_.stage_end(s, static_cast<int>(layers_.size()));
+    // Megatron-LM's scatter/gather across stages (and sequence parallelism): each tensor-parallel rank sends its
+    // 1/tp share of the boundary activation; the receiving group all-gathers it over its fast intra-node links,
+    // which this model leaves out.
+    stage.output_bytes_per_sample = layers_[stage.end - 1].activation_bytes_per_sample / plan_.tp;
+    for (int l = stage.first; l < stage.end; ++l)
+      stage.params += layers_[l].params / plan_.tp;
+    stage.optimizer_params = stage.params / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    if (sharding_) {
+      stage.optimizer_params = 0;
+      for (int l = stage.first; l < stage.end; ++l) {
+        const double fraction = plan_.layer_sharding[l].fraction();
+        stage.optimizer_params += layers_[l].params / plan_.tp * (1 - fraction + fraction / plan_.dp);
+      }
+    }
+
+    // Gradient buckets, filled in backward layer order; a bucket is ready when the layer that completes it is.
+    std::vector<int> closing_layer;
+    const bool buckets = plan_.dp > 1 && plan_.zero_stage <= 2;
+    if (buckets) {
+      const double capacity = plan_.bucket_bytes;
+      double filled         = 0;
+      for (int l = stage.end - 1; l >= stage.first; --l) {
+        double left = bucketed_param_bytes(l);
+        while (left > capacity * 1e-9) { // ignore rounding residues
+          const double take = std::min(left, capacity - filled);
+          filled += take;
+          left -= take;
+          if (filled >= capacity * (1 - 1e-9)) {
+            stage.bucket_bytes.push_back(filled);
+            closing_layer.push_back(l);
+            filled = 0;
+          }
+        }
+      }
+      if (filled > capacity * 1e-9) {
+        stage.bucket_bytes.push_back(filled);
+        closing_layer.push_back(stage.first);
+      }
+    }
+    // Buckets [begin, end) closed by `layer`; they are contiguous since layers close them in order.
+    auto buckets_of = [&](int layer, Piece& piece) {
+      auto lo = std::find(closing_layer.begin(), closing_layer.end(), layer);
+      auto hi = std::find_if(lo, closing_layer.end(), [&](int c) { return c != layer; });
+      piece.bucket_begin = static_cast<int>(lo - closing_layer.begin());
+      piece.bucket_end   = static_cast<int>(hi - closing_layer.begin());
+    };
+
+    const bool per_layer = plan_.tp > 1 || zero3_ || sharding_;
+    if (per_layer) {
+      for (int backward = 0; backward < 2; ++backward) {
+        auto& pieces = backward ? stage.backward : stage.forward;
+        pieces.reserve(static_cast<std::size_t>(stage.end - stage.first) * 2);
+        for (int i = 0; i < stage.end - stage.first; ++i) {
+          const int l                  = backward ? stage.end - 1 - i : stage.first + i;
+          const models::Layer& layer   = layers_[l];
+          const int reductions         = plan_.tp > 1 ? layer.tensor_parallel_all_reduces : 0;
+          const int count              = std::max(1, reductions);
+          const double flops           = backward ? backward_flops_per_sample(layer) : layer.forward_flops_per_sample;
+          for (int k = 0; k < count; ++k) {
+            Piece piece;
+            piece.first_layer         = l;
+            piece.layer_count         = 1;
+            piece.piece               = k;
+            piece.ends_layer          = k == count - 1;
+            piece.flops_per_sample    = flops / plan_.tp / count;
+            piece.tp_all_reduce       = reductions > 0;
+            piece.tp_bytes_per_sample = layer.activation_bytes_per_sample;
+            pieces.push_back(piece);
+          }
+        }
+      }
+      stage.backward_sync = stage.backward;
+      for (auto& piece : stage.backward_sync)
+        if (piece.ends_layer)
+          buckets_of(piece.first_layer, piece);
+      return stage;
+    }
+
+    // Without tensor parallelism or ZeRO-3 a stage computes in one task per micro-batch and direction...
+    Piece whole;
+    whole.first_layer = stage.first;
+    whole.layer_count = stage.end - stage.first;
+    for (int l = stage.first; l < stage.end; ++l)
+      whole.flops_per_sample += layers_[l].forward_flops_per_sample;
+    stage.forward.push_back(whole);
+    whole.flops_per_sample = 0;
+    for (int l = stage.first; l < stage.end; ++l)
+      whole.flops_per_sample += backward_flops_per_sample(layers_[l]);
+    stage.backward.push_back(whole);
+    // ...except a synchronising backward, split where buckets become ready so that they overlap the rest.
+    int top = stage.end - 1;
+    Piece range;
+    for (int l = stage.end - 1; l >= stage.first; --l) {
+      range.flops_per_sample += backward_flops_per_sample(layers_[l]);
+      const bool closes = std::find(closing_layer.begin(), closing_layer.end(), l) != closing_layer.end();
+      if (!closes && l != stage.first)
+        continue;
+      range.first_layer = l;
+      range.layer_count = top - l + 1;
+      buckets_of(l, range);
+      stage.backward_sync.push_back(range);
+      range = Piece{};
+      top   = l - 1;
+    }
+    return stage;
+  }
+
+  struct Counts {
+    std::size_t tasks       = 0;
+    std::size_t collectives = 0;
+  };
+
+  /// Generous estimate of the task and collective counts, so the vectors grow once and absurd plans stop early.
+  Counts estimated_counts() const
+  {
+    std::size_t tasks = 0;
+    std::size_t collectives = 0;
+    const std::size_t tp_factor = plan_.tp > 1 ? 2 : 1;
+    for (int s = 0; s < plan_.pp; ++s) {
+      const StageLayout& stage = stages_[s];
+      const std::size_t layers = stage.end - stage.first;
+      for (int r = 0; r < plan_.dp; ++r) {
+        const std::size_t m = plan_.grad_accum[r];
+        std::size_t per_device = m * ((stage.forward.size() + stage.backward.size()) * tp_factor + 4) +
+                                 stage.backward_sync.size() * tp_factor + 1;
+        std::size_t dp_tasks = stage.bucket_bytes.size() * (plan_.zero_stage == 2 ? m + 1 : 2);
+        if (zero3_)
+          dp_tasks += 3 * layers * m;
+        if (sharding_)
+          for (int l = stage.first; l < stage.end; ++l)
+            dp_tasks += 3 * static_cast<std::size_t>(sharded_collectives(l)) * m;
+        per_device += dp_tasks;
+        tasks += per_device * plan_.tp;
+        if (r == 0) {
+          collectives += dp_tasks * plan_.tp;
+          if (plan_.tp > 1)
+            collectives += m * (stage.forward.size() + stage.backward.size()) * plan_.dp;
+        }
+      }
+    }
+    return Counts{tasks, collectives};
+  }
+
+  int add_task(Task&& task)
+  {
+    task.id = static_cast<int>(schedule_.tasks.size());
+    schedule_.queues[task.device][static_cast<int>(task.stream)].push_back(task.id);
+    schedule_.tasks.push_back(std::move(task));
+    return schedule_.tasks.back().id;
+  }
+
+  /// A task on device `device_` at the current position in the plan.
+  Task make_task(TaskKind kind, Stream stream, int micro_batch, bool backward) const
+  {
+    Task task;
+    task.kind        = kind;
+    task.stream      = stream;
+    task.device      = device_;
+    task.stage       = stage_;
+    task.replica     = replica_;
+    task.tp_rank     = tp_rank_;
+    task.micro_batch = micro_batch;
+    task.backward    = backward;
+    return task;
+  }
+
+  /// Adds a send or recv and pairs it with its counterpart through the boundary slot `key`.
+  int add_p2p(Task&& task, std::size_t key)
+  {
+    const int id = add_task(std::move(task));
+    int& other   = pending_p2p_[key];
+    if (other < 0) {
+      other = id;
+    } else {
+      schedule_.tasks[id].match    = other;
+      schedule_.tasks[other].match = id;
+    }
+    return id;
+  }
+
+  std::size_t p2p_key(int boundary, int micro_batch, bool backward) const
+  {
+    return ((((static_cast<std::size_t>(boundary) * plan_.dp + replica_) * plan_.tp + tp_rank_) * max_accum_ +
+             micro_batch) *
+            2) +
+           (backward ? 1 : 0);
+  }
+
+  /// Adds this device's task of the next collective of a group. Every member issues the group's collectives
+  /// in the same order; the first member (lowest replica or TP rank) creates each one.
+  int add_collective_task(Task&& task, std::vector<int>& group_ops, int& issued, bool first_member)
+  {
+    const int device = task.device;
+    if (issued == static_cast<int>(group_ops.size())) {
+      HETSIM_ASSERT(first_member);
+      Collective collective;
+      collective.kind      = task.kind;
+      collective.bytes     = task.bytes;
+      collective.algorithm = static_cast<int>(plan_.collective_algorithm);
+      const int members    = task.stream == Stream::tensor_parallel ? plan_.tp : plan_.dp;
+      collective.devices.reserve(members);
+      collective.tasks.reserve(members);
+      group_ops.push_back(static_cast<int>(schedule_.collectives.size()));
+      schedule_.collectives.push_back(std::move(collective));
+    }
+    const int index        = group_ops[issued++];
+    Collective& collective = schedule_.collectives[index];
+    HETSIM_ASSERT(collective.kind == task.kind && collective.bytes == task.bytes);
+    task.collective = index;
+    const int id    = add_task(std::move(task));
+    collective.devices.push_back(device);
+    collective.tasks.push_back(id);
+    return id;
+  }
+
+  int add_tp_collective(Task&& task)
+  {
+    return add_collective_task(std::move(task), tp_group_ops_[stage_ * plan_.dp + replica_], tp_issued_,
+                               tp_rank_ == 0);
+  }
+
+  int add_dp_collective(Task&& task)
+  {
+    return add_collective_task(std::move(task), dp_group_ops_[stage_ * plan_.tp + tp_rank_], dp_issued_,
+                               replica_ == 0);
+  }
+
+  /// ZeRO-3: gathers a layer's parameters (or its sharded slices, one by one) on the data-parallel stream
+  /// (ordered only by that stream); returns the last gather.
+  int add_gather(int layer, int micro_batch, bool backward)
+  {
+    int last = -1;
+    for (int slice = 0; slice < sharded_collectives(layer); ++slice) {
+      Task task        = make_task(TaskKind::all_gather, Stream::data_parallel, micro_batch, backward);
+      task.first_layer = layer;
+      task.layer_count = 1;
+      task.piece       = slice;
+      task.bytes       = sharded_collective_bytes(layer);
+      last             = add_dp_collective(std::move(task));
+    }
+    return last;
+  }
+
+  bool gathers(int layer) const { return sharded_collectives(layer) > 0; }
+
+  void lower_device(int s, int r, int t)
+  {
+    stage_     = s;
+    replica_   = r;
+    tp_rank_   = t;
+    device_    = plan_.device(s, r, t);
+    tp_issued_ = 0;
+    dp_issued_ = 0;
+    sync_tasks_.clear();
+
+    const int accum = plan_.grad_accum[r];
+    order_.clear();
+    if (plan_.schedule == PipelineSchedule::gpipe) {
+      for (int m = 0; m < accum; ++m)
+        order_.emplace_back(m, false);
+      for (int m = accum - 1; m >= 0; --m)
+        order_.emplace_back(m, true);
+    } else {
+      const int warmup = std::min(plan_.pp - s - 1, accum);
+      for (int m = 0; m < warmup; ++m)
+        order_.emplace_back(m, false);
+      for (int m = 0; m + warmup < accum; ++m) {
+        order_.emplace_back(m + warmup, false);
+        order_.emplace_back(m, true);
+      }
+      for (int m = accum - warmup; m < accum; ++m)
+        order_.emplace_back(m, true);
+    }
+
+    const bool buckets = plan_.dp > 1 && plan_.zero_stage <= 2;
+    for (std::size_t i = 0; i < order_.size(); ++i) {
+      const auto [m, backward] = order_[i];
+      const bool sync = backward && buckets && (plan_.zero_stage == 2 || i + 1 == order_.size());
+      lower_step(m, backward, sync);
+    }
+
+    const StageLayout& stage = stages_[s];
+    Task step  = make_task(TaskKind::optimizer, Stream::compute, -1, false);
+    step.first_layer = stage.first;
+    step.layer_count = stage.end - stage.first;
+    step.params      = stage.optimizer_params;
+    step.deps        = sync_tasks_;
+    const int optimizer = add_task(std::move(step));
+
+    if (plan_.dp > 1 && (plan_.zero_stage == 1 || plan_.zero_stage == 2))
+      for (int b = 0; b < static_cast<int>(stage.bucket_bytes.size()); ++b) {
+        Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
+        gather.piece = b;
+        gather.bytes = stage.bucket_bytes[b];
+        gather.deps  = {optimizer};
+        add_dp_collective(std::move(gather));
+      }
+  }
+
+  /// Forward or backward of the device's stage for one micro-batch, with its transfers and collectives.
+  void lower_step(int m, bool backward, bool sync)
+  {
+    const StageLayout& stage = stages_[stage_];
+    const int samples        = plan_.micro_batch_samples(replica_, m);
+    const auto& pieces       = backward ? (sync ? stage.backward_sync : stage.backward) : stage.forward;
+
+    int ready = -1; // the task of another stream the next piece waits for
+    if (!backward && stage_ > 0) {
+      Task recv  = make_task(TaskKind::recv, Stream::pipeline, m, false);
+      recv.peer  = plan_.device(stage_ - 1, replica_, tp_rank_);
+      recv.bytes = stages_[stage_ - 1].output_bytes_per_sample * samples * scale_;
+      ready      = add_p2p(std::move(recv), p2p_key(stage_ - 1, m, false));
+    } else if (backward && stage_ + 1 < plan_.pp) {
+      Task recv  = make_task(TaskKind::recv, Stream::pipeline, m, true);
+      recv.peer  = plan_.device(stage_ + 1, replica_, tp_rank_);
+      recv.bytes = stage.output_bytes_per_sample * samples * scale_;
+      ready      = add_p2p(std::move(recv), p2p_key(stage_, m, true));
+    }
+
+    int gathered       = -1; // ZeRO-3 gather of the current layer
+    int gathered_layer = -1;
+    int last           = -1;
+    for (const Piece& piece : pieces) {
+      const int layer = piece.first_layer;
+      if (piece.piece == 0 && gathers(layer) && gathered_layer != layer) {
+        gathered       = add_gather(layer, m, backward);
+        gathered_layer = layer;
+      }
+      Task compute = make_task(backward ? TaskKind::backward : TaskKind::forward, Stream::compute, m, backward);
+      compute.first_layer = layer;
+      compute.layer_count = piece.layer_count;
+      compute.piece       = piece.piece;
+      compute.samples     = samples;
+      compute.flops       = piece.flops_per_sample * samples;
+      const bool after_gather = piece.piece == 0 && gathered_layer == layer;
+      compute.deps.reserve((ready >= 0 ? 1 : 0) + (after_gather ? 1 : 0));
+      if (ready >= 0)
+        compute.deps.push_back(ready);
+      if (after_gather)
+        compute.deps.push_back(gathered);
+      const int id = add_task(std::move(compute));
+      ready        = -1;
+      last         = id;
+
+      if (piece.tp_all_reduce) {
+        Task reduce        = make_task(TaskKind::all_reduce, Stream::tensor_parallel, m, backward);
+        reduce.first_layer = layer;
+        reduce.layer_count = 1;
+        reduce.piece       = piece.piece;
+        reduce.bytes       = piece.tp_bytes_per_sample * samples * scale_;
+        reduce.deps        = {id};
+        ready              = add_tp_collective(std::move(reduce));
+        last               = ready;
+      }
+
+      for (int b = piece.bucket_begin; b < piece.bucket_end; ++b) {
+        Task bucket  = make_task(plan_.zero_stage == 0 ? TaskKind::all_reduce : TaskKind::reduce_scatter,
+                                 Stream::data_parallel, plan_.zero_stage == 2 ? m : -1, true);
+        bucket.piece = b;
+        bucket.bytes = stage.bucket_bytes[b];
+        bucket.deps  = {id};
+        sync_tasks_.push_back(add_dp_collective(std::move(bucket)));
+      }
+
+      if (backward && (zero3_ || sharding_) && piece.ends_layer) {
+        // Prefetch the next layer's parameters before reducing this one's gradients.
+        if (layer - 1 >= stage.first && gathers(layer - 1)) {
+          gathered       = add_gather(layer - 1, m, true);
+          gathered_layer = layer - 1;
+        }
+        for (int slice = 0; slice < sharded_collectives(layer); ++slice) {
+          Task scatter        = make_task(TaskKind::reduce_scatter, Stream::data_parallel, m, true);
+          scatter.first_layer = layer;
+          scatter.layer_count = 1;
+          scatter.piece       = slice;
+          scatter.bytes       = sharded_collective_bytes(layer);
+          scatter.deps        = {id};
+          sync_tasks_.push_back(add_dp_collective(std::move(scatter)));
+        }
+      }
+    }
+
+    if (!backward && stage_ + 1 < plan_.pp) {
+      Task send  = make_task(TaskKind::send, Stream::pipeline, m, false);
+      send.peer  = plan_.device(stage_ + 1, replica_, tp_rank_);
+      send.bytes = stage.output_bytes_per_sample * samples * scale_;
+      send.deps  = {last};
+      add_p2p(std::move(send), p2p_key(stage_, m, false));
+    } else if (backward && stage_ > 0) {
+      Task send  = make_task(TaskKind::send, Stream::pipeline, m, true);
+      send.peer  = plan_.device(stage_ - 1, replica_, tp_rank_);
+      send.bytes = stages_[stage_ - 1].output_bytes_per_sample * samples * scale_;
+      send.deps  = {last};
+      add_p2p(std::move(send), p2p_key(stage_ - 1, m, true));
+    }
+  }
+
+  const Plan& plan_;
+  const std::vector<models::Layer>& layers_;
+  const double scale_; ///< activation bytes relative to 16-bit
+  const bool zero3_;   ///< ZeRO-3 with something to shard over
+  const bool sharding_; ///< layer_sharding shards some layers' slices over more than one replica
+  int max_accum_ = 1;
+  std::vector<StageLayout> stages_;
+  Schedule schedule_;
+
+  std::vector<int> pending_p2p_;               ///< first task of each send/recv pair, by boundary slot
+  std::vector<std::vector<int>> tp_group_ops_; ///< [stage * dp + replica]: collectives of the TP group, in order
+  std::vector<std::vector<int>> dp_group_ops_; ///< [stage * tp + tp_rank]: collectives of the DP group, in order
+
+  // The device being lowered.
+  int stage_   = 0;
+  int replica_ = 0;
+  int tp_rank_ = 0;
+  int device_  = 0;
+  int tp_issued_ = 0;
+  int dp_issued_ = 0;
+  std::vector<int> sync_tasks_;
+  std::vector<std::pair<int, bool>> order_;
+};
+
+} // namespace
+
+Schedule lower(const Plan& plan, const Problem& problem)
+{
+  HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
+  validate_plan(plan, *problem.cluster, *problem.workload, "plan");
+  Lowering lowering(plan, problem);
+  return lowering.run(problem.cluster->device_count());
+}
+
+} // namespace hetsim::strategies

@@ -1,0 +1,25 @@
+#pragma once
+/// Plan -> Schedule lowering.
+
+#include "strategies/lowering/schedule.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/problem.hpp"
+
+namespace hetsim::strategies {
+
+/// Lowers a plan (validated again; InputError prefixed "plan" if it does not fit the problem): per device,
+/// forward/backward of its stage for each micro-batch in GPipe order (all forwards, then the backwards in
+/// reverse) or 1F1B order (min(pp - stage - 1, M) forwards, then one forward one backward, then the remaining
+/// backwards); activation/gradient send/recv between consecutive stages of a replica and TP rank; with tp > 1,
+/// each layer split into one piece per Megatron all-reduce (flops / tp), each piece followed by its all-reduce;
+/// data-parallel synchronisation by ZeRO stage over each (stage, TP rank) group: 0 all-reduces gradient buckets
+/// during the last backward, 1 reduce-scatters them there and all-gathers the parameters after the optimizer,
+/// 2 reduce-scatters buckets during every backward, 3 gathers each layer before its forward and backward and
+/// reduce-scatters it after its backward; then the optimizer step, which waits for all of that.
+///
+/// A stage computes in one task per micro-batch and direction unless something must interleave with it: TP
+/// pieces, ZeRO-3 layers, or gradient buckets (the backward that synchronises them is split where a bucket
+/// becomes ready, so its all-reduce overlaps the rest). Ids follow device order (rank order), then issue order.
+Schedule lower(const Plan& plan, const Problem& problem);
+
+} // namespace hetsim::strategies

@@ -1,0 +1,162 @@
+#include "strategies/lowering/memory.hpp"
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace hetsim::strategies {
+namespace {
+
+/// "19.3 GiB", "16 GiB".
+std::string gib(double bytes)
+{
+  char text[64];
+  const double value = bytes / units::kGiB;
+  if (value > 0 && value < 0.95)
+    std::snprintf(text, sizeof text, "%.2f GiB", value);
+  else if (std::fabs(value - std::round(value)) < 0.05)
+    std::snprintf(text, sizeof text, "%.0f GiB", value);
+  else
+    std::snprintf(text, sizeof text, "%.1f GiB", value);
+  return text;
+}
+
+} // namespace
+
+DeviceMemory zero_model_states(double params, double largest_two_params, int zero_stage, int dp, Dtype dtype)
+{
+  const double weight_bytes    = dtype_bytes(dtype);            // per parameter, weights and gradients
+  const double optimizer_bytes = dtype == Dtype::fp32 ? 8 : 12; // per parameter
+  const bool shard             = dp > 1;
+  DeviceMemory m;
+  m.parameter_bytes = weight_bytes * params;
+  m.gradient_bytes  = weight_bytes * params;
+  m.optimizer_bytes = optimizer_bytes * params;
+  if (shard && zero_stage >= 1)
+    m.optimizer_bytes /= dp;
+  if (shard && zero_stage >= 2)
+    m.gradient_bytes /= dp;
+  if (shard && zero_stage >= 3)
+    m.parameter_bytes = m.parameter_bytes / dp + weight_bytes * largest_two_params;
+  return m;
+}
+
+DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica)
+{
+  const auto& layers            = problem.workload->layers;
+  const double weight_bytes     = dtype_bytes(plan.dtype);            // per parameter, weights and gradients
+  const double optimizer_bytes  = plan.dtype == Dtype::fp32 ? 8 : 12; // per parameter
+  const double activation_scale = dtype_bytes(plan.dtype) / 2.0;      // layer figures are 16-bit
+
+  double params     = 0; // per device, after the tensor-parallel split
+  double largest[2] = {0, 0};
+  double saved = 0, boundary = 0, largest_saved = 0; // activation bytes per sample, per device
+  for (int l = first; l < end; ++l) {
+    const double p = layers[l].params / plan.tp;
+    params += p;
+    if (p > largest[0]) {
+      largest[1] = largest[0];
+      largest[0] = p;
+    } else if (p > largest[1]) {
+      largest[1] = p;
+    }
+    saved += layers[l].saved_activation_bytes_per_sample / plan.tp;
+    boundary += layers[l].activation_bytes_per_sample / plan.tp;
+    largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
+  }
+
+  DeviceMemory m = zero_model_states(params, largest[0] + largest[1], plan.zero_stage, plan.dp, plan.dtype);
+  if (plan.shards_layers()) {
+    // OSDP: sharded slices keep 1/dp of their states, plus a buffer for the two largest gathered slices (the
+    // one computing and the one prefetched); replicated slices keep everything, as ZeRO-0.
+    double sharded = 0, slice[2] = {0, 0};
+    for (int l = first; l < end; ++l) {
+      const LayerSharding& choice = plan.layer_sharding[l];
+      if (choice.sharded == 0)
+        continue;
+      const double p = layers[l].params / plan.tp;
+      sharded += p * choice.fraction();
+      const double one = p / choice.slices;
+      for (int copy = 0; copy < std::min(choice.sharded, 2); ++copy) { // a layer's next slice is prefetched too
+        if (one > slice[0]) {
+          slice[1] = slice[0];
+          slice[0] = one;
+        } else if (one > slice[1]) {
+          slice[1] = one;
+        }
+      }
+    }
+    const double kept = params - sharded + sharded / plan.dp;
+    m.parameter_bytes = weight_bytes * (kept + slice[0] + slice[1]);
+    m.gradient_bytes  = weight_bytes * kept;
+    m.optimizer_bytes = optimizer_bytes * kept;
+  }
+
+  const int accum      = plan.grad_accum[replica];
+  const int in_flight  = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);
+  const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale;
+  m.activation_bytes = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
+  return m;
+}
+
+std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
+{
+  HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
+  const Cluster& cluster = *problem.cluster;
+  const int layer_count  = static_cast<int>(problem.workload->layers.size());
+  HETSIM_ASSERT(static_cast<int>(plan.placement.size()) == plan.world_size());
+  HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.pp);
+
+  std::vector<DeviceMemory> memory(cluster.device_count());
+  for (int d = 0; d < cluster.device_count(); ++d) {
+    memory[d].device          = d;
+    memory[d].gpu             = cluster.gpu_of(d).name;
+    memory[d].workspace_bytes = problem.workspace_bytes;
+    memory[d].capacity_bytes  = problem.memory_capacity(d);
+  }
+  for (int s = 0; s < plan.pp; ++s)
+    for (int r = 0; r < plan.dp; ++r) {
+      const DeviceMemory stage =
+          stage_device_memory(plan, problem, s, plan.stage_starts[s], plan.stage_end(s, layer_count), r);
+      for (int t = 0; t < plan.tp; ++t) {
+        DeviceMemory& m    = memory[plan.device(s, r, t)];
+        m.parameter_bytes  = stage.parameter_bytes;
+        m.gradient_bytes   = stage.gradient_bytes;
+        m.optimizer_bytes  = stage.optimizer_bytes;
+        m.activation_bytes = stage.activation_bytes;
+      }
+    }
+  return memory;
+}
+
+const DeviceMemory* largest_overflow(const std::vector<DeviceMemory>& memory)
+{
+  const DeviceMemory* worst = nullptr;
+  for (const auto& m : memory)
+    if (m.over_bytes() > 0 && (!worst || m.over_bytes() > worst->over_bytes()))
+      worst = &m;
+  return worst;
+}
+
+void check_memory(const std::vector<DeviceMemory>& memory)
+{
+  const DeviceMemory* worst = largest_overflow(memory);
+  if (!worst)
+    return;
+  const auto over_count =
+      std::count_if(memory.begin(), memory.end(), [](const DeviceMemory& m) { return m.over_bytes() > 0; });
+  std::string message = "plan does not fit: device " + std::to_string(worst->device) + " (" + worst->gpu + ") needs " +
+                        gib(worst->total_bytes()) + " of " + gib(worst->capacity_bytes) + " (" +
+                        gib(worst->over_bytes()) + " over): parameters " + gib(worst->parameter_bytes) +
+                        ", gradients " + gib(worst->gradient_bytes) + ", optimizer " + gib(worst->optimizer_bytes) +
+                        ", activations " + gib(worst->activation_bytes) + ", workspace " + gib(worst->workspace_bytes);
+  if (over_count > 1)
+    message +=
+        "; " + std::to_string(over_count - 1) + " other device" + (over_count > 2 ? "s are" : " is") + " over too";
+  throw InfeasiblePlan(message);
+}
+
+} // namespace hetsim::strategies

@@ -1,0 +1,52 @@
+#pragma once
+/// Per-device memory of a plan: model states split by ZeRO stage, activations in flight, workspace.
+
+#include "core/error.hpp" // InfeasiblePlan
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/problem.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hetsim::strategies {
+
+/// Bytes one device needs. Model states are 16-bit weights and gradients plus fp32 master weights and two Adam
+/// moments (12 bytes per parameter; 8 in fp32 training, whose weights are the master copy), split by ZeRO:
+/// stage 1 shards the optimizer states over the data-parallel group, 2 also the gradients, 3 everything plus a
+/// buffer holding the two largest layers' gathered weights. Tensor parallelism divides the parameters and, as
+/// with Megatron sequence parallelism, the activations.
+struct DeviceMemory {
+  int device = 0;
+  std::string gpu;             ///< GPU name, for messages
+  double parameter_bytes  = 0; ///< 16-bit weights (and gathered ZeRO-3 buffers)
+  double gradient_bytes   = 0;
+  double optimizer_bytes  = 0; ///< fp32 master weights + Adam moments
+  double activation_bytes = 0;
+  double workspace_bytes  = 0;
+  double capacity_bytes   = 0;
+
+  double total_bytes() const
+  {
+    return parameter_bytes + gradient_bytes + optimizer_bytes + activation_bytes + workspace_bytes;
+  }
+  double over_bytes() const { return total_bytes() - capacity_bytes; } ///< positive when it does not fit
+};
+
+/// Model states of one device holding `params` parameters (after the tensor-parallel split), under `zero_stage`
+/// over a data-parallel group of `dp`: the rules above. `largest_two_params`: its two largest layers, which
+/// ZeRO-3 gathers whole. Activations and workspace are left empty.
+DeviceMemory zero_model_states(double params, double largest_two_params, int zero_stage, int dp, Dtype dtype);
+/// Memory of every device the plan uses, indexed by device id. Activations are kept for the micro-batches in
+/// flight: all of them with GPipe, min(grad_accum, pp - stage) with 1F1B; with recompute only each layer's
+/// boundary activation is kept per micro-batch in flight, plus one layer's saved activations to recompute it.
+std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem);
+/// One device of `stage` and `replica` if the stage held layers [first, end): parameters, gradients, optimizer
+/// states and activations as plan_memory counts them (device, workspace and capacity left empty). Planners
+/// use it to try stage boundaries before the plan has them.
+DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica);
+/// The device with the largest overflow, or nullptr when every device fits.
+const DeviceMemory* largest_overflow(const std::vector<DeviceMemory>& memory);
+/// Throws InfeasiblePlan naming the device with the largest overflow and the bytes over.
+void check_memory(const std::vector<DeviceMemory>& memory);
+
+} // namespace hetsim::strategies

@@ -1,0 +1,394 @@
+#include "strategies/plan/plan_json.hpp"
+
+#include "core/error.hpp"
+#include "core/json_input.hpp"
+#include "core/presets.hpp"
+#include "core/units.hpp"
+
+#include <climits>
+#include <limits>
+#include <numeric>
+#include <optional>
+
+namespace hetsim::strategies {
+namespace {
+
+/// Smaller gradient buckets would only multiply tasks.
+constexpr double kMinBucketBytes = 64 * 1024;
+
+std::string str(long long value)
+{
+  return std::to_string(value);
+}
+
+std::string number(double value)
+{
+  return nlohmann::json(value).dump();
+}
+
+/// An integer that fits an int (signs are checked by the validation, which knows the limits).
+int read_int(const JsonInput& value)
+{
+  const long long v = value.integer();
+  if (v < INT_MIN || v > INT_MAX)
+    value.fail("an integer of reasonable size");
+  return static_cast<int>(v);
+}
+
+std::vector<int> read_int_list(const JsonInput& value)
+{
+  if (!value.is_array())
+    value.fail("an array of integers");
+  std::vector<int> out;
+  out.reserve(value.size());
+  for (const auto& element : value.elements())
+    out.push_back(read_int(element));
+  return out;
+}
+
+/// A positive number used for every replica, or one positive number per replica.
+std::vector<int> read_per_replica(const JsonInput& value, int dp)
+{
+  if (value.is_number())
+    return std::vector<int>(dp, value.positive_int());
+  if (!value.is_array() || static_cast<int>(value.size()) != dp)
+    value.fail("a positive integer or an array of " + str(dp) + " (one per replica)");
+  std::vector<int> out;
+  out.reserve(dp);
+  for (const auto& element : value.elements())
+    out.push_back(element.positive_int());
+  return out;
+}
+
+/// A per-device list (indexed by device id, `device_count` long) folded into one value per replica: every
+/// device of a replica (all its stages and tensor-parallel ranks) must carry the same value. Needs a placement
+/// of the right size; otherwise it returns an empty vector and validate_plan reports the placement.
+std::vector<int> read_per_device(const JsonInput& value, const Plan& plan, int device_count)
+{
+  if (!value.is_array() || static_cast<int>(value.size()) != device_count)
+    value.fail("an array of " + str(device_count) + " positive integers (one per device, by device id)");
+  std::vector<int> per_device;
+  for (const auto& element : value.elements())
+    per_device.push_back(element.positive_int());
+  if (static_cast<long long>(plan.placement.size()) != static_cast<long long>(plan.world_size()))
+    return {};
+  std::vector<int> per_replica(plan.dp, 0);
+  for (int r = 0; r < plan.dp; ++r)
+    for (int s = 0; s < plan.pp; ++s)
+      for (int t = 0; t < plan.tp; ++t) {
+        const int device = plan.device(s, r, t);
+        if (device < 0 || device >= device_count)
+          return {};
+        if (per_replica[r] == 0)
+          per_replica[r] = per_device[device];
+        else if (per_device[device] != per_replica[r])
+          value.at(device).fail(str(per_replica[r]) + ", the value of the other devices of replica " + str(r));
+      }
+  return per_replica;
+}
+
+/// `name` as one value per replica, or `name_per_device` as one per device; nullopt when neither is given.
+std::optional<std::vector<int>> read_batch_field(const JsonInput& root, const std::string& name, const Plan& plan,
+                                                 int device_count)
+{
+  auto per_replica = root.find(name);
+  auto per_device  = root.find(name + "_per_device");
+  if (per_replica && per_device)
+    throw InputError(root.where() + ": give either " + name + " or " + name + "_per_device, not both");
+  if (per_replica)
+    return read_per_replica(*per_replica, plan.dp);
+  if (per_device)
+    return read_per_device(*per_device, plan, device_count);
+  return std::nullopt;
+}
+
+/// The per-replica vector as a number when every replica has the same value.
+nlohmann::json per_replica_json(const std::vector<int>& values)
+{
+  bool uniform = !values.empty();
+  for (int v : values)
+    uniform = uniform && v == values.front();
+  if (uniform)
+    return values.front();
+  return values;
+}
+
+/// One entry per layer: 0 or 1 (the whole layer replicated or sharded), or {"sharded": j, "slices": k}.
+std::vector<LayerSharding> read_layer_sharding(const JsonInput& value)
+{
+  if (!value.is_array())
+    value.fail("an array with one entry per layer (0, 1 or {\"sharded\": j, \"slices\": k})");
+  std::vector<LayerSharding> out;
+  out.reserve(value.size());
+  for (const auto& element : value.elements()) {
+    LayerSharding s;
+    if (element.is_number()) {
+      s.sharded = element.non_negative_int();
+      if (s.sharded > 1)
+        element.fail("0 (replicated) or 1 (sharded)");
+    } else if (element.is_object()) {
+      element.allow_only({"sharded", "slices"});
+      s.slices  = element.positive_int_or("slices", 1);
+      auto sharded = element.find("sharded");
+      if (!sharded)
+        throw InputError(element.where() + ": missing required field 'sharded'");
+      s.sharded = sharded->non_negative_int();
+    } else {
+      element.fail("0, 1 or {\"sharded\": j, \"slices\": k}");
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+nlohmann::json layer_sharding_json(const std::vector<LayerSharding>& sharding)
+{
+  nlohmann::json out = nlohmann::json::array();
+  for (const LayerSharding& s : sharding) {
+    if (s.slices == 1)
+      out.push_back(s.sharded);
+    else
+      out.push_back({{"sharded", s.sharded}, {"slices", s.slices}});
+  }
+  return out;
+}
+
+int layer_count(const models::Workload& workload)
+{
+  return static_cast<int>(workload.layers.size());
+}
+
+} // namespace
+
+std::vector<int> uniform_stage_starts(int layer_count, int pp)
+{
+  HETSIM_ASSERT(pp > 0 && pp <= layer_count);
+  std::vector<int> starts(pp);
+  const int base  = layer_count / pp;
+  const int extra = layer_count % pp;
+  int layer       = 0;
+  for (int s = 0; s < pp; ++s) {
+    starts[s] = layer;
+    layer += base + (s < extra ? 1 : 0);
+  }
+  return starts;
+}
+
+void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workload& workload,
+                   const std::string& origin)
+{
+  auto fail = [&](const std::string& path, const std::string& message) {
+    throw InputError(origin + ": " + path + ": " + message);
+  };
+  for (auto [name, degree] : {std::pair{"tp", plan.tp}, std::pair{"pp", plan.pp}, std::pair{"dp", plan.dp}})
+    if (degree < 1)
+      fail(name, "expected a positive integer, got " + str(degree));
+
+  const long long world = static_cast<long long>(plan.tp) * plan.pp * plan.dp;
+  if (world != cluster.device_count())
+    fail("(top level)", "expected tp * pp * dp to equal the " + str(cluster.device_count()) + " devices of cluster '" +
+                            cluster.name() + "', got " + str(plan.tp) + " * " + str(plan.pp) + " * " +
+                            str(plan.dp) + " = " + str(world));
+
+  const int layers = layer_count(workload);
+  if (plan.pp > layers)
+    fail("pp", "expected at most " + str(layers) + " pipeline stages (model '" + workload.name + "' has " +
+                   str(layers) + " layers), got " + str(plan.pp));
+
+  if (static_cast<long long>(plan.placement.size()) != world)
+    fail("placement", "expected " + str(world) + " device ids (one per virtual rank), got " +
+                          str(plan.placement.size()));
+  std::vector<int> rank_of_device(cluster.device_count(), -1);
+  for (int rank = 0; rank < static_cast<int>(world); ++rank) {
+    const int device      = plan.placement[rank];
+    const std::string at  = "placement[" + str(rank) + "]";
+    if (device < 0 || device >= cluster.device_count())
+      fail(at, "expected a device id of cluster '" + cluster.name() + "' (0 to " + str(cluster.device_count() - 1) +
+                   "), got " + str(device));
+    if (rank_of_device[device] >= 0)
+      fail(at, "expected each device once, got device " + str(device) + " again (also at placement[" +
+                   str(rank_of_device[device]) + "])");
+    rank_of_device[device] = rank;
+  }
+
+  if (static_cast<int>(plan.stage_starts.size()) != plan.pp)
+    fail("stage_starts", "expected " + str(plan.pp) + " layer indices (one per pipeline stage), got " +
+                             str(plan.stage_starts.size()));
+  for (int s = 0; s < plan.pp; ++s) {
+    const int start      = plan.stage_starts[s];
+    const std::string at = "stage_starts[" + str(s) + "]";
+    if (s == 0 && start != 0)
+      fail(at, "expected 0 (the first stage starts at the first layer), got " + str(start));
+    if (s > 0 && start <= plan.stage_starts[s - 1])
+      fail(at, "expected a layer index greater than stage_starts[" + str(s - 1) + "] = " +
+                   str(plan.stage_starts[s - 1]) + " (every stage needs at least one layer), got " + str(start));
+    if (start >= layers)
+      fail(at, "expected a layer index below " + str(layers) + " (the model's layer count), got " + str(start));
+  }
+
+  auto check_per_replica = [&](const char* name, const std::vector<int>& values) {
+    if (static_cast<int>(values.size()) != plan.dp)
+      fail(name, "expected " + str(plan.dp) + " values (one per replica), got " + str(values.size()));
+    for (int r = 0; r < plan.dp; ++r)
+      if (values[r] < 1)
+        fail(std::string(name) + "[" + str(r) + "]", "expected a positive integer, got " + str(values[r]));
+  };
+  check_per_replica("micro_batch", plan.micro_batch);
+  check_per_replica("grad_accum", plan.grad_accum);
+  // Sequence counts are ints downstream (Problem::global_batch); beyond that a plan is a typo anyway.
+  if (plan.global_batch() > std::numeric_limits<int>::max())
+    fail("micro_batch", "expected micro_batch x grad_accum summed over replicas (the global batch) to stay below " +
+                            str(std::numeric_limits<int>::max()) + " sequences, got " + str(plan.global_batch()));
+
+  if (plan.zero_stage < 0 || plan.zero_stage > 3)
+    fail("zero_stage", "expected 0, 1, 2 or 3, got " + str(plan.zero_stage));
+  if (plan.zero_stage >= 2 && plan.dp > 1)
+    for (int r = 1; r < plan.dp; ++r)
+      if (plan.grad_accum[r] != plan.grad_accum[0])
+        fail("grad_accum", "expected the same value for every replica with zero_stage " + str(plan.zero_stage) +
+                               " (it synchronises every micro-batch), got " + str(plan.grad_accum[0]) + " and " +
+                               str(plan.grad_accum[r]));
+  if (!plan.last_micro_batch.empty()) {
+    check_per_replica("last_micro_batch", plan.last_micro_batch);
+    if (plan.pp != 1)
+      fail("last_micro_batch", "expected pp 1 (a smaller last micro-batch is only modelled without pipelining), got pp " +
+                                   str(plan.pp));
+    for (int r = 0; r < plan.dp; ++r)
+      if (plan.last_micro_batch[r] > plan.micro_batch[r])
+        fail("last_micro_batch[" + str(r) + "]", "expected at most micro_batch[" + str(r) + "] = " +
+                                                     str(plan.micro_batch[r]) + ", got " + str(plan.last_micro_batch[r]));
+  }
+  if (!plan.layer_sharding.empty()) {
+    if (static_cast<int>(plan.layer_sharding.size()) != layers)
+      fail("layer_sharding", "expected " + str(layers) + " entries (one per layer of model '" + workload.name +
+                                 "'), got " + str(plan.layer_sharding.size()));
+    for (int l = 0; l < layers; ++l) {
+      const LayerSharding& s = plan.layer_sharding[l];
+      const std::string at   = "layer_sharding[" + str(l) + "]";
+      if (s.slices != 1 && s.slices != 2 && s.slices != 4 && s.slices != 8)
+        fail(at + ".slices", "expected 1, 2, 4 or 8, got " + str(s.slices));
+      if (s.sharded < 0 || s.sharded > s.slices)
+        fail(at + ".sharded", "expected 0 to " + str(s.slices) + " (the slices), got " + str(s.sharded));
+    }
+    if (plan.zero_stage != 0)
+      fail("zero_stage", "expected 0 with layer_sharding (replicated slices are plain data parallel), got " +
+                             str(plan.zero_stage));
+    if (plan.shards_layers())
+      for (int r = 1; r < plan.dp; ++r)
+        if (plan.grad_accum[r] != plan.grad_accum[0])
+          fail("grad_accum", "expected the same value for every replica with sharded layers (they synchronise "
+                             "every micro-batch), got " + str(plan.grad_accum[0]) + " and " + str(plan.grad_accum[r]));
+  }
+  if (!(plan.bucket_bytes >= kMinBucketBytes))
+    fail("bucket_mib", "expected at least 0.0625 (64 KiB), got " + number(plan.bucket_bytes / units::kMiB));
+}
+
+Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const Cluster& cluster,
+                    const models::Workload& workload)
+{
+  JsonInput root(json, origin);
+  if (!root.is_object())
+    root.fail("an object describing a plan");
+  root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
+                   "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
+                   "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
+                   "last_micro_batch_per_device", "layer_sharding"});
+  Plan plan;
+  plan.tp = root.positive_int_or("tp", 1);
+  plan.pp = root.positive_int_or("pp", 1);
+  plan.dp = root.positive_int_or("dp", 1);
+
+  if (auto placement = root.find("placement")) {
+    plan.placement = read_int_list(*placement);
+  } else {
+    // Identity; degrees that do not match the cluster are reported by the validation.
+    const long long world = static_cast<long long>(plan.tp) * plan.pp * plan.dp;
+    if (world == cluster.device_count()) {
+      plan.placement.resize(static_cast<std::size_t>(world));
+      std::iota(plan.placement.begin(), plan.placement.end(), 0);
+    }
+  }
+
+  if (auto starts = root.find("stage_starts"))
+    plan.stage_starts = read_int_list(*starts);
+  else if (plan.pp <= layer_count(workload))
+    plan.stage_starts = uniform_stage_starts(layer_count(workload), plan.pp);
+
+  auto micro_batch = read_batch_field(root, "micro_batch", plan, cluster.device_count());
+  if (!micro_batch)
+    throw InputError(root.where() + ": missing required field 'micro_batch' (or 'micro_batch_per_device')");
+  plan.micro_batch = *micro_batch;
+  if (plan.micro_batch.empty())
+    plan.micro_batch.assign(plan.dp, 1); // the placement is wrong; validate_plan says so below
+
+  auto grad_accum   = read_batch_field(root, "grad_accum", plan, cluster.device_count());
+  auto global_batch = root.find("global_batch");
+  if (grad_accum && global_batch)
+    throw InputError(root.where() + ": give either grad_accum or global_batch, not both");
+  if (grad_accum) {
+    plan.grad_accum = grad_accum->empty() ? std::vector<int>(plan.dp, 1) : *grad_accum;
+  } else if (global_batch) {
+    const int total     = global_batch->positive_int();
+    const long long per = std::accumulate(plan.micro_batch.begin(), plan.micro_batch.end(), 0LL);
+    if (total % per != 0)
+      global_batch->fail("a multiple of " + str(per) + " (the micro-batch summed over the " + str(plan.dp) +
+                         " replicas)");
+    plan.grad_accum.assign(plan.dp, static_cast<int>(total / per));
+  } else {
+    plan.grad_accum.assign(plan.dp, 1);
+  }
+
+  if (auto last = read_batch_field(root, "last_micro_batch", plan, cluster.device_count())) {
+    if (global_batch)
+      throw InputError(root.where() + ": give grad_accum, not global_batch, with last_micro_batch");
+    plan.last_micro_batch = last->empty() ? plan.micro_batch : *last;
+  }
+  if (auto sharding = root.find("layer_sharding"))
+    plan.layer_sharding = read_layer_sharding(*sharding);
+
+  if (auto zero = root.find("zero_stage"))
+    plan.zero_stage = zero->non_negative_int();
+  if (auto schedule = root.find("schedule"); schedule && !parse_schedule(schedule->string(), plan.schedule))
+    schedule->fail("\"gpipe\" or \"1f1b\"");
+  plan.recompute = root.boolean_or("recompute", plan.recompute);
+  if (auto dtype = root.find("dtype"); dtype && !parse_dtype(dtype->string(), plan.dtype))
+    dtype->fail("\"fp16\", \"bf16\" or \"fp32\"");
+  if (auto algorithm = root.find("collective_algorithm");
+      algorithm && !parse_algorithm(algorithm->string(), plan.collective_algorithm))
+    algorithm->fail("\"ring\", \"tree\" or \"hierarchical\"");
+  plan.bucket_bytes = root.positive_number_or("bucket_mib", plan.bucket_bytes / units::kMiB) * units::kMiB;
+
+  validate_plan(plan, cluster, workload, origin);
+  return plan;
+}
+
+Plan load_plan(const std::string& file_or_preset, const Cluster& cluster, const models::Workload& workload)
+{
+  InputText input = read_input("plan", file_or_preset);
+  return plan_from_json(JsonInput::parse_text(input.text, input.origin), input.origin, cluster, workload);
+}
+
+nlohmann::json plan_to_json(const Plan& plan)
+{
+  nlohmann::json json;
+  json["tp"]                   = plan.tp;
+  json["pp"]                   = plan.pp;
+  json["dp"]                   = plan.dp;
+  json["placement"]            = plan.placement;
+  json["stage_starts"]         = plan.stage_starts;
+  json["micro_batch"]          = per_replica_json(plan.micro_batch);
+  json["grad_accum"]           = per_replica_json(plan.grad_accum);
+  json["zero_stage"]           = plan.zero_stage;
+  json["schedule"]             = schedule_name(plan.schedule);
+  json["recompute"]            = plan.recompute;
+  json["dtype"]                = dtype_name(plan.dtype);
+  json["collective_algorithm"] = algorithm_name(plan.collective_algorithm);
+  json["bucket_mib"]           = plan.bucket_bytes / units::kMiB;
+  if (!plan.last_micro_batch.empty())
+    json["last_micro_batch"] = per_replica_json(plan.last_micro_batch);
+  if (!plan.layer_sharding.empty())
+    json["layer_sharding"] = layer_sharding_json(plan.layer_sharding);
+  return json;
+}
+
+} // namespace hetsim::strategies

@@ -1,0 +1,28 @@
+#pragma once
+/// The input of every planner: what to train, on what, and under which limits.
+
+#include "core/cluster.hpp"
+#include "core/dtype.hpp"
+#include "core/units.hpp"
+#include "models/workload.hpp"
+#include "strategies/plan/plan.hpp"
+
+namespace hetsim::strategies {
+
+struct Problem {
+  const Cluster* cluster            = nullptr;
+  const models::Workload* workload  = nullptr;
+  int global_batch                  = 0; ///< sequences per iteration; 0 when the plan decides
+  Dtype dtype                       = Dtype::fp16;
+  double memory_limit_bytes         = 0; ///< per device; 0 means each device's own memory
+  double workspace_bytes            = 1.0 * units::kGiB; ///< framework/cuBLAS/NCCL buffers per device
+
+  /// Usable memory of one device under this problem's limit.
+  double memory_capacity(int device) const;
+};
+
+/// The problem a given plan solves: its global batch and dtype, default limits. The cluster and the workload
+/// must outlive the problem.
+Problem problem_for_plan(const Cluster& cluster, const models::Workload& workload, const Plan& plan);
+
+} // namespace hetsim::strategies

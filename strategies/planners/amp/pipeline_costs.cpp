@@ -1,0 +1,103 @@
+#include "strategies/planners/amp/pipeline_costs.hpp"
+
+#include "costmodel/collective.hpp"
+#include "strategies/lowering/memory.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace hetsim::strategies {
+
+PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const costmodel::ComputeModel& compute)
+    : shape_(shape), problem_(problem)
+{
+  const Cluster& cluster        = *problem.cluster;
+  const auto& layers            = problem.workload->layers;
+  const int layer_count         = static_cast<int>(layers.size());
+  const double activation_scale = dtype_bytes(shape.dtype) / 2.0;
+  const auto algorithm          = static_cast<costmodel::Algorithm>(shape.collective_algorithm);
+
+  prefix_s_.assign(shape.pp, std::vector<double>(layer_count + 1, 0));
+  stage_capacity_bytes_.assign(shape.pp, std::numeric_limits<double>::infinity());
+  for (int s = 0; s < shape.pp; ++s) {
+    std::vector<double> slowest(layer_count, 0);
+    for (int r = 0; r < shape.dp; ++r) {
+      const int mb = shape.micro_batch[r];
+      std::vector<int> group;
+      for (int t = 0; t < shape.tp; ++t) {
+        group.push_back(shape.device(s, r, t));
+        stage_capacity_bytes_[s] = std::min(stage_capacity_bytes_[s], problem.memory_capacity(group.back()));
+      }
+      // Layer times per GPU type of the group (the group's members are often of one type).
+      std::map<int, std::vector<double>> by_gpu;
+      for (int device : group)
+        by_gpu.try_emplace(cluster.device(device).gpu);
+      for (auto& [gpu_index, seconds] : by_gpu) {
+        const GpuSpec& gpu = cluster.gpus()[gpu_index];
+        for (int l = 0; l < layer_count; ++l)
+          seconds.push_back(compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, false) +
+                            compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, true,
+                                                   shape.recompute));
+      }
+      for (int l = 0; l < layer_count; ++l) {
+        double compute_s = 0;
+        for (const auto& [gpu_index, seconds] : by_gpu)
+          compute_s = std::max(compute_s, seconds[l]);
+        double tensor_parallel_s = 0;
+        if (shape.tp > 1 && layers[l].tensor_parallel_all_reduces > 0)
+          tensor_parallel_s =
+              2 * layers[l].tensor_parallel_all_reduces *
+              costmodel::collective_seconds(cluster, group, costmodel::CollectiveOp::all_reduce, algorithm,
+                                            layers[l].activation_bytes_per_sample * mb * activation_scale);
+        slowest[l] = std::max(slowest[l], compute_s + tensor_parallel_s);
+      }
+    }
+    for (int l = 0; l < layer_count; ++l)
+      prefix_s_[s][l + 1] = prefix_s_[s][l] + slowest[l];
+  }
+}
+
+bool PipelineCosts::fits(int stage, int first, int end) const
+{
+  for (int r = 0; r < shape_.dp; ++r) {
+    if (r > 0 && shape_.micro_batch[r] == shape_.micro_batch[r - 1] && shape_.grad_accum[r] == shape_.grad_accum[r - 1])
+      continue; // same batch, same memory
+    const DeviceMemory m = stage_device_memory(shape_, problem_, stage, first, end, r);
+    if (m.total_bytes() + problem_.workspace_bytes > stage_capacity_bytes_[stage])
+      return false;
+  }
+  return true;
+}
+
+double PipelineCosts::stage_seconds(int stage, int first, int end) const
+{
+  if (!fits(stage, first, end))
+    return std::numeric_limits<double>::infinity();
+  return compute_seconds(stage, first, end);
+}
+
+double PipelineCosts::boundary_seconds(int stage, int cut) const
+{
+  const double activation_scale = dtype_bytes(shape_.dtype) / 2.0;
+  const auto& layer             = problem_.workload->layers[cut - 1];
+  // Replicas with different micro-batches send different sizes; the largest sets the pace.
+  const int mb       = *std::max_element(shape_.micro_batch.begin(), shape_.micro_batch.end());
+  const double bytes = layer.activation_bytes_per_sample * mb * activation_scale / shape_.tp; // 1/tp per rank
+  std::vector<std::pair<int, int>> forward, backward;
+  for (int r = 0; r < shape_.dp; ++r)
+    for (int t = 0; t < shape_.tp; ++t) {
+      forward.emplace_back(shape_.device(stage, r, t), shape_.device(stage + 1, r, t));
+      backward.emplace_back(shape_.device(stage + 1, r, t), shape_.device(stage, r, t));
+    }
+  return costmodel::concurrent_transfers_seconds(*problem_.cluster, forward, bytes) +
+         costmodel::concurrent_transfers_seconds(*problem_.cluster, backward, bytes);
+}
+
+StageCostModel PipelineCosts::model() const
+{
+  return StageCostModel{[this](int stage, int first, int end) { return stage_seconds(stage, first, end); },
+                        [this](int stage, int cut) { return boundary_seconds(stage, cut); }};
+}
+
+} // namespace hetsim::strategies

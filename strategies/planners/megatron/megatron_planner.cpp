@@ -1,0 +1,72 @@
+/// The Megatron-LM heuristics as AMP §4.1 summarises them: for every micro-batch size, tensor parallelism no
+/// larger than the smallest node, the smallest tp x pp that fits in memory, node-first placement and the same
+/// number of layers on every stage.
+
+#include "strategies/plan/plan_json.hpp"
+#include "strategies/planners/registry.hpp"
+#include "strategies/search/plan_space.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace hetsim::strategies {
+namespace {
+
+class MegatronPlanner final : public Planner {
+public:
+  std::vector<Candidate> propose(const Problem& problem, const PlannerContext& context) const override
+  {
+    require_global_batch(problem, "megatron");
+    const int layer_count = static_cast<int>(problem.workload->layers.size());
+    const auto degrees =
+        enumerate_degrees(problem.cluster->device_count(), layer_count, max_tensor_parallel(*problem.cluster));
+    const auto placement = node_first_placement(*problem.cluster);
+
+    std::vector<Candidate> candidates;
+    for (int mbs : divisors(problem.global_batch)) {
+      // All degrees of this micro-batch, by model-parallel size; keep the smallest size where something fits.
+      std::vector<Candidate> smallest_fitting, smallest_any;
+      int fitting_size = std::numeric_limits<int>::max(), any_size = std::numeric_limits<int>::max();
+      for (const Degrees& d : degrees) {
+        if (problem.global_batch % (d.dp * mbs) != 0 || d.tp * d.pp > fitting_size)
+          continue;
+        for (bool recompute : {false, true}) {
+          Plan plan      = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
+          plan.recompute = recompute;
+          Candidate c    = evaluate(std::move(plan), problem, context, recompute ? "recompute" : "");
+          if (c.fits()) {
+            if (d.tp * d.pp < fitting_size)
+              smallest_fitting.clear();
+            fitting_size = d.tp * d.pp;
+            smallest_fitting.push_back(std::move(c));
+            break;
+          }
+          if (recompute && d.tp * d.pp <= any_size) {
+            if (d.tp * d.pp < any_size)
+              smallest_any.clear();
+            any_size = d.tp * d.pp;
+            smallest_any.push_back(std::move(c));
+          }
+        }
+      }
+      auto& chosen = smallest_fitting.empty() ? smallest_any : smallest_fitting;
+      for (Candidate& c : chosen)
+        candidates.push_back(std::move(c));
+    }
+    if (candidates.empty())
+      fail_no_data_parallel_degree("megatron", problem);
+    return candidates;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Planner> make_megatron_planner()
+{
+  return std::make_unique<MegatronPlanner>();
+}
+
+} // namespace hetsim::strategies

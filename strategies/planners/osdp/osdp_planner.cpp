@@ -1,0 +1,96 @@
+/// OSDP as a planner: one data-parallel replica per device and the same micro-batch on each; for every
+/// micro-batch size (ascending, until even the most sharded choice runs out of memory, as the paper's
+/// Scheduler does) the per-layer search of osdp_search.hpp; every batch's best plan is proposed, and the
+/// search ranks them by time per iteration of the fixed global batch, i.e. time per sample.
+
+#include "strategies/planners/osdp/osdp_search.hpp"
+
+#include "core/error.hpp"
+#include "costmodel/collective.hpp"
+#include "strategies/lowering/memory.hpp"
+#include "strategies/planners/registry.hpp"
+#include "strategies/search/plan_space.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace hetsim::strategies {
+namespace {
+
+/// The search's inputs for `micro_batch` sequences per device: layer costs over one ring of all devices,
+/// and the memory left by the smallest device once the activations and the workspace are in.
+OsdpProblem osdp_problem(const Problem& problem, const Plan& plan)
+{
+  using costmodel::CollectiveOp;
+  const Cluster& cluster = *problem.cluster;
+  const auto& layers     = problem.workload->layers;
+  std::vector<int> all(cluster.device_count());
+  std::iota(all.begin(), all.end(), 0);
+  auto seconds = [&](CollectiveOp op, double bytes) {
+    return costmodel::collective_seconds(cluster, all, op, costmodel::Algorithm::ring, bytes);
+  };
+
+  OsdpProblem out;
+  out.devices         = plan.dp;
+  out.micro_steps     = plan.grad_accum[0];
+  out.weight_bytes    = dtype_bytes(plan.dtype);
+  out.optimizer_bytes = plan.dtype == Dtype::fp32 ? 8 : 12;
+  for (const models::Layer& layer : layers) {
+    OsdpLayer cost;
+    cost.params        = layer.params;
+    const double bytes = layer.params * out.weight_bytes;
+    if (bytes > 0) {
+      for (int k = 0; k < 4; ++k) {
+        cost.all_gather_s[k]     = seconds(CollectiveOp::all_gather, bytes / kOsdpSlices[k]);
+        cost.reduce_scatter_s[k] = seconds(CollectiveOp::reduce_scatter, bytes / kOsdpSlices[k]);
+      }
+      cost.all_reduce_s = seconds(CollectiveOp::all_reduce, bytes);
+    }
+    out.layers.push_back(cost);
+  }
+  const DeviceMemory m = stage_device_memory(plan, problem, 0, 0, static_cast<int>(layers.size()), 0);
+  double capacity      = problem.memory_capacity(0);
+  for (int d = 1; d < cluster.device_count(); ++d)
+    capacity = std::min(capacity, problem.memory_capacity(d));
+  out.available_bytes = capacity - problem.workspace_bytes - m.activation_bytes;
+  return out;
+}
+
+class OsdpPlanner final : public Planner {
+public:
+  std::vector<Candidate> propose(const Problem& problem, const PlannerContext& context) const override
+  {
+    require_global_batch(problem, "osdp");
+    const int n = problem.cluster->device_count();
+    if (problem.global_batch % n != 0)
+      throw InfeasiblePlan("osdp: expected a global batch divisible by the " + std::to_string(n) +
+                           " devices (the same micro-batch on each), got " + std::to_string(problem.global_batch));
+    const int per_device = problem.global_batch / n;
+    const int layers     = static_cast<int>(problem.workload->layers.size());
+    std::vector<Candidate> candidates;
+    for (int micro : divisors(per_device)) {
+      Plan plan = uniform_batch_plan(Degrees{1, 1, n}, std::vector<int>(), {0}, micro, problem);
+      plan.placement.resize(n);
+      std::iota(plan.placement.begin(), plan.placement.end(), 0);
+      const OsdpResult best = osdp_search(osdp_problem(problem, plan));
+      if (!best.feasible)
+        break; // larger micro-batches only need more memory
+      plan.layer_sharding = best.choice;
+      int sharded = 0;
+      for (const LayerSharding& s : best.choice)
+        sharded += s.sharded > 0 ? 1 : 0;
+      candidates.push_back(evaluate(std::move(plan), problem, context,
+                                    std::to_string(sharded) + " of " + std::to_string(layers) + " layers sharded"));
+    }
+    if (candidates.empty())
+      throw InfeasiblePlan("osdp: even one sequence per device with every layer sharded does not fit the memory of " +
+                           problem.workload->name);
+    return candidates;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Planner> make_osdp_planner() { return std::make_unique<OsdpPlanner>(); }
+
+} // namespace hetsim::strategies

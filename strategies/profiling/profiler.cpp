@@ -1,0 +1,115 @@
+#include "strategies/profiling/profiler.hpp"
+
+#include "strategies/lowering/memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace hetsim::strategies {
+
+Plan profiling_plan(const Problem& problem, int batch, int zero_stage)
+{
+  const int devices = problem.cluster->device_count();
+  Plan plan;
+  plan.dp = devices;
+  plan.placement.resize(devices);
+  std::iota(plan.placement.begin(), plan.placement.end(), 0);
+  plan.stage_starts = {0};
+  plan.micro_batch.assign(devices, batch);
+  plan.grad_accum.assign(devices, 1);
+  plan.zero_stage = zero_stage;
+  plan.dtype      = problem.dtype;
+  return plan;
+}
+
+GpuTypes gpu_types(const Cluster& cluster)
+{
+  GpuTypes types;
+  std::vector<std::string> names;
+  for (int d = 0; d < cluster.device_count(); ++d) {
+    const std::string& gpu = cluster.gpu_of(d).name;
+    auto it                = std::find(names.begin(), names.end(), gpu);
+    if (it == names.end()) {
+      names.push_back(gpu);
+      types.representative.push_back(d);
+      it = names.end() - 1;
+    }
+    types.type_of_device.push_back(static_cast<int>(it - names.begin()));
+  }
+  return types;
+}
+
+MemoryProbe CostModelProfiler::probe_memory(int device, int batch, int zero_stage)
+{
+  const Plan plan       = profiling_plan(problem_, batch, zero_stage);
+  const int layers      = static_cast<int>(problem_.workload->layers.size());
+  const DeviceMemory m  = stage_device_memory(plan, problem_, 0, 0, layers, 0);
+  MemoryProbe probe;
+  probe.before_bytes = m.parameter_bytes + m.gradient_bytes + m.optimizer_bytes + problem_.workspace_bytes;
+  probe.after_bytes  = probe.before_bytes + m.activation_bytes;
+  probe.total_bytes  = problem_.memory_capacity(device);
+  return probe;
+}
+
+StepResult CostModelProfiler::run_step(int device, int batch, int zero_stage)
+{
+  const MemoryProbe memory = probe_memory(device, batch, zero_stage);
+  if (memory.after_bytes > memory.total_bytes)
+    return StepResult{true, 0};
+  const GpuSpec& gpu    = problem_.cluster->gpu_of(device);
+  const auto& workload  = *problem_.workload;
+  const int layers      = static_cast<int>(workload.layers.size());
+  const double seconds  = compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, false) +
+                         compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, true);
+  return StepResult{false, seconds};
+}
+
+DeviceProfile profile_device(Profiler& profiler, int device, int zero_stage, int batch_cap)
+{
+  DeviceProfile profile;
+  if (batch_cap < 1)
+    return profile;
+  // Memory grows linearly with the batch, so one forward bounds mbs from above (lines 1-8).
+  const MemoryProbe probe  = profiler.probe_memory(device, 1, zero_stage);
+  const double per_sample  = probe.after_bytes - probe.before_bytes;
+  const double room        = probe.total_bytes - probe.before_bytes;
+  if (room < per_sample)
+    return profile;
+  const double linear = per_sample > 0 ? std::floor(room / per_sample) : batch_cap;
+  const int estimate  = static_cast<int>(std::min<double>(linear, batch_cap));
+
+  auto step = [&](int batch) {
+    ++profile.steps;
+    const StepResult result = profiler.run_step(device, batch, zero_stage);
+    if (!result.out_of_memory)
+      profile.points.push_back(ProfilePoint{batch, result.step_seconds});
+    return !result.out_of_memory;
+  };
+
+  // Exponential growth up to the estimate (lines 9-16)...
+  int fits = 0, fails = 0;
+  for (int batch = 1;; batch = std::min(2 * batch, estimate)) {
+    if (!step(batch)) {
+      fails = batch;
+      break;
+    }
+    fits = batch;
+    if (batch == estimate)
+      break;
+  }
+  // ...then a binary search between the last success and the first out-of-memory step (lines 17-30).
+  while (fails > 0 && fails - fits > 1) {
+    const int mid = fits + (fails - fits) / 2;
+    if (step(mid))
+      fits = mid;
+    else
+      fails = mid;
+  }
+  profile.max_batch = fits;
+  std::sort(profile.points.begin(), profile.points.end(),
+            [](const ProfilePoint& a, const ProfilePoint& b) { return a.batch < b.batch; });
+  return profile;
+}
+
+} // namespace hetsim::strategies

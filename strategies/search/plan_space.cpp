@@ -1,0 +1,88 @@
+#include "strategies/search/plan_space.hpp"
+
+#include "core/error.hpp"
+
+#include <numeric>
+#include <string>
+
+namespace hetsim::strategies {
+
+std::vector<int> divisors(int n)
+{
+  std::vector<int> small, large;
+  for (int d = 1; static_cast<long long>(d) * d <= n; ++d)
+    if (n % d == 0) {
+      small.push_back(d);
+      if (d != n / d)
+        large.push_back(n / d);
+    }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+int max_tensor_parallel(const Cluster& cluster)
+{
+  int g = 0;
+  for (const Node& node : cluster.nodes())
+    g = std::gcd(g, static_cast<int>(node.devices.size()));
+  return g > 0 ? g : 1;
+}
+
+std::vector<Degrees> enumerate_degrees(int devices, int layer_count, int max_tp)
+{
+  std::vector<Degrees> result;
+  for (int tp : divisors(max_tp)) {
+    if (devices % tp != 0)
+      continue;
+    for (int pp : divisors(devices / tp))
+      if (pp <= layer_count)
+        result.push_back({tp, pp, devices / tp / pp});
+  }
+  return result;
+}
+
+std::vector<int> micro_batch_sizes(int global_batch, int dp)
+{
+  if (dp <= 0 || global_batch % dp != 0)
+    return {};
+  return divisors(global_batch / dp);
+}
+
+std::vector<int> node_first_placement(const Cluster& cluster)
+{
+  std::vector<int> placement;
+  for (const Node& node : cluster.nodes())
+    placement.insert(placement.end(), node.devices.begin(), node.devices.end());
+  return placement;
+}
+
+Plan uniform_batch_plan(const Degrees& degrees, std::vector<int> placement, std::vector<int> stage_starts,
+                        int micro_batch, const Problem& problem)
+{
+  Plan plan;
+  plan.tp           = degrees.tp;
+  plan.pp           = degrees.pp;
+  plan.dp           = degrees.dp;
+  plan.placement    = std::move(placement);
+  plan.stage_starts = std::move(stage_starts);
+  plan.micro_batch.assign(degrees.dp, micro_batch);
+  plan.grad_accum.assign(degrees.dp, problem.global_batch / (degrees.dp * micro_batch));
+  plan.dtype = problem.dtype;
+  return plan;
+}
+
+void fail_no_data_parallel_degree(std::string_view planner, const Problem& problem, const std::string& limits)
+{
+  throw InfeasiblePlan(std::string(planner) + ": global batch " + std::to_string(problem.global_batch) +
+                       " is not divisible by any data-parallel degree of the " +
+                       std::to_string(problem.cluster->device_count()) + " devices" + limits);
+}
+
+void require_global_batch(const Problem& problem, const char* planner)
+{
+  if (problem.global_batch <= 0)
+    throw InputError(std::string(planner) + ": expected a positive global batch, got " +
+                     std::to_string(problem.global_batch));
+}
+
+} // namespace hetsim::strategies

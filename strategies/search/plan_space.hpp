@@ -1,0 +1,54 @@
+#pragma once
+/// The building blocks 3D planners share: parallelism degrees, micro-batch sizes, node-first placement and
+/// plans with one micro-batch size on every replica.
+
+#include "core/cluster.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/problem.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hetsim::strategies {
+
+struct Degrees {
+  int tp                                = 1;
+  int pp                                = 1;
+  int dp                                = 1;
+  bool operator==(const Degrees&) const = default;
+};
+
+/// Positive divisors of n, ascending.
+std::vector<int> divisors(int n);
+
+/// The largest tensor-parallel degree whose groups never straddle a node under node-first placement: the
+/// greatest common divisor of the nodes' device counts.
+int max_tensor_parallel(const Cluster& cluster);
+
+/// Every (tp, pp, dp) with tp * pp * dp = devices, tp dividing max_tp, pp at most `layer_count`, ordered by
+/// tp, then pp.
+std::vector<Degrees> enumerate_degrees(int devices, int layer_count, int max_tp);
+
+/// Micro-batch sizes that split the global batch evenly over `dp` replicas (divisors of global_batch / dp);
+/// empty when dp does not divide the global batch.
+std::vector<int> micro_batch_sizes(int global_batch, int dp);
+
+/// Megatron's placement: devices in node order, so that tensor-parallel ranks share a node, then data-parallel
+/// replicas, then pipeline stages (rank = (stage * dp + replica) * tp + tp_rank).
+std::vector<int> node_first_placement(const Cluster& cluster);
+
+/// A 1F1B plan with the same micro-batch on every replica and the problem's dtype; grad_accum makes up the
+/// global batch.
+Plan uniform_batch_plan(const Degrees& degrees, std::vector<int> placement, std::vector<int> stage_starts,
+                        int micro_batch, const Problem& problem);
+
+/// Throws InfeasiblePlan "PLANNER: global batch N is not divisible by any data-parallel degree of the D devices"
+/// followed by `limits` (what restricted the degrees).
+[[noreturn]] void fail_no_data_parallel_degree(std::string_view planner, const Problem& problem,
+                                               const std::string& limits = "");
+
+/// Throws InputError unless the problem has a positive global batch.
+void require_global_batch(const Problem& problem, const char* planner);
+
+} // namespace hetsim::strategies

@@ -1,0 +1,26 @@
+#include "strategies/search/search.hpp"
+
+#include <algorithm>
+
+namespace hetsim::strategies {
+
+SearchResult search(const Planner& planner, const Problem& problem, const PlannerContext& context)
+{
+  SearchResult result;
+  result.ranked   = planner.propose(problem, context);
+  result.proposed = static_cast<long long>(result.ranked.size());
+  std::sort(result.ranked.begin(), result.ranked.end(), better_candidate);
+  // Equal plans have equal scores, so after sorting they are neighbours. Plans that differ only in a placement
+  // the cost model cannot tell apart (devices swapped with identical ones) are duplicates too: keep the first.
+  auto same = [](const Candidate& a, const Candidate& b) {
+    if (a.estimate.iteration_time_s != b.estimate.iteration_time_s || a.fits() != b.fits())
+      return false;
+    Plan moved      = b.plan;
+    moved.placement = a.plan.placement;
+    return a.plan == moved;
+  };
+  result.ranked.erase(std::unique(result.ranked.begin(), result.ranked.end(), same), result.ranked.end());
+  return result;
+}
+
+} // namespace hetsim::strategies

@@ -1,0 +1,521 @@
+#include "strategies/lowering/lower.hpp"
+
+#include "core/error.hpp"
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <set>
+
+using namespace hetsim;
+using namespace hetsim::strategies;
+using namespace hetsim::strategies::testing;
+
+namespace {
+
+int count(const Schedule& schedule, const std::function<bool(const Task&)>& predicate)
+{
+  return static_cast<int>(std::count_if(schedule.tasks.begin(), schedule.tasks.end(), predicate));
+}
+
+int count_kind(const Schedule& schedule, TaskKind kind, Stream stream)
+{
+  return count(schedule, [&](const Task& t) { return t.kind == kind && t.stream == stream; });
+}
+
+int count_collectives(const Schedule& schedule, TaskKind kind, Stream stream)
+{
+  int n = 0;
+  for (const auto& c : schedule.collectives)
+    n += c.kind == kind && schedule.tasks[c.tasks.front()].stream == stream;
+  return n;
+}
+
+/// "F0 F1 B0 ..." for the compute tasks of one device (pieces of one micro-batch collapse into one entry).
+std::string compute_order(const Schedule& schedule, int device)
+{
+  std::string order;
+  int last_mb = -1;
+  TaskKind last_kind = TaskKind::optimizer;
+  for (int id : schedule.queues[device][static_cast<int>(Stream::compute)]) {
+    const Task& t = schedule.tasks[id];
+    if (t.kind == TaskKind::optimizer) {
+      order += " O";
+      continue;
+    }
+    if (t.micro_batch == last_mb && t.kind == last_kind)
+      continue;
+    last_mb   = t.micro_batch;
+    last_kind = t.kind;
+    order += (order.empty() ? "" : " ") + std::string(t.kind == TaskKind::forward ? "F" : "B") +
+             std::to_string(t.micro_batch);
+  }
+  return order;
+}
+
+struct Case {
+  Cluster cluster;
+  models::Workload workload;
+  Plan plan;
+
+  Case(int nodes, int per_node, int layers, int tp, int pp, int dp, int micro_batch, int grad_accum)
+      : cluster(make_cluster(nodes, per_node)), workload(make_workload(layers)),
+        plan(make_plan(cluster, workload, tp, pp, dp, micro_batch, grad_accum))
+  {
+  }
+
+  Schedule lower() const { return strategies::lower(plan, make_problem(cluster, workload)); }
+};
+
+void check_same(const Schedule& a, const Schedule& b)
+{
+  REQUIRE(a.tasks.size() == b.tasks.size());
+  REQUIRE(a.collectives.size() == b.collectives.size());
+  for (std::size_t i = 0; i < a.tasks.size(); ++i) {
+    const Task& x = a.tasks[i];
+    const Task& y = b.tasks[i];
+    const bool same = x.id == y.id && x.kind == y.kind && x.stream == y.stream && x.device == y.device &&
+                      x.stage == y.stage && x.replica == y.replica && x.tp_rank == y.tp_rank &&
+                      x.micro_batch == y.micro_batch && x.first_layer == y.first_layer &&
+                      x.layer_count == y.layer_count && x.piece == y.piece && x.samples == y.samples &&
+                      x.flops == y.flops && x.params == y.params && x.bytes == y.bytes && x.peer == y.peer &&
+                      x.match == y.match && x.collective == y.collective && x.backward == y.backward &&
+                      x.deps == y.deps;
+    if (!same)
+      FAIL("task " << i << " differs: " << a.task_name(static_cast<int>(i)));
+  }
+  for (std::size_t i = 0; i < a.collectives.size(); ++i) {
+    CHECK(a.collectives[i].devices == b.collectives[i].devices);
+    CHECK(a.collectives[i].tasks == b.collectives[i].tasks);
+    CHECK(a.collectives[i].bytes == b.collectives[i].bytes);
+  }
+  CHECK(a.queues == b.queues);
+}
+
+} // namespace
+
+TEST_CASE("pp=2 dp=2 lowers to the expected tasks with GPipe and 1F1B")
+{
+  for (auto kind : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b}) {
+    CAPTURE(schedule_name(kind));
+    Case c(1, 4, 4, 1, 2, 2, 2, 4);
+    c.plan.schedule        = kind;
+    c.plan.bucket_bytes    = 1 << 30; // one bucket per stage
+    const Schedule schedule = c.lower();
+    CHECK(replay_problem(schedule) == "");
+    CHECK(schedule.device_count == 4);
+    CHECK(count_kind(schedule, TaskKind::forward, Stream::compute) == 16);  // 4 devices x 4 micro-batches
+    CHECK(count_kind(schedule, TaskKind::backward, Stream::compute) == 16);
+    CHECK(count_kind(schedule, TaskKind::send, Stream::pipeline) == 16);    // 2 replicas x 4 mb x 2 directions
+    CHECK(count_kind(schedule, TaskKind::recv, Stream::pipeline) == 16);
+    CHECK(count_kind(schedule, TaskKind::optimizer, Stream::compute) == 4);
+    CHECK(count_kind(schedule, TaskKind::all_reduce, Stream::data_parallel) == 4);
+    CHECK(count_kind(schedule, TaskKind::all_reduce, Stream::tensor_parallel) == 0);
+    CHECK(schedule.collectives.size() == 2); // one bucket per (stage, tp rank) group
+    CHECK(schedule.tasks.size() == 16 + 16 + 16 + 16 + 4 + 4);
+
+    // Activations: 1 MiB per sample at the boundary, micro-batch 2.
+    for (const Task& t : schedule.tasks)
+      if (t.kind == TaskKind::send || t.kind == TaskKind::recv)
+        CHECK(t.bytes == 2 * units::kMiB);
+    // Gradient all-reduce: 2 layers of 2^20 parameters in 16 bits, between the two replicas of a stage.
+    for (const Collective& collective : schedule.collectives) {
+      CHECK(collective.bytes == 2 * 2.0 * (1 << 20));
+      CHECK(collective.devices.size() == 2);
+      CHECK(collective.algorithm == static_cast<int>(CollectiveAlgorithm::ring));
+    }
+    CHECK(schedule.collectives[0].devices == std::vector<int>{0, 1});
+    CHECK(schedule.collectives[1].devices == std::vector<int>{2, 3});
+  }
+}
+
+TEST_CASE("1F1B warms up pp - stage - 1 forwards, alternates, then cools down")
+{
+  Case c(1, 4, 4, 1, 4, 1, 1, 6);
+  const Schedule schedule = c.lower();
+  CHECK(replay_problem(schedule) == "");
+  CHECK(compute_order(schedule, 0) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5 O");
+  CHECK(compute_order(schedule, 1) == "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5 O");
+  CHECK(compute_order(schedule, 2) == "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5 O");
+  CHECK(compute_order(schedule, 3) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 O");
+
+  // Fewer micro-batches than stages: the warm-up is cut short.
+  Case short_case(1, 4, 4, 1, 4, 1, 1, 2);
+  const Schedule short_schedule = short_case.lower();
+  CHECK(replay_problem(short_schedule) == "");
+  CHECK(compute_order(short_schedule, 0) == "F0 F1 B0 B1 O");
+  CHECK(compute_order(short_schedule, 3) == "F0 B0 F1 B1 O");
+}
+
+TEST_CASE("GPipe runs every forward, then the backwards in reverse")
+{
+  Case c(1, 2, 4, 1, 2, 1, 1, 4);
+  c.plan.schedule = PipelineSchedule::gpipe;
+  const Schedule schedule = c.lower();
+  CHECK(replay_problem(schedule) == "");
+  CHECK(compute_order(schedule, 0) == "F0 F1 F2 F3 B3 B2 B1 B0 O");
+  CHECK(compute_order(schedule, 1) == "F0 F1 F2 F3 B3 B2 B1 B0 O");
+}
+
+TEST_CASE("send and recv pair up and feed the consumer")
+{
+  Case c(1, 2, 4, 1, 2, 1, 3, 2);
+  c.plan.dtype = Dtype::fp32;
+  const Schedule schedule = c.lower();
+  CHECK(replay_problem(schedule) == "");
+  for (const Task& t : schedule.tasks) {
+    if (t.kind == TaskKind::send) {
+      CHECK(t.bytes == 3 * 2 * units::kMiB); // fp32 doubles the 16-bit figure
+      REQUIRE(t.deps.size() == 1);
+      const Task& producer = schedule.tasks[t.deps[0]];
+      CHECK(producer.kind == (t.backward ? TaskKind::backward : TaskKind::forward));
+      CHECK(producer.micro_batch == t.micro_batch);
+    }
+    if (t.kind == TaskKind::forward && t.stage == 1) {
+      REQUIRE(t.deps.size() == 1);
+      CHECK(schedule.tasks[t.deps[0]].kind == TaskKind::recv);
+      CHECK(schedule.tasks[t.deps[0]].micro_batch == t.micro_batch);
+      CHECK(schedule.tasks[t.deps[0]].peer == 0);
+    }
+    if (t.kind == TaskKind::backward && t.stage == 0) {
+      REQUIRE(t.deps.size() == 1);
+      CHECK(schedule.task_name(t.deps[0]) == "recv-grad s0 r0 t0 mb" + std::to_string(t.micro_batch));
+    }
+  }
+}
+
+TEST_CASE("ZeRO stages emit their collectives")
+{
+  // 4 replicas, one stage, 4 layers of 2^20 parameters: 2 MiB of 16-bit gradients each, 8 MiB in all,
+  // in buckets of 3 MiB: 3 + 3 + 2 MiB.
+  auto lower_zero = [](int zero_stage) {
+    Case c(1, 4, 4, 1, 1, 4, 1, 3);
+    c.plan.zero_stage   = zero_stage;
+    c.plan.bucket_bytes = 3 * units::kMiB;
+    Schedule schedule   = c.lower();
+    CHECK(replay_problem(schedule) == "");
+    return schedule;
+  };
+  const Stream dp = Stream::data_parallel;
+
+  SUBCASE("0: all-reduce of each bucket during the last backward")
+  {
+    const Schedule s = lower_zero(0);
+    CHECK(count_kind(s, TaskKind::all_reduce, dp) == 3 * 4);
+    CHECK(count_collectives(s, TaskKind::all_reduce, dp) == 3);
+    CHECK(count_kind(s, TaskKind::reduce_scatter, dp) == 0);
+    CHECK(count_kind(s, TaskKind::all_gather, dp) == 0);
+    std::vector<double> bytes;
+    for (int id : s.queues[0][static_cast<int>(dp)])
+      bytes.push_back(s.tasks[id].bytes);
+    CHECK(bytes == std::vector<double>{3 * units::kMiB, 3 * units::kMiB, 2 * units::kMiB});
+    CHECK(s.task_name(s.queues[1][static_cast<int>(dp)][2]) == "ar-grad s0 r1 t0 b2");
+    // The first bucket is ready before the backward ends: it depends on a piece that other pieces follow.
+    const Task& first = s.tasks[s.queues[0][static_cast<int>(dp)][0]];
+    REQUIRE(first.deps.size() == 1);
+    const Task& producer = s.tasks[first.deps[0]];
+    CHECK(producer.kind == TaskKind::backward);
+    CHECK(producer.micro_batch == 2);
+    CHECK(producer.first_layer == 2);
+    CHECK(producer.layer_count == 2);
+    CHECK(s.task_name(producer.id) == "bwd s0 r0 t0 mb2 l2-3");
+    // Earlier micro-batches run their backward in one task.
+    CHECK(count(s, [](const Task& t) { return t.kind == TaskKind::backward && t.device == 0; }) == 2 + 3);
+    const Task& optimizer = s.tasks[s.queues[0][0].back()];
+    CHECK(optimizer.kind == TaskKind::optimizer);
+    CHECK(optimizer.deps.size() == 3);
+    CHECK(optimizer.params == 4.0 * (1 << 20));
+  }
+  SUBCASE("1: reduce-scatter of the buckets, all-gather after the optimizer")
+  {
+    const Schedule s = lower_zero(1);
+    CHECK(count_kind(s, TaskKind::all_reduce, dp) == 0);
+    CHECK(count_kind(s, TaskKind::reduce_scatter, dp) == 3 * 4);
+    CHECK(count_kind(s, TaskKind::all_gather, dp) == 3 * 4);
+    CHECK(s.collectives.size() == 6);
+    const Task& optimizer = s.tasks[s.queues[0][0].back()];
+    CHECK(optimizer.deps.size() == 3);
+    CHECK(optimizer.params == 1.0 * (1 << 20));
+    for (const Task& t : s.tasks)
+      if (t.kind == TaskKind::all_gather) {
+        REQUIRE(t.deps.size() == 1);
+        CHECK(s.tasks[t.deps[0]].kind == TaskKind::optimizer);
+        CHECK(s.tasks[t.deps[0]].device == t.device);
+      }
+    CHECK(s.task_name(s.queues[0][static_cast<int>(dp)][3]) == "ag-param s0 r0 t0 b0");
+  }
+  SUBCASE("2: reduce-scatter of the buckets during every backward")
+  {
+    const Schedule s = lower_zero(2);
+    CHECK(count_kind(s, TaskKind::reduce_scatter, dp) == 3 * 3 * 4);
+    CHECK(count_kind(s, TaskKind::all_gather, dp) == 3 * 4);
+    CHECK(count_kind(s, TaskKind::all_reduce, dp) == 0);
+    CHECK(s.tasks[s.queues[0][0].back()].deps.size() == 9);
+    CHECK(s.task_name(s.queues[0][static_cast<int>(dp)][4]) == "rs-grad s0 r0 t0 mb1 b1");
+  }
+  SUBCASE("3: per-layer gathers before forward and backward, reduce-scatter after backward")
+  {
+    const Schedule s = lower_zero(3);
+    CHECK(count_kind(s, TaskKind::all_gather, dp) == 4 * 2 * 3 * 4);
+    CHECK(count_kind(s, TaskKind::reduce_scatter, dp) == 4 * 3 * 4);
+    CHECK(count_kind(s, TaskKind::all_reduce, dp) == 0);
+    CHECK(s.tasks[s.queues[0][0].back()].deps.size() == 12);
+    for (const Task& t : s.tasks) {
+      if (t.kind == TaskKind::all_gather) {
+        CHECK(t.deps.empty()); // prefetching: ordered by the stream only
+        CHECK(t.bytes == 2.0 * (1 << 20));
+      }
+      if ((t.kind == TaskKind::forward || t.kind == TaskKind::backward)) {
+        REQUIRE(t.deps.size() == 1);
+        const Task& gather = s.tasks[t.deps[0]];
+        CHECK(gather.kind == TaskKind::all_gather);
+        CHECK(gather.first_layer == t.first_layer);
+        CHECK(gather.backward == t.backward);
+      }
+    }
+    CHECK(s.task_name(s.queues[0][static_cast<int>(dp)][0]) == "ag-fwd s0 r0 t0 mb0 l0");
+    CHECK(s.task_name(s.queues[0][static_cast<int>(dp)][4]) == "ag-bwd s0 r0 t0 mb0 l3");
+    // The next layer's gather is issued before this layer's reduce-scatter.
+    CHECK(s.task_name(s.queues[0][static_cast<int>(dp)][5]) == "ag-bwd s0 r0 t0 mb0 l2");
+    CHECK(s.task_name(s.queues[0][static_cast<int>(dp)][6]) == "rs-grad s0 r0 t0 mb0 l3");
+  }
+}
+
+TEST_CASE("tensor parallelism: 2 all-reduces forward and 2 backward per transformer layer and micro-batch")
+{
+  Case c(1, 8, 4, 2, 2, 2, 2, 3);
+  c.workload.layers[0].kind                        = "embedding";
+  c.workload.layers[0].tensor_parallel_all_reduces = 1;
+  c.workload.layers[3].tensor_parallel_all_reduces = 0;
+  const Schedule s = c.lower();
+  CHECK(replay_problem(s) == "");
+  const Stream tp = Stream::tensor_parallel;
+  // Per replica and TP rank, over both stages: 3 micro-batches x 2 directions x (1 + 2 + 2 + 0) all-reduces.
+  const int per_replica_and_rank = 3 * 2 * (1 + 2 + 2 + 0);
+  CHECK(count_kind(s, TaskKind::all_reduce, tp) == per_replica_and_rank * 2 * 2);
+  CHECK(count_collectives(s, TaskKind::all_reduce, tp) == per_replica_and_rank * 2);
+  CHECK(count(s, [](const Task& t) { return t.stream == tp && t.first_layer == 1 && !t.backward; }) ==
+        2 * 3 * 2 * 2);
+  // Compute pieces: one per all-reduce, and one for the unsplit layer; flops divided by tp and pieces.
+  CHECK(count_kind(s, TaskKind::forward, Stream::compute) == 3 * 8 * 3);
+  for (const Task& t : s.tasks) {
+    if (t.kind == TaskKind::forward)
+      CHECK(t.flops == doctest::Approx(1e9 / 2 / (t.first_layer == 0 || t.first_layer == 3 ? 1 : 2) * 2));
+    if (t.kind == TaskKind::all_reduce && t.stream == tp)
+      CHECK(t.bytes == 2 * units::kMiB);
+  }
+  for (const Collective& collective : s.collectives) {
+    REQUIRE(collective.devices.size() == 2);
+    if (s.tasks[collective.tasks[0]].stream != tp)
+      continue;
+    CHECK(s.tasks[collective.tasks[0]].tp_rank == 0);
+    CHECK(s.tasks[collective.tasks[1]].tp_rank == 1);
+    CHECK(collective.devices[1] == collective.devices[0] + 1);
+  }
+  // The all-reduce follows its piece and the next piece waits for it.
+  const auto& queue = s.queues[0][static_cast<int>(Stream::compute)];
+  const Task& second = s.tasks[queue[1]];
+  REQUIRE(second.deps.size() == 1);
+  CHECK(s.tasks[second.deps[0]].kind == TaskKind::all_reduce);
+  CHECK(s.tasks[s.tasks[second.deps[0]].deps[0]].id == queue[0]);
+  CHECK(s.task_name(queue[0]) == "fwd s0 r0 t0 mb0 l0.0");
+  CHECK(s.task_name(queue[2]) == "fwd s0 r0 t0 mb0 l1.1");
+  CHECK(s.task_name(second.deps[0]) == "ar-tp-fwd s0 r0 t0 mb0 l0.0");
+}
+
+TEST_CASE("dp=1 and tp=1 emit no collectives")
+{
+  for (int zero = 0; zero <= 3; ++zero) {
+    Case c(1, 2, 4, 1, 2, 1, 1, 4);
+    c.plan.zero_stage       = zero;
+    const Schedule schedule = c.lower();
+    CHECK(schedule.collectives.empty());
+    CHECK(count(schedule, [](const Task& t) { return is_collective(t.kind); }) == 0);
+    CHECK(replay_problem(schedule) == "");
+  }
+}
+
+TEST_CASE("recompute adds a forward to the backward")
+{
+  Case c(1, 2, 4, 1, 2, 1, 2, 2);
+  c.plan.recompute = true;
+  const Schedule s = c.lower();
+  for (const Task& t : s.tasks)
+    if (t.kind == TaskKind::backward)
+      CHECK(t.flops == doctest::Approx(2 * 2 * (2e9 + 1e9)));
+}
+
+TEST_CASE("heterogeneous micro-batches and grad_accum meet at the gradient all-reduce")
+{
+  Case c(1, 4, 4, 1, 2, 2, 1, 1);
+  c.plan.micro_batch = {2, 4};
+  c.plan.grad_accum  = {4, 2};
+  for (int zero : {0, 1}) {
+    c.plan.zero_stage = zero;
+    const Schedule s  = c.lower();
+    CHECK(replay_problem(s) == "");
+    // Stage 0: device 0 is replica 0, device 1 replica 1.
+    CHECK(count(s, [](const Task& t) { return t.kind == TaskKind::forward && t.device == 0; }) == 4);
+    CHECK(count(s, [](const Task& t) { return t.kind == TaskKind::forward && t.device == 1; }) == 2);
+    for (const Task& t : s.tasks)
+      if (t.kind == TaskKind::forward)
+        CHECK(t.flops == (t.replica == 0 ? 2 : 4) * 2e9);
+    for (const Collective& collective : s.collectives) {
+      REQUIRE(collective.tasks.size() == 2);
+      for (int member : collective.tasks) {
+        const Task& task = s.tasks[member];
+        for (int dep : task.deps)
+          CHECK(s.tasks[dep].device == task.device);
+        if (task.kind != TaskKind::all_gather) {
+          REQUIRE(task.deps.size() == 1);
+          const Task& producer = s.tasks[task.deps[0]];
+          CHECK(producer.kind == TaskKind::backward);
+          CHECK(producer.micro_batch == (task.replica == 0 ? 3 : 1)); // its own last micro-batch
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("heterogeneous replicas with tensor parallelism replay without deadlock")
+{
+  for (auto kind : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b})
+    for (int zero : {0, 1}) {
+      CAPTURE(schedule_name(kind));
+      CAPTURE(zero);
+      Case c(2, 6, 6, 2, 3, 2, 1, 1);
+      c.plan.schedule     = kind;
+      c.plan.zero_stage   = zero;
+      c.plan.micro_batch  = {3, 1};
+      c.plan.grad_accum   = {2, 5};
+      c.plan.bucket_bytes = 1 * units::kMiB;
+      const Schedule s    = c.lower();
+      CHECK(replay_problem(s) == "");
+      CHECK(count(s, [](const Task& t) { return t.kind == TaskKind::send && t.replica == 1; }) ==
+            5 * 2 * 2 * 2); // 5 micro-batches x 2 boundaries x 2 directions x 2 TP ranks
+    }
+}
+
+TEST_CASE("lowering is deterministic, acyclic and deadlock-free across plans")
+{
+  for (auto kind : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b})
+    for (int zero = 0; zero <= 3; ++zero)
+      for (int tp : {1, 2}) {
+        CAPTURE(schedule_name(kind));
+        CAPTURE(zero);
+        CAPTURE(tp);
+        Case c(2, 4, 7, tp, 2, 4 / tp, 1, 3);
+        c.plan.schedule     = kind;
+        c.plan.zero_stage   = zero;
+        c.plan.recompute    = zero % 2 == 1;
+        c.plan.bucket_bytes = 1.5 * units::kMiB;
+        c.plan.micro_batch  = std::vector<int>(c.plan.dp, 1);
+        c.plan.micro_batch.back() = 3;
+        std::reverse(c.plan.placement.begin(), c.plan.placement.end());
+        const Schedule a = c.lower();
+        const Schedule b = c.lower();
+        check_same(a, b);
+        CHECK(replay_problem(a) == "");
+        std::set<std::string> names;
+        for (const Task& t : a.tasks) {
+          for (int dep : t.deps)
+            CHECK(dep < t.id); // deps point back, so they cannot form a cycle
+          names.insert(a.task_name(t.id));
+        }
+        CHECK(names.size() == a.tasks.size());
+      }
+}
+
+TEST_CASE("the replay check catches collectives issued in different orders")
+{
+  Case c(1, 2, 4, 1, 1, 2, 1, 2);
+  c.plan.bucket_bytes = 3 * units::kMiB;
+  Schedule s          = c.lower();
+  REQUIRE(replay_problem(s) == "");
+  auto& queue = s.queues[1][static_cast<int>(Stream::data_parallel)];
+  REQUIRE(queue.size() == 3);
+  std::swap(queue[0], queue[1]);
+  CHECK(replay_problem(s).rfind("deadlock", 0) == 0);
+}
+
+TEST_CASE("task names are stable and readable")
+{
+  Case c(1, 4, 4, 1, 2, 2, 1, 4);
+  const Schedule s = c.lower();
+  std::set<std::string> names;
+  for (const Task& t : s.tasks)
+    names.insert(s.task_name(t.id));
+  CHECK(names.size() == s.tasks.size());
+  CHECK(names.count("fwd s1 r0 t0 mb3") == 1);
+  CHECK(names.count("bwd s0 r1 t0 mb0") == 1);
+  CHECK(names.count("send-act s0 r1 t0 mb2") == 1);
+  CHECK(names.count("recv-act s1 r1 t0 mb2") == 1);
+  CHECK(names.count("send-grad s1 r0 t0 mb1") == 1);
+  CHECK(names.count("recv-grad s0 r0 t0 mb1") == 1);
+  CHECK(names.count("ar-grad s0 r1 t0 b0") == 1);
+  CHECK(names.count("opt s1 r1 t0") == 1);
+}
+
+TEST_CASE("a plan that does not fit the cluster is rejected before lowering")
+{
+  Case c(1, 4, 4, 1, 2, 2, 1, 1);
+  c.plan.placement = {0, 1, 2, 2};
+  CHECK_THROWS_WITH_AS(c.lower(), doctest::Contains("plan: placement[3]: expected each device once"), InputError);
+}
+
+TEST_CASE("a Llama-2-70B-sized schedule on 768 GPUs lowers quickly")
+{
+  // 80 transformer blocks of ~855M parameters, embedding and head; tp 8, pp 12, dp 8, 32 micro-batches.
+  const Cluster cluster = make_cluster(96, 8, a100(), "llama768");
+  models::Workload workload;
+  workload.name    = "llama-70b-like";
+  workload.seq_len = 4096;
+  models::Layer embedding  = block("embedding", 32000.0 * 8192);
+  embedding.kind           = "embedding";
+  embedding.tensor_parallel_all_reduces = 1;
+  workload.layers.push_back(embedding);
+  for (int l = 0; l < 80; ++l) {
+    models::Layer layer = block("block" + std::to_string(l), 855e6);
+    layer.forward_flops_per_sample          = 2 * 855e6 * 4096;
+    layer.backward_flops_per_sample         = 4 * 855e6 * 4096;
+    layer.activation_bytes_per_sample       = 4096.0 * 8192 * 2;
+    layer.saved_activation_bytes_per_sample = 34.0 * 4096 * 8192;
+    workload.layers.push_back(layer);
+  }
+  models::Layer head = embedding;
+  head.name          = "head";
+  head.kind          = "head";
+  workload.layers.push_back(head);
+
+  Plan plan = make_plan(cluster, workload, 8, 12, 8, 1, 32);
+  plan.zero_stage = 1;
+  const auto start = std::chrono::steady_clock::now();
+  const Schedule schedule = lower(plan, make_problem(cluster, workload));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  double bytes = schedule.tasks.capacity() * sizeof(Task);
+  for (const Task& t : schedule.tasks)
+    bytes += t.deps.capacity() * sizeof(int);
+  for (const Collective& c : schedule.collectives)
+    bytes += sizeof(Collective) + (c.devices.capacity() + c.tasks.capacity()) * sizeof(int);
+  for (const auto& device : schedule.queues)
+    for (const auto& queue : device)
+      bytes += queue.capacity() * sizeof(int);
+  MESSAGE("768-GPU Llama-70B-like schedule: " << schedule.tasks.size() << " tasks, " << schedule.collectives.size()
+                                              << " collectives, " << seconds << " s, ~" << bytes / units::kMiB
+                                              << " MiB");
+  CHECK(schedule.tasks.capacity() < 1.3 * schedule.tasks.size()); // the reserved estimate is close
+  CHECK(seconds < 5);
+  // Every transformer layer: 2 all-reduces forward and 2 backward per micro-batch on each of its 64 devices.
+  CHECK(count_kind(schedule, TaskKind::all_reduce, Stream::tensor_parallel) == 64 * 32 * (80 * 4 + 2 * 2));
+}
+
+TEST_CASE("a plan that would lower to an absurd number of tasks is refused")
+{
+  Case c(1, 4, 4, 1, 2, 2, 1, 1);
+  c.plan.grad_accum = {50'000'000, 50'000'000};
+  CHECK_THROWS_WITH_AS(c.lower(), doctest::Contains("plan: lowers to about"), InputError);
+}

@@ -1,0 +1,147 @@
+#include "strategies/lowering/memory.hpp"
+
+#include "core/error.hpp"
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace hetsim;
+using namespace hetsim::strategies;
+using namespace hetsim::strategies::testing;
+
+namespace {
+
+constexpr double kMiB = units::kMiB;
+
+/// 8 devices: tp 2, pp 2, dp 2 over 4 layers of 2^26 parameters (16 bytes of model state each = 1 GiB a layer),
+/// 1 MiB boundary and 8 MiB saved activations per sample; micro-batch 2, 4 micro-batches.
+struct Setup {
+  Cluster cluster           = make_cluster(2, 4);
+  models::Workload workload = make_workload(4, 1 << 26);
+  Plan plan                 = make_plan(cluster, workload, 2, 2, 2, 2, 4);
+  Problem problem           = make_problem(cluster, workload);
+
+  std::vector<DeviceMemory> memory() const { return plan_memory(plan, problem); }
+};
+
+} // namespace
+
+TEST_CASE("model states: weights, gradients and optimizer split by tensor parallelism and ZeRO")
+{
+  Setup setup;
+  // Per device: 2 layers x 2^26 / tp 2 = 2^26 parameters.
+  const double p = 1 << 26;
+  struct Expected {
+    int zero;
+    double weights, gradients, optimizer;
+  };
+  for (const Expected& e : {Expected{0, 2 * p, 2 * p, 12 * p}, Expected{1, 2 * p, 2 * p, 6 * p},
+                            Expected{2, 2 * p, p, 6 * p},
+                            // ZeRO-3: a half of the weights plus the two largest layers gathered (2^25 each).
+                            Expected{3, p + 2 * 2 * (p / 2), p, 6 * p}}) {
+    CAPTURE(e.zero);
+    setup.plan.zero_stage = e.zero;
+    const auto memory     = setup.memory();
+    REQUIRE(memory.size() == 8);
+    for (const DeviceMemory& m : memory) {
+      CHECK(m.parameter_bytes == e.weights);
+      CHECK(m.gradient_bytes == e.gradients);
+      CHECK(m.optimizer_bytes == e.optimizer);
+      CHECK(m.workspace_bytes == units::kGiB);
+      CHECK(m.capacity_bytes == 16 * units::kGiB);
+      CHECK(m.gpu == "V100-SXM2-16GB");
+    }
+  }
+  // Nothing to shard over with dp 1: ZeRO changes nothing.
+  Cluster four = make_cluster(1, 4);
+  Plan plan    = make_plan(four, setup.workload, 2, 2, 1, 2, 4);
+  plan.zero_stage = 3;
+  const auto memory = plan_memory(plan, make_problem(four, setup.workload));
+  CHECK(memory[0].parameter_bytes == 2 * p);
+  CHECK(memory[0].optimizer_bytes == 12 * p);
+}
+
+TEST_CASE("fp32 keeps 4-byte weights and gradients and no separate master copy")
+{
+  Setup setup;
+  setup.plan.dtype = Dtype::fp32;
+  const double p   = 1 << 26;
+  const auto m     = setup.memory()[0];
+  CHECK(m.parameter_bytes == 4 * p);
+  CHECK(m.gradient_bytes == 4 * p);
+  CHECK(m.optimizer_bytes == 8 * p);
+  // Activations are twice the 16-bit figure: 4 MiB x 2 layers x micro-batch 2 x 2 in flight x 2.
+  CHECK(m.activation_bytes == 64 * kMiB);
+}
+
+TEST_CASE("activations follow the micro-batches in flight")
+{
+  Setup setup;
+  // Saved activations per device: 8 MiB / tp 2 = 4 MiB per sample and layer; 2 layers; micro-batch 2.
+  SUBCASE("1F1B keeps min(grad_accum, pp - stage) micro-batches")
+  {
+    const auto memory = setup.memory();
+    CHECK(memory[setup.plan.device(0, 0, 0)].activation_bytes == 4 * kMiB * 2 * 2 * 2);
+    CHECK(memory[setup.plan.device(1, 1, 1)].activation_bytes == 4 * kMiB * 2 * 2 * 1);
+  }
+  SUBCASE("GPipe keeps all of them")
+  {
+    setup.plan.schedule = PipelineSchedule::gpipe;
+    const auto memory   = setup.memory();
+    CHECK(memory[setup.plan.device(0, 0, 0)].activation_bytes == 4 * kMiB * 2 * 2 * 4);
+    CHECK(memory[setup.plan.device(1, 0, 1)].activation_bytes == 4 * kMiB * 2 * 2 * 4);
+  }
+  SUBCASE("1F1B with fewer micro-batches than stages")
+  {
+    setup.plan.grad_accum = {1, 1};
+    CHECK(setup.memory()[0].activation_bytes == 4 * kMiB * 2 * 2 * 1);
+  }
+  SUBCASE("recompute keeps layer boundaries plus one layer's saved activations")
+  {
+    setup.plan.recompute = true;
+    // Boundary 1 MiB / tp 2 per layer; stage 0: (0.5 MiB x 2 layers x 2 in flight + 4 MiB) x micro-batch 2.
+    const auto memory = setup.memory();
+    CHECK(memory[0].activation_bytes == (0.5 * kMiB * 2 * 2 + 4 * kMiB) * 2);
+    CHECK(memory[setup.plan.device(1, 0, 0)].activation_bytes == (0.5 * kMiB * 2 * 1 + 4 * kMiB) * 2);
+  }
+  SUBCASE("replicas with larger micro-batches need more")
+  {
+    setup.plan.micro_batch = {2, 6};
+    const auto memory      = setup.memory();
+    CHECK(memory[setup.plan.device(0, 1, 0)].activation_bytes ==
+          3 * memory[setup.plan.device(0, 0, 0)].activation_bytes);
+  }
+}
+
+TEST_CASE("capacity is the device memory, or the problem's limit when lower")
+{
+  Setup setup;
+  CHECK(setup.problem.memory_capacity(0) == 16 * units::kGiB);
+  setup.problem.memory_limit_bytes = 12 * units::kGiB;
+  CHECK(setup.problem.memory_capacity(3) == 12 * units::kGiB);
+  setup.problem.memory_limit_bytes = 40 * units::kGiB;
+  CHECK(setup.problem.memory_capacity(3) == 16 * units::kGiB);
+}
+
+TEST_CASE("check_memory names the device with the largest overflow")
+{
+  Setup setup;
+  CHECK_NOTHROW(check_memory(setup.memory()));
+
+  // 4 GiB layers: 2 layers / tp 2 = 2^28 parameters, 16 bytes each = 4 GiB of model states per device.
+  setup.workload = make_workload(4, 1 << 28);
+  setup.plan.micro_batch = {2, 64};
+  auto memory = setup.memory();
+  // Replica 1 on stage 0 keeps the most activations: 4 MiB x 2 layers x 64 x 2 in flight = 1 GiB.
+  const int worst = setup.plan.device(0, 1, 0);
+  CHECK(memory[worst].activation_bytes == units::kGiB);
+  setup.problem.workspace_bytes = 11.5 * units::kGiB;
+  memory = setup.memory();
+  CHECK_THROWS_WITH_AS(check_memory(memory),
+                       ("plan does not fit: device " + std::to_string(worst) +
+                        " (V100-SXM2-16GB) needs 16.5 GiB of 16 GiB (0.50 GiB over): parameters 0.50 GiB, "
+                        "gradients 0.50 GiB, optimizer 3 GiB, activations 1 GiB, workspace 11.5 GiB; "
+                        "1 other device is over too")
+                           .c_str(),
+                       InfeasiblePlan);
+}

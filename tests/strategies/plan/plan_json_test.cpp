@@ -1,0 +1,288 @@
+#include "strategies/plan/plan_json.hpp"
+
+#include "core/error.hpp"
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace hetsim;
+using namespace hetsim::strategies;
+using namespace hetsim::strategies::testing;
+using nlohmann::json;
+
+namespace {
+
+/// 8 devices (2 nodes of 4) and a 6-layer model.
+struct Inputs {
+  Cluster cluster           = make_cluster(2, 4);
+  models::Workload workload = make_workload(6);
+
+  Plan read(const json& plan) const { return plan_from_json(plan, "plan.json", cluster, workload); }
+};
+
+/// Checks that reading `plan` fails with a message naming the file, `path` and `expected`.
+void check_rejected(const json& plan, const std::string& path, const std::string& expected)
+{
+  Inputs inputs;
+  CAPTURE(plan.dump());
+  try {
+    inputs.read(plan);
+    FAIL("accepted an invalid plan");
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    CAPTURE(message);
+    CHECK(message.rfind("plan.json: " + path + ": ", 0) == 0);
+    CHECK(message.find(expected) != std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+  }
+}
+
+json base()
+{
+  return json{{"tp", 2}, {"pp", 2}, {"dp", 2}, {"micro_batch", 4}};
+}
+
+json with(json plan, const std::string& key, json value)
+{
+  plan[key] = std::move(value);
+  return plan;
+}
+
+} // namespace
+
+TEST_CASE("a minimal plan gets the documented defaults")
+{
+  Inputs inputs;
+  const Plan plan = inputs.read(base());
+  CHECK(plan.world_size() == 8);
+  CHECK(plan.placement == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(plan.stage_starts == std::vector<int>{0, 3});
+  CHECK(plan.micro_batch == std::vector<int>{4, 4});
+  CHECK(plan.grad_accum == std::vector<int>{1, 1});
+  CHECK(plan.zero_stage == 0);
+  CHECK(plan.schedule == PipelineSchedule::one_f_one_b);
+  CHECK_FALSE(plan.recompute);
+  CHECK(plan.dtype == Dtype::fp16);
+  CHECK(plan.collective_algorithm == CollectiveAlgorithm::ring);
+  CHECK(plan.bucket_bytes == 25 * units::kMiB);
+  CHECK(plan.global_batch() == 8);
+  CHECK(plan.device(1, 0, 1) == 5);
+  CHECK(plan.stage_end(0, 6) == 3);
+  CHECK(plan.stage_end(1, 6) == 6);
+}
+
+TEST_CASE("every field is read and plan_to_json round-trips")
+{
+  Inputs inputs;
+  const json text = {{"tp", 1},
+                     {"pp", 4},
+                     {"dp", 2},
+                     {"placement", {7, 6, 5, 4, 3, 2, 1, 0}},
+                     {"stage_starts", {0, 1, 3, 4}},
+                     {"micro_batch", {2, 6}},
+                     {"grad_accum", {8, 4}},
+                     {"zero_stage", 1},
+                     {"schedule", "gpipe"},
+                     {"recompute", true},
+                     {"dtype", "bf16"},
+                     {"collective_algorithm", "hierarchical"},
+                     {"bucket_mib", 12.5},
+                     {"description", "hand-written"}};
+  const Plan plan = inputs.read(text);
+  CHECK(plan.device(0, 0, 0) == 7);
+  CHECK(plan.device(3, 1, 0) == 0);
+  CHECK(plan.stage_starts == std::vector<int>{0, 1, 3, 4});
+  CHECK(plan.micro_batch == std::vector<int>{2, 6});
+  CHECK(plan.grad_accum == std::vector<int>{8, 4});
+  CHECK(plan.global_batch() == 40);
+  CHECK(plan.zero_stage == 1);
+  CHECK(plan.schedule == PipelineSchedule::gpipe);
+  CHECK(plan.recompute);
+  CHECK(plan.dtype == Dtype::bf16);
+  CHECK(plan.collective_algorithm == CollectiveAlgorithm::hierarchical);
+  CHECK(plan.bucket_bytes == 12.5 * units::kMiB);
+
+  const json written = plan_to_json(plan);
+  CHECK(written["schedule"] == "gpipe");
+  CHECK(written["micro_batch"] == json({2, 6}));
+  CHECK(inputs.read(written) == plan);
+  CHECK(plan_to_json(inputs.read(written)) == written);
+
+  // Uniform per-replica values are written as numbers.
+  const Plan uniform = inputs.read(base());
+  CHECK(plan_to_json(uniform)["micro_batch"] == 4);
+  CHECK(inputs.read(plan_to_json(uniform)) == uniform);
+}
+
+TEST_CASE("global_batch derives grad_accum")
+{
+  Inputs inputs;
+  const Plan plan = inputs.read(with(with(base(), "micro_batch", {1, 3}), "global_batch", 32));
+  CHECK(plan.grad_accum == std::vector<int>{8, 8});
+  CHECK(plan.global_batch() == 32);
+  check_rejected(with(base(), "global_batch", 36), "global_batch", "expected a multiple of 8");
+  check_rejected(with(with(base(), "global_batch", 32), "grad_accum", 4), "(top level)",
+                 "either grad_accum or global_batch");
+}
+
+TEST_CASE("missing fields and wrong types name the file and the JSON path")
+{
+  check_rejected(json{{"tp", 2}, {"pp", 2}, {"dp", 2}}, "(top level)", "missing required field 'micro_batch'");
+  check_rejected(json::array({1, 2}), "(top level)", "expected an object describing a plan");
+  check_rejected(with(base(), "tp", "two"), "tp", "expected an integer, got string \"two\"");
+  check_rejected(with(base(), "dp", 0), "dp", "expected a positive integer");
+  check_rejected(with(base(), "micro_batch", "4"), "micro_batch", "expected a positive integer or an array of 2");
+  check_rejected(with(base(), "micro_batch", {4, 0}), "micro_batch[1]", "expected a positive integer");
+  check_rejected(with(base(), "recompute", 1), "recompute", "expected true or false");
+  check_rejected(with(base(), "placement", {0, 1, 2, 3, 4, 5, 6, 7.5}), "placement[7]", "expected an integer");
+  check_rejected(with(base(), "stage_starts", 3), "stage_starts", "expected an array of integers");
+  check_rejected(with(base(), "bucket_mib", -1), "bucket_mib", "expected a positive number");
+  check_rejected(with(base(), "bucket_mib", 0.001), "bucket_mib", "expected at least 0.0625 (64 KiB), got 0.001");
+}
+
+TEST_CASE("unknown fields and unknown names are rejected")
+{
+  check_rejected(with(base(), "tensor_parallel", 2), "(top level)", "unknown field 'tensor_parallel'");
+  check_rejected(with(base(), "schedule", "pipedream"), "schedule", "expected \"gpipe\" or \"1f1b\"");
+  check_rejected(with(base(), "dtype", "int8"), "dtype", "expected \"fp16\", \"bf16\" or \"fp32\"");
+  check_rejected(with(base(), "collective_algorithm", "star"), "collective_algorithm",
+                 "expected \"ring\", \"tree\" or \"hierarchical\"");
+  check_rejected(with(base(), "zero_stage", 4), "zero_stage", "expected 0, 1, 2 or 3, got 4");
+}
+
+TEST_CASE("degrees must multiply to the cluster's device count")
+{
+  check_rejected(with(base(), "dp", 1), "(top level)",
+                 "expected tp * pp * dp to equal the 8 devices of cluster 'test', got 2 * 2 * 1 = 4");
+  check_rejected(json{{"tp", 4}, {"pp", 2}, {"dp", 2}, {"micro_batch", 1}}, "(top level)", "2 * 2 = 16");
+}
+
+TEST_CASE("pp may not exceed the model's layers")
+{
+  check_rejected(json{{"pp", 8}, {"micro_batch", 1}}, "pp", "expected at most 6 pipeline stages");
+}
+
+TEST_CASE("stage boundaries must start at 0, increase and stay inside the model")
+{
+  check_rejected(with(base(), "stage_starts", {1, 3}), "stage_starts[0]", "expected 0");
+  check_rejected(with(json{{"pp", 4}, {"dp", 2}, {"micro_batch", 1}}, "stage_starts", {0, 3, 3, 5}),
+                 "stage_starts[2]", "greater than stage_starts[1] = 3");
+  check_rejected(with(json{{"pp", 4}, {"dp", 2}, {"micro_batch", 1}}, "stage_starts", {0, 4, 2, 5}),
+                 "stage_starts[2]", "greater than stage_starts[1] = 4");
+  check_rejected(with(base(), "stage_starts", {0, 6}), "stage_starts[1]", "below 6 (the model's layer count)");
+  check_rejected(with(base(), "stage_starts", {0, -2}), "stage_starts[1]", "greater than stage_starts[0]");
+}
+
+TEST_CASE("placement must use each device of the cluster once")
+{
+  check_rejected(with(base(), "placement", {0, 1, 2, 1, 4, 5, 6, 7}), "placement[3]",
+                 "expected each device once, got device 1 again (also at placement[1])");
+  check_rejected(with(base(), "placement", {0, 1, 2, 3, 4, 5, 6, 8}), "placement[7]",
+                 "expected a device id of cluster 'test' (0 to 7), got 8");
+  check_rejected(with(base(), "placement", {0, -1, 2, 3, 4, 5, 6, 7}), "placement[1]", "got -1");
+}
+
+TEST_CASE("arrays must have one entry per rank, stage or replica")
+{
+  check_rejected(with(base(), "placement", {0, 1, 2, 3}), "placement", "expected 8 device ids (one per virtual rank), got 4");
+  check_rejected(with(base(), "stage_starts", {0, 2, 4}), "stage_starts", "expected 2 layer indices (one per pipeline stage), got 3");
+  check_rejected(with(base(), "micro_batch", {1, 2, 3}), "micro_batch", "an array of 2 (one per replica)");
+  check_rejected(with(base(), "grad_accum", {1}), "grad_accum", "an array of 2 (one per replica)");
+}
+
+TEST_CASE("ZeRO-2 and ZeRO-3 need the same grad_accum on every replica")
+{
+  const json plan = with(with(base(), "grad_accum", {4, 2}), "zero_stage", 2);
+  check_rejected(plan, "grad_accum", "expected the same value for every replica with zero_stage 2");
+  Inputs inputs;
+  CHECK(inputs.read(with(plan, "zero_stage", 1)).grad_accum == std::vector<int>{4, 2});
+}
+
+TEST_CASE("validate_plan checks plans built in code with the same messages")
+{
+  Inputs inputs;
+  Plan plan = make_plan(inputs.cluster, inputs.workload, 2, 2, 2);
+  CHECK_NOTHROW(validate_plan(plan, inputs.cluster, inputs.workload, "planner amp"));
+  plan.micro_batch = {1, 2, 3};
+  CHECK_THROWS_WITH_AS(validate_plan(plan, inputs.cluster, inputs.workload, "planner amp"),
+                       "planner amp: micro_batch: expected 2 values (one per replica), got 3", InputError);
+  plan             = make_plan(inputs.cluster, inputs.workload, 2, 2, 2);
+  plan.grad_accum  = {1, 0};
+  CHECK_THROWS_WITH_AS(validate_plan(plan, inputs.cluster, inputs.workload, "planner amp"),
+                       "planner amp: grad_accum[1]: expected a positive integer, got 0", InputError);
+}
+
+TEST_CASE("uniform stage starts give the first stages the extra layers")
+{
+  CHECK(uniform_stage_starts(10, 4) == std::vector<int>{0, 3, 6, 8});
+  CHECK(uniform_stage_starts(6, 6) == std::vector<int>{0, 1, 2, 3, 4, 5});
+  CHECK(uniform_stage_starts(82, 12).back() == 76);
+}
+
+TEST_CASE("load_plan names the file in every message")
+{
+  Inputs inputs;
+  const auto dir = std::filesystem::temp_directory_path() / "hetsim_plan_json_test";
+  std::filesystem::create_directories(dir);
+  const std::string good = (dir / "good.json").string();
+  const std::string bad  = (dir / "bad.json").string();
+  std::ofstream(good) << base().dump();
+  std::ofstream(bad) << R"({"tp": 2, "pp": 2, "dp": 2, "micro_batch": 4, "stage_starts": [0, 9]})";
+  CHECK(load_plan(good, inputs.cluster, inputs.workload).tp == 2);
+  CHECK_THROWS_WITH_AS(load_plan(bad, inputs.cluster, inputs.workload),
+                       doctest::Contains((bad + ": stage_starts[1]: expected a layer index below 6").c_str()), InputError);
+  std::ofstream(bad) << "{\"tp\": ";
+  CHECK_THROWS_WITH_AS(load_plan(bad, inputs.cluster, inputs.workload), doctest::Contains((bad + ": invalid JSON").c_str()),
+                       InputError);
+  CHECK_THROWS_WITH_AS(load_plan((dir / "missing.json").string(), inputs.cluster, inputs.workload),
+                       doctest::Contains("missing.json: cannot open file"), InputError);
+  CHECK_THROWS_WITH_AS(load_plan("preset:no_such_plan", inputs.cluster, inputs.workload),
+                       doctest::Contains("preset:no_such_plan: unknown plan preset"), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a global batch beyond int range is refused")
+{
+  const Cluster cluster           = make_cluster(1, 2);
+  const models::Workload workload = make_workload(4);
+  const json big = {{"dp", 2}, {"micro_batch", 2000000000}, {"grad_accum", 2}};
+  CHECK_THROWS_WITH_AS(plan_from_json(big, "big.json", cluster, workload),
+                       doctest::Contains("big.json: micro_batch: expected micro_batch x grad_accum summed"),
+                       hetsim::InputError);
+}
+
+TEST_CASE("micro-batches and accumulation per device fold into per-replica values through the placement")
+{
+  const Cluster cluster           = make_cluster(1, 4);
+  const models::Workload workload = make_workload(4);
+  // pp 2 x dp 2; replica 0 runs on devices 3 and 1, replica 1 on devices 2 and 0.
+  const json per_device = {{"pp", 2},
+                           {"dp", 2},
+                           {"placement", {3, 2, 1, 0}},
+                           {"micro_batch_per_device", {5, 7, 5, 7}},
+                           {"grad_accum_per_device", {2, 3, 2, 3}}};
+  const Plan plan = plan_from_json(per_device, "pd.json", cluster, workload);
+  CHECK(plan.micro_batch == std::vector<int>{7, 5});
+  CHECK(plan.grad_accum == std::vector<int>{3, 2});
+  CHECK(plan.global_batch() == 7 * 3 + 5 * 2);
+
+  json split = per_device;
+  split["micro_batch_per_device"] = {5, 6, 5, 7};
+  CHECK_THROWS_WITH_AS(plan_from_json(split, "pd.json", cluster, workload),
+                       "pd.json: micro_batch_per_device[1]: expected 7, the value of the other devices of replica 0, "
+                       "got number 6",
+                       InputError);
+  json both = per_device;
+  both["micro_batch"] = 4;
+  CHECK_THROWS_WITH_AS(plan_from_json(both, "pd.json", cluster, workload),
+                       "pd.json: (top level): give either micro_batch or micro_batch_per_device, not both", InputError);
+  json short_list = per_device;
+  short_list["grad_accum_per_device"] = {1, 2};
+  CHECK_THROWS_WITH_AS(plan_from_json(short_list, "pd.json", cluster, workload),
+                       doctest::Contains("pd.json: grad_accum_per_device: expected an array of 4 positive integers"),
+                       InputError);
+}

@@ -1,0 +1,161 @@
+#include "strategies/planners/registry.hpp"
+#include "strategies/search/planner.hpp"
+#include "strategies/search/search.hpp"
+
+#include "core/error.hpp"
+#include "fixtures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+using namespace hetsim;
+using namespace hetsim::strategies;
+using namespace hetsim::strategies::testing;
+
+namespace {
+
+/// Three nodes of 4 fast GPUs and one of 4 slow ones, the slow node behind a thinner NIC.
+Cluster mixed_cluster()
+{
+  Cluster cluster("mixed");
+  const int fast   = cluster.add_gpu(a100());
+  const int slow   = cluster.add_gpu(v100());
+  const int region = cluster.add_region("dc", 5e-6);
+  for (int n = 0; n < 4; ++n) {
+    const bool is_slow = n == 3;
+    const int node     = cluster.add_node(region, "node" + std::to_string(n), Link{300 * units::kGBps, 2e-6},
+                                          Link{(is_slow ? 10 : 100) * units::kGbps, 5e-6});
+    for (int d = 0; d < 4; ++d)
+      cluster.add_device(node, is_slow ? slow : fast);
+  }
+  return cluster;
+}
+
+Problem problem_of(const Cluster& cluster, const models::Workload& workload, int global_batch)
+{
+  Problem problem      = make_problem(cluster, workload);
+  problem.global_batch = global_batch;
+  return problem;
+}
+
+} // namespace
+
+TEST_CASE("planners: every planner returns valid plans for the global batch")
+{
+  const Cluster cluster           = mixed_cluster();
+  const models::Workload workload = make_workload(12, 50e6);
+  const Problem problem           = problem_of(cluster, workload, 32);
+  PlannerContext context;
+  for (const PlannerInfo& info : planners()) {
+    CAPTURE(info.name);
+    const auto candidates = info.make()->propose(problem, context);
+    REQUIRE_FALSE(candidates.empty());
+    for (const Candidate& c : candidates) {
+      // Degrees multiply to the device count, placement is a bijection, stages cover every layer.
+      CHECK_NOTHROW(validate_plan(c.plan, cluster, workload, std::string(info.name)));
+      CHECK(c.plan.global_batch() == 32);
+      CHECK(c.estimate.iteration_time_s > 0);
+    }
+    CHECK(std::any_of(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.fits(); }));
+  }
+}
+
+TEST_CASE("planners: searches are deterministic")
+{
+  const Cluster cluster           = mixed_cluster();
+  const models::Workload workload = make_workload(12, 50e6);
+  const Problem problem           = problem_of(cluster, workload, 32);
+  PlannerContext context;
+  context.seed = 7;
+  context.flags.push_back("anneal");
+  for (const PlannerInfo& info : planners()) {
+    CAPTURE(info.name);
+    const auto first  = search(*info.make(), problem, context).ranked;
+    const auto second = search(*info.make(), problem, context).ranked;
+    REQUIRE(first.size() == second.size());
+    for (std::size_t i = 0; i < first.size(); ++i)
+      CHECK(first[i].plan == second[i].plan);
+  }
+}
+
+TEST_CASE("planners: amp gives the stage on faster GPUs more layers")
+{
+  const Cluster cluster           = mixed_cluster();
+  const models::Workload workload = make_workload(24, 50e6);
+  const Problem problem           = problem_of(cluster, workload, 48);
+  const auto ranked               = search(*find_planner("amp").make(), problem, {}).ranked;
+  // Among four-stage data-parallel plans (one node per stage, compute-bound), the last stage runs on the slow node.
+  const auto four =
+      std::find_if(ranked.begin(), ranked.end(), [](const Candidate& c) { return c.plan.pp == 4 && c.plan.tp == 1; });
+  REQUIRE(four != ranked.end());
+  const auto& starts    = four->plan.stage_starts;
+  const int slow_layers = 24 - starts[3];
+  for (int s = 0; s < 3; ++s)
+    CHECK(slow_layers < starts[s + 1] - starts[s]);
+}
+
+TEST_CASE("planners: hethub splits layers in proportion to speed, one GPU type per stage")
+{
+  const Cluster cluster           = mixed_cluster();
+  const models::Workload workload = make_workload(24, 50e6);
+  const Problem problem           = problem_of(cluster, workload, 48);
+  for (const Candidate& c : find_planner("hethub").make()->propose(problem, {})) {
+    for (int s = 0; s < c.plan.pp; ++s)
+      for (int r = 0; r < c.plan.dp; ++r)
+        for (int t = 0; t < c.plan.tp; ++t)
+          CHECK(cluster.gpu_of(c.plan.device(s, r, t)).name == cluster.gpu_of(c.plan.device(s, 0, 0)).name);
+    if (c.plan.pp == 4 && c.plan.tp == 1) { // compute-bound: the V100 stage holds fewer layers than each A100 stage
+      int v100_layers = 0, a100_layers = 1 << 30;
+      for (int s = 0; s < 4; ++s) {
+        const int layers = c.plan.stage_end(s, 24) - c.plan.stage_starts[s];
+        if (cluster.gpu_of(c.plan.device(s, 0, 0)).name == v100().name)
+          v100_layers = layers;
+        else
+          a100_layers = std::min(a100_layers, layers);
+      }
+      CHECK(v100_layers < a100_layers);
+    }
+  }
+}
+
+TEST_CASE("planners: infeasible problems are refused with a reason")
+{
+  const Cluster cluster = mixed_cluster();
+  SUBCASE("no data-parallel degree divides the global batch")
+  {
+    // Two layers on 16 devices with tp at most 4: pp <= 2, so dp >= 2, and 7 sequences do not split.
+    const models::Workload workload = make_workload(2, 1e6);
+    const Problem problem           = problem_of(cluster, workload, 7);
+    for (const char* name : {"amp", "megatron", "random", "hethub"}) {
+      CAPTURE(name);
+      CHECK_THROWS_WITH_AS(find_planner(name).make()->propose(problem, {}), doctest::Contains("global batch 7"),
+                           InfeasiblePlan);
+    }
+  }
+  SUBCASE("the model fits on no plan: every candidate is marked, none dropped")
+  {
+    const models::Workload workload = make_workload(4, 20e9); // 80 B parameters on 16 GPUs
+    const Problem problem           = problem_of(cluster, workload, 16);
+    for (const char* name : {"amp", "megatron", "hethub"}) {
+      CAPTURE(name);
+      const auto ranked = search(*find_planner(name).make(), problem, {}).ranked;
+      REQUIRE_FALSE(ranked.empty());
+      for (const Candidate& c : ranked) {
+        REQUIRE_FALSE(c.fits());
+        CHECK(c.memory_overflow->over_bytes() > 0);
+      }
+    }
+  }
+  SUBCASE("no global batch")
+  {
+    const models::Workload workload = make_workload(4, 1e6);
+    CHECK_THROWS_AS(find_planner("amp").make()->propose(problem_of(cluster, workload, 0), {}), InputError);
+  }
+}
+
+TEST_CASE("planners: an unknown name lists the known ones")
+{
+  CHECK_THROWS_WITH_AS(find_planner("alpa"), doctest::Contains("unknown planner 'alpa'; known: amp"), InputError);
+}

@@ -1,0 +1,226 @@
+#include "strategies/planners/poplar/poplar.hpp"
+
+#include "core/error.hpp"
+#include "fixtures.hpp"
+#include "strategies/planners/registry.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace hetsim;
+using namespace hetsim::strategies;
+using namespace hetsim::strategies::testing;
+
+namespace {
+
+/// Memory grows linearly in the first forward but runs out at `limit` sequences, below the linear estimate
+/// (fragmentation, workspace growth); steps take 1 + batch milliseconds.
+class SyntheticProfiler final : public Profiler {
+public:
+  explicit SyntheticProfiler(int limit) : limit_(limit) {}
+  MemoryProbe probe_memory(int, int batch, int) override { return MemoryProbe{10, 10.0 + batch, 10.0 + kEstimate}; }
+  StepResult run_step(int, int batch, int) override
+  {
+    ++steps;
+    return batch > limit_ ? StepResult{true, 0} : StepResult{false, 1e-3 * (1 + batch)};
+  }
+  static constexpr int kEstimate = 300;
+  int steps = 0;
+
+private:
+  int limit_;
+};
+
+DeviceProfile profile_with_points(std::vector<ProfilePoint> points, int max_batch)
+{
+  DeviceProfile profile;
+  profile.points    = std::move(points);
+  profile.max_batch = max_batch;
+  return profile;
+}
+
+/// A saturating step-time curve: speed rises with the batch and levels off at `peak` sequences per second.
+SpeedCurve saturating_curve(double peak, int max_batch)
+{
+  std::vector<ProfilePoint> points;
+  for (int b = 1; b <= max_batch; b *= 2)
+    points.push_back({b, b / (peak * b / (b + 4.0))});
+  if (points.back().batch != max_batch)
+    points.push_back({max_batch, max_batch / (peak * max_batch / (max_batch + 4.0))});
+  return SpeedCurve(profile_with_points(points, max_batch));
+}
+
+void check_allocation(const BatchAllocation& allocation, const std::vector<const SpeedCurve*>& devices,
+                      int global_batch, bool equal_accumulation)
+{
+  long long total = 0;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const DeviceBatch& d = allocation.devices[i];
+    CAPTURE(i);
+    CHECK(d.micro_batch >= 1);
+    CHECK(d.micro_batch <= devices[i]->max_batch());
+    CHECK(d.last_micro_batch >= 1);
+    CHECK(d.last_micro_batch <= d.micro_batch);
+    if (equal_accumulation)
+      CHECK(d.grad_accum == allocation.devices[0].grad_accum);
+    total += d.total();
+  }
+  CHECK(total == global_batch);
+}
+
+} // namespace
+
+TEST_CASE("algorithm 1 finds the true memory limit in O(log mbs) steps")
+{
+  const int bound = 2 * static_cast<int>(std::ceil(std::log2(SyntheticProfiler::kEstimate))) + 2;
+  for (int limit : {1, 2, 3, 7, 8, 9, 37, 64, 150, 255, 299, 300, 500}) {
+    CAPTURE(limit);
+    SyntheticProfiler profiler(limit);
+    const DeviceProfile profile = profile_device(profiler, 0, 0, 1 << 20);
+    CHECK(profile.max_batch == std::min(limit, SyntheticProfiler::kEstimate));
+    CHECK(profile.steps == profiler.steps);
+    CHECK(profile.steps <= bound);
+    CHECK(profile.points.back().batch == profile.max_batch);
+    for (std::size_t i = 1; i < profile.points.size(); ++i)
+      CHECK(profile.points[i - 1].batch < profile.points[i].batch);
+  }
+  SyntheticProfiler profiler(100);
+  CHECK(profile_device(profiler, 0, 0, 20).max_batch == 20); // capped by the global batch
+}
+
+TEST_CASE("a device that cannot hold one sequence has no profile")
+{
+  class Full final : public Profiler {
+  public:
+    MemoryProbe probe_memory(int, int, int) override { return MemoryProbe{10, 12, 11}; }
+    StepResult run_step(int, int, int) override { return StepResult{true, 0}; }
+  } profiler;
+  const DeviceProfile profile = profile_device(profiler, 0, 0, 100);
+  CHECK(profile.max_batch == 0);
+  CHECK(profile.steps == 0);
+}
+
+TEST_CASE("the speed curve passes through its points")
+{
+  const std::vector<ProfilePoint> points = {{1, 0.010}, {2, 0.012}, {4, 0.020}, {8, 0.035}, {13, 0.060}, {16, 0.070}};
+  const SpeedCurve curve(profile_with_points(points, 16));
+  for (const ProfilePoint& p : points) {
+    CAPTURE(p.batch);
+    CHECK(curve.step_seconds(p.batch) == doctest::Approx(p.step_seconds).epsilon(1e-12));
+  }
+  CHECK(curve.max_batch() == 16);
+  // Between points the speed stays between its neighbours' (monotone cubic, no overshoot).
+  CHECK(curve.speed(10) <= curve.speed(8));
+  CHECK(curve.speed(10) >= curve.speed(13));
+  CHECK(curve.peak_high() == 16);
+  CHECK(curve.batch_within(0.035) == 8);
+  CHECK(curve.batch_within(0.009) == 0);
+
+  const SpeedCurve two(profile_with_points({{1, 0.01}, {4, 0.02}}, 4)); // too few for a cubic: linear
+  CHECK(two.step_seconds(1) == doctest::Approx(0.01));
+  CHECK(two.step_seconds(4) == doctest::Approx(0.02));
+}
+
+TEST_CASE("allocations sum to the global batch and respect every device's mbs")
+{
+  const SpeedCurve fast   = saturating_curve(400, 24);
+  const SpeedCurve slow   = saturating_curve(90, 7);
+  const SpeedCurve medium = saturating_curve(200, 60);
+  const std::vector<const SpeedCurve*> devices = {&fast, &fast, &slow, &medium, &slow, &fast, &medium};
+  for (int gbs : {7, 8, 13, 100, 101, 512, 1023, 4096}) {
+    CAPTURE(gbs);
+    check_allocation(allocate_by_peak_speed(devices, gbs), devices, gbs, false);
+    for (double communication : {0.0, 0.05, 5.0})
+      check_allocation(allocate_by_step_time(devices, gbs, communication), devices, gbs, true);
+  }
+  CHECK_THROWS_AS(allocate_by_peak_speed(devices, 6), InfeasiblePlan);
+}
+
+TEST_CASE("faster devices get more of the batch; costly communication means fewer, larger micro-steps")
+{
+  const SpeedCurve fast = saturating_curve(400, 64);
+  const SpeedCurve slow = saturating_curve(100, 64);
+  const std::vector<const SpeedCurve*> devices = {&fast, &slow};
+  const auto split = allocate_by_peak_speed(devices, 500);
+  CHECK(split.devices[0].total() == doctest::Approx(400).epsilon(0.02));
+  const auto cheap  = allocate_by_step_time(devices, 500, 0.0);
+  const auto costly = allocate_by_step_time(devices, 500, 10.0);
+  CHECK(costly.devices[0].grad_accum <= cheap.devices[0].grad_accum);
+  CHECK(costly.devices[0].micro_batch == 64); // the largest micro-step the memory allows
+}
+
+TEST_CASE("poplar plans per-device batches that fit, and raises the ZeRO stage when it must")
+{
+  Cluster cluster("mixed");
+  const int big    = cluster.add_gpu(a100());
+  const int small  = cluster.add_gpu(v100());
+  const int region = cluster.add_region("dc", 5e-6);
+  for (int n = 0; n < 2; ++n) {
+    const int node = cluster.add_node(region, "node" + std::to_string(n), Link{300 * units::kGBps, 2e-6},
+                                      Link{100 * units::kGbps, 5e-6});
+    for (int d = 0; d < 2; ++d)
+      cluster.add_device(node, n == 0 ? big : small);
+  }
+  // 1.2 B parameters: 19 GB of model states unsharded, more than a V100 holds.
+  const models::Workload workload = make_workload(12, 100e6);
+  Problem problem                 = make_problem(cluster, workload);
+  problem.global_batch            = 96;
+  CostModelProfiler profiler(problem, costmodel::ComputeModel());
+  const PoplarResult result = plan_poplar(problem, profiler, 0);
+  CHECK(result.profile.zero_stage >= 1);
+  CHECK(result.profile.note.find("raised from ZeRO-0: V100-SXM2-16GB") != std::string::npos);
+  validate_plan(result.plan, cluster, workload, "poplar");
+  CHECK(result.plan.global_batch() == 96);
+  CHECK(result.plan.micro_batch[0] > result.plan.micro_batch[2]); // the 80 GB A100 takes more
+
+  PlannerContext context;
+  context.flags = {"zero=3"};
+  const auto candidates = make_poplar_planner()->propose(problem, context);
+  // The sweep's best micro-step time and its runners-up, each a complete ZeRO-3 plan of the whole batch.
+  REQUIRE(candidates.size() >= 2);
+  REQUIRE(candidates.size() <= 4);
+  for (const Candidate& c : candidates) {
+    CHECK(c.fits());
+    CHECK(c.plan.zero_stage == 3);
+    CHECK(c.plan.global_batch() == 96);
+    for (int r = 1; r < 4; ++r)
+      CHECK(c.plan.grad_accum[r] == c.plan.grad_accum[0]);
+  }
+  CHECK(candidates[0].plan != candidates[1].plan);
+
+  context.flags = {"zero=5"};
+  CHECK_THROWS_AS(make_poplar_planner()->propose(problem, context), InputError);
+}
+
+TEST_CASE("deepspeed uses one micro-batch everywhere, whale splits by peak FLOP/s")
+{
+  Cluster cluster("mixed");
+  const int big    = cluster.add_gpu(a100());
+  const int small  = cluster.add_gpu(v100());
+  const int region = cluster.add_region("dc", 5e-6);
+  const int node   = cluster.add_node(region, "node", Link{300 * units::kGBps, 2e-6}, Link{100 * units::kGbps, 5e-6});
+  cluster.add_device(node, big);
+  cluster.add_device(node, small);
+  const models::Workload workload = make_workload(4, 10e6);
+  Problem problem                 = make_problem(cluster, workload);
+  problem.global_batch            = 64;
+  PlannerContext context;
+  context.flags = {"zero=0"};
+
+  const auto deepspeed = make_deepspeed_planner()->propose(problem, context);
+  REQUIRE(deepspeed.size() == 1);
+  CHECK(deepspeed[0].plan.micro_batch[0] == deepspeed[0].plan.micro_batch[1]);
+  CHECK(deepspeed[0].plan.global_batch() == 64);
+
+  const auto whale = make_whale_planner()->propose(problem, context);
+  REQUIRE(whale.size() == 1);
+  CHECK(whale[0].plan.global_batch() == 64);
+  // 312 vs 125 TFLOP/s: about 46 and 18 of 64.
+  const Plan& plan = whale[0].plan;
+  long long first  = 0;
+  for (int m = 0; m < plan.grad_accum[0]; ++m)
+    first += plan.micro_batch_samples(0, m);
+  CHECK(first >= 44);
+  CHECK(first <= 48);
+}
