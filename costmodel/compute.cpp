@@ -22,12 +22,17 @@ double ComputeModel::compute_seconds(const GpuSpec& gpu, double flops, Dtype dty
 double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
                                     int tp, int samples, Dtype dtype, bool backward, bool recompute) const
 {
-  if (profile_ && profile_->covers(gpu.name, tp)) {
+  if (profiled(gpu, tp)) {
+    // The model's own curve: time in proportion to tokens over the efficiency they reach.
+    const LayerProfile::BatchCurve curve = [&](double batch) {
+      const double tokens = batch * workload.seq_len;
+      return tokens / efficiency(gpu, tokens);
+    };
     double seconds = 0;
     for (int l = first; l < end; ++l) {
-      seconds += *profile_->layer_seconds(gpu.name, tp, l, samples, backward);
+      seconds += *profile_->layer_seconds(gpu.name, tp, l, samples, backward, curve);
       if (backward && recompute)
-        seconds += *profile_->layer_seconds(gpu.name, tp, l, samples, false);
+        seconds += *profile_->layer_seconds(gpu.name, tp, l, samples, false, curve);
     }
     return seconds;
   }

@@ -1,8 +1,8 @@
 #pragma once
 /// Time of computation on one GPU: FLOPs over peak times an efficiency that grows with the batch.
 /// Without calibration the efficiency is `max_efficiency * tokens / (tokens + half_efficiency_tokens)`,
-/// a saturating curve; a Calibration replaces it per GPU type, and a LayerProfile replaces whole layers' times
-/// wherever it covers the GPU and tensor-parallel degree.
+/// a saturating curve; a Calibration replaces it per GPU type, and a LayerProfile anchors whole layers' times
+/// wherever it covers the GPU and tensor-parallel degree (costmodel/layer_profile.hpp).
 
 #include "core/dtype.hpp"
 #include "core/gpu_spec.hpp"
@@ -27,6 +27,9 @@ public:
   /// profile covers (gpu, tp); otherwise the roofline of the layers' FLOPs.
   double layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
                         int samples, Dtype dtype, bool backward, bool recompute = false) const;
+  /// Whether a profile gives this GPU's layer times at `tp`; they then hold the layers' tensor-parallel
+  /// all-reduces, which nothing may add again.
+  bool profiled(const GpuSpec& gpu, int tp) const { return profile_ && profile_->covers(gpu.name, tp); }
   /// Adam step: reads and writes fp32 master weights, two moments and the 16-bit copy (memory bound).
   double optimizer_seconds(const GpuSpec& gpu, double params) const;
 

@@ -4,6 +4,11 @@
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 
+// Boost 1.74's pchip.hpp calls unqualified isnan; <math.h> declares it globally.
+#include <math.h>
+
+#include <boost/math/interpolators/pchip.hpp>
+
 #include <algorithm>
 
 namespace hetsim::costmodel {
@@ -20,7 +25,7 @@ void LayerProfile::add(ProfileEntry entry)
 }
 
 std::optional<double> LayerProfile::layer_seconds(const std::string& gpu, int tp, int layer, double micro_batch,
-                                                  bool backward) const
+                                                  bool backward, const BatchCurve& curve) const
 {
   auto it = entries_.find({gpu, tp});
   if (it == entries_.end())
@@ -32,9 +37,20 @@ std::optional<double> LayerProfile::layer_seconds(const std::string& gpu, int tp
     return e.backward_s.empty() ? 2 * e.forward_s[layer] : e.backward_s[layer];
   };
   if (micro_batch <= list.front().micro_batch)
-    return seconds(list.front()) * micro_batch / list.front().micro_batch;
+    return seconds(list.front()) * curve(micro_batch) / curve(list.front().micro_batch);
   if (micro_batch >= list.back().micro_batch)
-    return seconds(list.back()) * micro_batch / list.back().micro_batch;
+    return seconds(list.back()) * curve(micro_batch) / curve(list.back().micro_batch);
+  if (list.size() >= 4) {
+    // Monotone between measurements: a spline that overshoots would invent times no measurement shows.
+    std::vector<double> batches, times;
+    for (const ProfileEntry& e : list) {
+      batches.push_back(e.micro_batch);
+      times.push_back(seconds(e));
+    }
+    boost::math::interpolators::pchip<std::vector<double>> spline(std::move(batches), std::move(times));
+    return spline(micro_batch);
+  }
+  // PCHIP needs four points; below that, a straight line between the two measurements around the batch.
   auto upper     = std::lower_bound(list.begin(), list.end(), micro_batch,
                                     [](const ProfileEntry& e, double mb) { return e.micro_batch < mb; });
   auto lower     = upper - 1;

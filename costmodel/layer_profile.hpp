@@ -1,6 +1,10 @@
 #pragma once
 /// Measured per-layer forward (and optionally backward) times, per GPU type, tensor-parallel degree and
-/// micro-batch size. Where a profile covers a (GPU, tp) pair it replaces the roofline estimate of every layer.
+/// micro-batch size. Where a profile covers a (GPU, tp) pair its times anchor the cost model's: at a measured
+/// micro-batch the measurement itself; between measured ones a monotone interpolation (Boost PCHIP from four
+/// measurements, straight lines below that); outside them the nearest measurement scaled along the cost model's
+/// own curve, so the fixed part of a layer's time does not grow with the batch. A profiled time already contains
+/// what ran inside the layer, its tensor-parallel all-reduces included: nothing is added to it.
 ///
 /// File: one entry or an array of entries
 /// `{"gpu": "V100", "tp": 1, "micro_batch": 4, "layer_forward_s": [...], "layer_backward_s": [...]}` with one
@@ -9,6 +13,7 @@
 #include "core/cluster.hpp"
 #include "models/workload.hpp"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,10 +35,12 @@ public:
   /// Throws InputError when an entry for the same (gpu, tp, micro_batch) already exists.
   void add(ProfileEntry entry);
   bool covers(const std::string& gpu, int tp) const { return entries_.count({gpu, tp}) > 0; }
-  /// Seconds of one layer for `micro_batch` sequences: linear between measured micro-batch sizes, and
-  /// proportional to the batch from the nearest measurement outside them. Empty when (gpu, tp) is not profiled.
-  std::optional<double> layer_seconds(const std::string& gpu, int tp, int layer, double micro_batch,
-                                      bool backward) const;
+  /// How a layer's time grows with the micro-batch in the cost model; only its ratios are used.
+  using BatchCurve = std::function<double(double micro_batch)>;
+  /// Seconds of one layer for `micro_batch` sequences, as the header says, `curve` extending the measurements
+  /// outside their range. Empty when (gpu, tp) is not profiled.
+  std::optional<double> layer_seconds(const std::string& gpu, int tp, int layer, double micro_batch, bool backward,
+                                      const BatchCurve& curve) const;
 
 private:
   /// (gpu, tp) -> entries sorted by micro-batch.

@@ -20,7 +20,7 @@
 ///  - pipelined rings (ReplayOptions::pipelined_rings): every ring phase above moves as one flow per member to
 ///    the next member, carrying all its steps' chunks, after waiting the latencies of the steps but one. This is
 ///    how NCCL's chunk pipelining keeps every ring link busy at once, and it takes 2(n-1) times fewer transfers;
-///  - analytic (ReplayOptions::intra_node_collective_seconds, for collectives whose members share one node): once
+///  - analytic (ReplayOptions::analytic_collective_seconds, for collectives whose members share one node): once
 ///    the last member has joined, every member waits the given time.
 ///
 /// Every member's part starts when that member arrives and ends when its own part is done.

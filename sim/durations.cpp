@@ -35,9 +35,12 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
   };
 }
 
-std::function<double(const strategies::Collective&)> analytic_collective_time(const Cluster& cluster)
+std::function<std::optional<double>(const strategies::Collective&)> analytic_intra_node_time(const Cluster& cluster)
 {
-  return [&cluster](const strategies::Collective& collective) {
+  return [&cluster](const strategies::Collective& collective) -> std::optional<double> {
+    for (int d : collective.devices)
+      if (cluster.device(d).node != cluster.device(collective.devices[0]).node)
+        return std::nullopt;
     costmodel::CollectiveOp op = costmodel::CollectiveOp::all_reduce;
     if (collective.kind == TaskKind::reduce_scatter)
       op = costmodel::CollectiveOp::reduce_scatter;
@@ -45,6 +48,22 @@ std::function<double(const strategies::Collective&)> analytic_collective_time(co
       op = costmodel::CollectiveOp::all_gather;
     return costmodel::collective_seconds(cluster, collective.devices, op,
                                          static_cast<costmodel::Algorithm>(collective.algorithm), collective.bytes);
+  };
+}
+
+std::function<bool(const strategies::Collective&)> inside_layer_profile(const Cluster& cluster,
+                                                                        const strategies::Schedule& schedule,
+                                                                        const strategies::Plan& plan,
+                                                                        const costmodel::LayerProfile* profile)
+{
+  return [&cluster, &schedule, profile, tp = plan.tp](const strategies::Collective& collective) {
+    if (!profile || collective.tasks.empty() ||
+        schedule.tasks[collective.tasks.front()].stream != strategies::Stream::tensor_parallel)
+      return false;
+    for (int d : collective.devices)
+      if (!profile->covers(cluster.gpu_of(d).name, tp))
+        return false;
+    return true;
   };
 }
 

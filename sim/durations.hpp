@@ -11,6 +11,7 @@
 #include "strategies/plan/plan.hpp"
 
 #include <functional>
+#include <optional>
 
 namespace hetsim::sim {
 
@@ -24,7 +25,15 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
                                                                    const costmodel::Calibration* calibration,
                                                                    const costmodel::LayerProfile* profile = nullptr);
 
-/// costmodel::collective_seconds of a collective with its own algorithm (the α-β twin of the flows).
-std::function<double(const strategies::Collective&)> analytic_collective_time(const Cluster& cluster);
+/// For a collective whose members share one node, costmodel::collective_seconds with its own algorithm (the α-β
+/// twin of the flows); nothing for the others, which run as flows (`--analytic-intra-node`).
+std::function<std::optional<double>(const strategies::Collective&)> analytic_intra_node_time(const Cluster& cluster);
+
+/// Whether a collective's time is already inside profiled layer times: a tensor-parallel all-reduce whose members'
+/// GPUs `profile` covers at the plan's tp. Always false without a profile. `schedule` and `profile` must outlive it.
+std::function<bool(const strategies::Collective&)> inside_layer_profile(const Cluster& cluster,
+                                                                        const strategies::Schedule& schedule,
+                                                                        const strategies::Plan& plan,
+                                                                        const costmodel::LayerProfile* profile);
 
 } // namespace hetsim::sim

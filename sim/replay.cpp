@@ -94,21 +94,18 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
   }
   analytic_seconds_.assign(schedule.collectives.size(), -1);
   overhead_seconds_.assign(schedule.collectives.size(), 0);
-  const Cluster& cluster = platform.cluster();
   for (std::size_t c = 0; c < schedule.collectives.size(); ++c) {
     const auto& collective = schedule.collectives[c];
     for (std::size_t i = 0; i < collective.tasks.size(); ++i)
       member_index_[collective.tasks[i]] = static_cast<int>(i);
     if (options.collective_overhead_seconds && collective.devices.size() > 1)
       overhead_seconds_[c] = options.collective_overhead_seconds(collective);
-    if (!options.intra_node_collective_seconds || collective.devices.size() <= 1)
+    if (!options.analytic_collective_seconds || collective.devices.size() <= 1)
       continue;
-    bool one_node = true;
-    for (int d : collective.devices)
-      one_node = one_node && cluster.device(d).node == cluster.device(collective.devices[0]).node;
-    if (!one_node)
+    const std::optional<double> analytic = options.analytic_collective_seconds(collective);
+    if (!analytic)
       continue;
-    const double seconds = options.intra_node_collective_seconds(collective);
+    const double seconds = *analytic;
     if (!(seconds >= 0) || !std::isfinite(seconds))
       throw InternalError("replay: collective " + std::to_string(c) + " has analytic duration " +
                           std::to_string(seconds));

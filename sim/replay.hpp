@@ -16,6 +16,7 @@
 #include "traces/trace.hpp"
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace hetsim::sim {
@@ -32,9 +33,10 @@ struct TaskTiming {
 struct ReplayOptions {
   /// Duration of a compute task (forward, backward, optimizer) on its device. Required.
   std::function<double(const strategies::Task&)> compute_seconds;
-  /// When set, collectives whose members all sit on one node take this long (once all members have arrived)
-  /// instead of running as flows.
-  std::function<double(const strategies::Collective&)> intra_node_collective_seconds;
+  /// When set and it gives a duration for a collective, that collective takes so long once all its members have
+  /// arrived instead of running as flows (collectives inside one node with `--analytic-intra-node`; tensor-parallel
+  /// all-reduces whose time a layer profile already holds).
+  std::function<std::optional<double>(const strategies::Collective&)> analytic_collective_seconds;
   /// Ring phases move as one flow per member (see collective_flows.hpp) instead of step by step.
   bool pipelined_rings = false;
   /// When set, each member of a collective first waits this long: the software cost of the call

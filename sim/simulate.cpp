@@ -31,10 +31,22 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
   replay_options.compute_seconds =
       compute_time_model(cluster, *problem.workload, plan, options.calibration, options.profile);
   replay_options.pipelined_rings = options.pipelined_rings;
+  // A profiled layer's time holds its tensor-parallel all-reduces, their calls' overhead included: those take no
+  // time of their own. They stay in the Schedule, so their members still meet.
+  const auto profiled = inside_layer_profile(cluster, schedule, plan, options.profile);
+  std::function<std::optional<double>(const strategies::Collective&)> intra_node;
   if (options.analytic_intra_node)
-    replay_options.intra_node_collective_seconds = analytic_collective_time(cluster);
+    intra_node = analytic_intra_node_time(cluster);
+  replay_options.analytic_collective_seconds = [profiled, intra_node](const strategies::Collective& collective) {
+    if (profiled(collective))
+      return std::optional<double>(0.0);
+    return intra_node ? intra_node(collective) : std::nullopt;
+  };
   if (options.calibration)
-    replay_options.collective_overhead_seconds = calibrated_collective_overhead(cluster, *options.calibration);
+    replay_options.collective_overhead_seconds = [profiled, overhead = calibrated_collective_overhead(
+                                                                cluster, *options.calibration)](const auto& collective) {
+      return profiled(collective) ? 0.0 : overhead(collective);
+    };
   const std::vector<TaskTiming> timings = replay_isolated(cluster, schedule, replay_options);
 
   SimResult result;

@@ -4,6 +4,7 @@
 #include "costmodel/compute.hpp"
 #include "costmodel/link_class.hpp"
 #include "costmodel/pipeline.hpp"
+#include "strategies/lowering/lower.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -93,16 +94,16 @@ private:
     const int end         = plan_.stage_end(s, layer_count());
     for (int l = first; l < end; ++l) {
       const auto& layer = workload_.layers[l];
-      if (plan_.tp > 1 && layer.tensor_parallel_all_reduces > 0) {
-        tp_all_reduces += 2 * layer.tensor_parallel_all_reduces;
-        tp_bytes_total += 2 * layer.tensor_parallel_all_reduces * layer.activation_bytes_per_sample * mb *
-                          activation_scale();
-      }
+      const int reductions = tensor_parallel_all_reduces(layer, plan_);
+      tp_all_reduces += reductions;
+      tp_bytes_total += reductions * layer.activation_bytes_per_sample * mb * activation_scale();
     }
     double compute = 0;
     std::vector<int> tp_group;
+    bool profiled = true; // every member's layer times measured, their all-reduces included
     for (int t = 0; t < plan_.tp; ++t) {
       const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
+      profiled           = profiled && compute_.profiled(gpu, plan_.tp);
       compute            = std::max(
           compute,
           compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, false) +
@@ -110,7 +111,7 @@ private:
       tp_group.push_back(plan_.device(s, r, t));
     }
     double tensor_parallel = 0;
-    if (tp_all_reduces > 0)
+    if (tp_all_reduces > 0 && !profiled)
       tensor_parallel = tp_all_reduces * (transfer_seconds(tp_group, CollectiveOp::all_reduce,
                                                            tp_bytes_total / tp_all_reduces) +
                                           call_seconds(tp_group));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <string>
 
 namespace hetsim::strategies {
 namespace {
@@ -62,7 +63,7 @@ public:
     const Counts counts = estimated_counts();
     if (counts.tasks > kMaxTasks)
       throw InputError("plan: lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
-                       std::to_string(kMaxTasks) + " a replay can hold; use fewer, larger micro-batches (grad_accum)");
+                       std::to_string(kMaxTasks) + " a replay can hold; " + fewer_tasks_advice(counts.tasks));
     schedule_.tasks.reserve(counts.tasks);
     schedule_.collectives.reserve(counts.collectives);
     pending_p2p_.assign(static_cast<std::size_t>(std::max(0, plan_.pp - 1)) * plan_.dp * plan_.tp * max_accum_ * 2, -1);
@@ -167,15 +168,20 @@ private:
           const int l                  = backward ? stage.end - 1 - i : stage.first + i;
           const models::Layer& layer   = layers_[l];
           const int reductions         = plan_.tp > 1 ? layer.tensor_parallel_all_reduces : 0;
-          const int count              = std::max(1, reductions);
-          const double flops           = backward ? backward_flops_per_sample(layer) : layer.forward_flops_per_sample;
+          // A recomputing backward runs the layer's forward again, all-reduces included, before its own pieces.
+          const bool recomputes = backward && plan_.recompute && reductions > 0;
+          const int count       = std::max(1, reductions) * (recomputes ? 2 : 1);
           for (int k = 0; k < count; ++k) {
+            const bool forward_part = !backward || (recomputes && k < reductions);
+            const double flops      = forward_part ? layer.forward_flops_per_sample
+                                      : recomputes ? layer.backward_flops_per_sample
+                                                   : backward_flops_per_sample(layer);
             Piece piece;
             piece.first_layer         = l;
             piece.layer_count         = 1;
             piece.piece               = k;
             piece.ends_layer          = k == count - 1;
-            piece.flops_per_sample    = flops / plan_.tp / count;
+            piece.flops_per_sample    = flops / plan_.tp / std::max(1, reductions);
             piece.tp_all_reduce       = reductions > 0;
             piece.tp_bytes_per_sample = layer.activation_bytes_per_sample;
             pieces.push_back(piece);
@@ -224,6 +230,20 @@ private:
   };
 
   /// Generous estimate of the task and collective counts, so the vectors grow once and absurd plans stop early.
+  /// What makes the plan fit the task limit: tasks grow with the micro-batches per iteration, so fewer, larger
+  /// ones by the factor the count is over (the same global batch); when even one micro-batch per replica is too
+  /// many, the plan itself is too large for one replay.
+  std::string fewer_tasks_advice(std::size_t tasks) const
+  {
+    const int factor = static_cast<int>((tasks + kMaxTasks - 1) / kMaxTasks);
+    if (max_accum_ < factor)
+      return "even one micro-batch per replica is too many tasks: simulate fewer devices or layers";
+    const int micro_batch = *std::max_element(plan_.micro_batch.begin(), plan_.micro_batch.end());
+    return "micro-batches " + std::to_string(factor) + "x larger fit (micro_batch " +
+           std::to_string(micro_batch * factor) + ", grad_accum " + std::to_string(max_accum_ / factor) +
+           " on the replica with the most)";
+  }
+
   Counts estimated_counts() const
   {
     std::size_t tasks = 0;
@@ -540,6 +560,13 @@ Schedule lower(const Plan& plan, const Problem& problem)
   validate_plan(plan, *problem.cluster, *problem.workload, "plan");
   Lowering lowering(plan, problem);
   return lowering.run(problem.cluster->device_count());
+}
+
+int tensor_parallel_all_reduces(const models::Layer& layer, const Plan& plan)
+{
+  if (plan.tp <= 1)
+    return 0;
+  return layer.tensor_parallel_all_reduces * (plan.recompute ? 3 : 2);
 }
 
 } // namespace hetsim::strategies

@@ -22,4 +22,10 @@ namespace hetsim::strategies {
 /// becomes ready, so its all-reduce overlaps the rest). Ids follow device order (rank order), then issue order.
 Schedule lower(const Plan& plan, const Problem& problem);
 
+/// Megatron's tensor-parallel all-reduces of `layer` for one micro-batch under `plan`: as many in backward as in
+/// forward, and the forward's again when the backward recomputes it (6 per transformer block with recompute, 4
+/// without); 0 without tensor parallelism. The lowering, the estimate and the planners' stage costs all count them
+/// here.
+int tensor_parallel_all_reduces(const models::Layer& layer, const Plan& plan);
+
 } // namespace hetsim::strategies

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 using namespace hetsim;
 using namespace hetsim::costmodel;
@@ -51,22 +53,74 @@ std::string write_temp(const std::string& name, const std::string& text)
 
 } // namespace
 
-TEST_CASE("layer profile: linear between measured micro-batches, proportional outside")
+TEST_CASE("layer profile: linear between two or three measured micro-batches, along the curve outside")
 {
+  // With a curve proportional to the batch, outside the measurements is proportional to the nearest one.
+  const LayerProfile::BatchCurve proportional = [](double batch) { return batch; };
   LayerProfile profile;
   profile.add({"V100-SXM2-16GB", 1, 2, {0.2, 0.4, 0.6}, {}});
   profile.add({"V100-SXM2-16GB", 1, 4, {0.3, 0.6, 0.9}, {0.5, 1.0, 1.5}});
   CHECK(profile.covers("V100-SXM2-16GB", 1));
   CHECK_FALSE(profile.covers("V100-SXM2-16GB", 2));
-  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 2, false) == doctest::Approx(0.4));
-  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 3, false) == doctest::Approx(0.5));
-  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 1, false) == doctest::Approx(0.2));
-  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 8, false) == doctest::Approx(1.2));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 2, false, proportional) == doctest::Approx(0.4));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 3, false, proportional) == doctest::Approx(0.5));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 1, false, proportional) == doctest::Approx(0.2));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 1, 8, false, proportional) == doctest::Approx(1.2));
   // Backward: 2 x forward unless measured.
-  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 0, 2, true) == doctest::Approx(0.4));
-  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 0, 4, true) == doctest::Approx(0.5));
-  CHECK_FALSE(profile.layer_seconds("T4", 1, 0, 4, false).has_value());
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 0, 2, true, proportional) == doctest::Approx(0.4));
+  CHECK(*profile.layer_seconds("V100-SXM2-16GB", 1, 0, 4, true, proportional) == doctest::Approx(0.5));
+  CHECK_FALSE(profile.layer_seconds("T4", 1, 0, 4, false, proportional).has_value());
   CHECK_THROWS_AS(profile.add({"V100-SXM2-16GB", 1, 4, {1, 1, 1}, {}}), InputError);
+}
+
+TEST_CASE("layer profile: four or more measured micro-batches interpolate monotonically (PCHIP)")
+{
+  // Per-layer time of a layer whose fixed part dominates at small batches, as measured kernels show.
+  const LayerProfile::BatchCurve proportional = [](double batch) { return batch; };
+  LayerProfile profile;
+  const std::vector<std::pair<int, double>> measured = {{1, 1.0}, {2, 1.1}, {4, 1.5}, {8, 3.0}, {16, 6.2}};
+  for (const auto& [batch, seconds] : measured)
+    profile.add({"T4", 1, batch, {seconds}, {}});
+  for (const auto& [batch, seconds] : measured)
+    CHECK(*profile.layer_seconds("T4", 1, 0, batch, false, proportional) == doctest::Approx(seconds));
+  // Between measurements: no overshoot, never decreasing; a straight line through (4, 1.5) and (8, 3.0) would
+  // not know that 2 -> 4 grew slower than 4 -> 8.
+  double last = 0;
+  for (double batch = 1; batch <= 16; batch += 0.25) {
+    const double seconds = *profile.layer_seconds("T4", 1, 0, batch, false, proportional);
+    CHECK(seconds >= last);
+    last = seconds;
+  }
+  const double at6 = *profile.layer_seconds("T4", 1, 0, 6, false, proportional);
+  CHECK(at6 > 1.5);
+  CHECK(at6 < 3.0);
+  CHECK(at6 != doctest::Approx(2.25)); // not the straight line
+}
+
+TEST_CASE("layer profile: one measured micro-batch scales along the cost model's own curve")
+{
+  // The model's time grows as tokens / efficiency(tokens): a fixed part and a per-sample part, so the time per
+  // sequence falls with the batch instead of staying at what one sequence took.
+  const auto workload   = three_layers();
+  const Cluster cluster = v100_and_t4();
+  const GpuSpec& v100   = cluster.gpu_of(0);
+  LayerProfile profile;
+  profile.add({"V100-SXM2-16GB", 1, 1, {0.1, 0.2, 0.3}, {}});
+  const ComputeModel plain;
+  const ComputeModel profiled(nullptr, &profile);
+  CHECK(profiled.profiled(v100, 1));
+  CHECK_FALSE(profiled.profiled(v100, 2));
+  CHECK_FALSE(plain.profiled(v100, 1));
+  for (int batch : {1, 2, 8, 32}) {
+    const double model_ratio = plain.layers_seconds(v100, workload, 0, 1, 1, batch, Dtype::fp16, false) /
+                               plain.layers_seconds(v100, workload, 0, 1, 1, 1, Dtype::fp16, false);
+    CHECK(profiled.layers_seconds(v100, workload, 0, 1, 1, batch, Dtype::fp16, false) ==
+          doctest::Approx(0.1 * model_ratio));
+  }
+  // At 32 sequences of 1,024 tokens the fixed part is spent once, not 32 times.
+  const double at32 = profiled.layers_seconds(v100, workload, 0, 1, 1, 32, Dtype::fp16, false);
+  CHECK(at32 < 32 * 0.1 * 0.7);
+  CHECK(at32 > 32 * 0.1 * 0.5);
 }
 
 TEST_CASE("layer profile: the compute model uses it where it covers, the roofline elsewhere")
@@ -98,7 +152,7 @@ TEST_CASE("layer profile files: aliases resolve, mistakes name the file and the 
                                                "layer_backward_s": [2, 4, 6]}])");
   const LayerProfile profile = load_layer_profile(good, workload, cluster);
   CHECK(profile.covers("V100-SXM2-16GB", 1));
-  CHECK(*profile.layer_seconds("T4", 1, 2, 2, true) == doctest::Approx(6));
+  CHECK(*profile.layer_seconds("T4", 1, 2, 2, true, [](double batch) { return batch; }) == doctest::Approx(6));
 
   auto message = [&](const std::string& text) {
     const auto file = write_temp("bad.json", text);

@@ -40,7 +40,7 @@ double time_one(const Cluster& cluster, TaskKind kind, const std::vector<int>& d
   b.collective(kind, devices, bytes, algorithm);
   ReplayOptions options = testing::seconds_from_flops();
   if (analytic)
-    options.intra_node_collective_seconds = analytic_collective_time(cluster);
+    options.analytic_collective_seconds = analytic_intra_node_time(cluster);
   const auto timings = replay_isolated(cluster, b.schedule(), options);
   double end = 0;
   for (const auto& t : timings)
@@ -167,7 +167,7 @@ TEST_CASE("analytic intra-node collectives wait the alpha-beta time once every m
   const auto members = b.collective(TaskKind::all_reduce, iota(4), bytes, CollectiveAlgorithm::ring,
                                     Stream::data_parallel, {{}, {}, {late}, {}});
   ReplayOptions options                 = testing::seconds_from_flops();
-  options.intra_node_collective_seconds = analytic_collective_time(cluster);
+  options.analytic_collective_seconds = analytic_intra_node_time(cluster);
   const auto timings                    = replay_isolated(cluster, b.schedule(), options);
   CHECK(timings[members[0]].start_s == 0);
   for (int m : members)

@@ -4,11 +4,14 @@
 #include "costmodel/compute.hpp"
 #include "models/workload.hpp"
 #include "sim_fixtures.hpp"
+#include "strategies/lowering/estimate.hpp"
+#include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
 
 #include <doctest/doctest.h>
 
 #include <sstream>
+#include <utility>
 
 using namespace hetsim;
 using namespace hetsim::sim;
@@ -222,6 +225,54 @@ TEST_CASE("simulate: analytic intra-node collectives change only the intra-node 
   const SimResult analytic = simulate(s.plan, s.problem, s.schedule, options);
   // Both data-parallel groups live inside one node; a lone ring of two matches its alpha-beta twin.
   CHECK(analytic.report.iteration_time_s == doctest::Approx(flows.report.iteration_time_s).epsilon(1e-6));
+}
+
+TEST_CASE("simulate and estimate: a profiled layer's time holds its tensor-parallel all-reduces, none is added")
+{
+  models::Workload workload = four_layers();
+  for (auto& layer : workload.layers)
+    layer.tensor_parallel_all_reduces = 2;
+  // tp 2 on one node, two micro-batches of 2; the node's links fast (150 GB/s) or slow (1 GB/s).
+  auto run = [&](double intra_node_bandwidth, const costmodel::LayerProfile* profile) {
+    Cluster cluster("tp pair");
+    const int gpu  = cluster.add_gpu(testing::test_gpu("fast", 300));
+    const int r    = cluster.add_region("r", 10 * kMicrosecond);
+    const int node = cluster.add_node(r, "n0", {intra_node_bandwidth, 2 * kMicrosecond}, {25 * kGbps, 5 * kMicrosecond});
+    cluster.add_device(node, gpu);
+    cluster.add_device(node, gpu);
+    strategies::Plan plan;
+    plan.tp           = 2;
+    plan.placement    = {0, 1};
+    plan.stage_starts = {0};
+    plan.micro_batch  = {2};
+    plan.grad_accum   = {2};
+    strategies::Problem problem;
+    problem.cluster      = &cluster;
+    problem.workload     = &workload;
+    problem.global_batch = 4;
+    SimOptions options;
+    options.profile = profile;
+    options.trace   = false;
+    const double simulated =
+        simulate(plan, problem, strategies::lower(plan, problem), options).report.iteration_time_s;
+    const double estimated =
+        strategies::estimate(plan, problem, costmodel::ComputeModel(nullptr, profile)).iteration_time_s;
+    return std::pair{simulated, estimated};
+  };
+  // Measured at tp 2: 50 ms forward per layer and micro-batch of 2, all-reduces included.
+  costmodel::LayerProfile profile;
+  profile.add({"fast", 2, 2, {0.05, 0.05, 0.05, 0.05}, {}});
+  const auto [fast_profiled, fast_profiled_estimate] = run(150e9, &profile);
+  const auto [slow_profiled, slow_profiled_estimate] = run(1e9, &profile);
+  CHECK(slow_profiled == doctest::Approx(fast_profiled).epsilon(1e-9));
+  CHECK(slow_profiled_estimate == doctest::Approx(fast_profiled_estimate).epsilon(1e-9));
+  // Two micro-batches of 4 x 50 ms forward and 4 x 100 ms backward; the optimizer step is short.
+  CHECK(fast_profiled == doctest::Approx(2 * (0.2 + 0.4)).epsilon(0.02));
+  // Unprofiled, the all-reduces (16 MB each, 16 per micro-batch) are the model's to add, and the slow links show.
+  const auto [fast, fast_estimate] = run(150e9, nullptr);
+  const auto [slow, slow_estimate] = run(1e9, nullptr);
+  CHECK(slow > fast + 0.4);
+  CHECK(slow_estimate > fast_estimate + 0.4);
 }
 
 TEST_CASE("print_report: a table for small runs, a summary for large ones")

@@ -1,6 +1,7 @@
 #include "strategies/planners/amp/pipeline_costs.hpp"
 
 #include "costmodel/collective.hpp"
+#include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
 
 #include <algorithm>
@@ -40,14 +41,19 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
                             compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, true,
                                                    shape.recompute));
       }
+      // Profiled layer times hold their tensor-parallel all-reduces already.
+      bool profiled = true;
+      for (const auto& [gpu_index, seconds] : by_gpu)
+        profiled = profiled && compute.profiled(cluster.gpus()[gpu_index], shape.tp);
       for (int l = 0; l < layer_count; ++l) {
         double compute_s = 0;
         for (const auto& [gpu_index, seconds] : by_gpu)
           compute_s = std::max(compute_s, seconds[l]);
         double tensor_parallel_s = 0;
-        if (shape.tp > 1 && layers[l].tensor_parallel_all_reduces > 0)
+        const int reductions     = profiled ? 0 : tensor_parallel_all_reduces(layers[l], shape);
+        if (reductions > 0)
           tensor_parallel_s =
-              2 * layers[l].tensor_parallel_all_reduces *
+              reductions *
               costmodel::collective_seconds(cluster, group, costmodel::CollectiveOp::all_reduce, algorithm,
                                             layers[l].activation_bytes_per_sample * mb * activation_scale);
         slowest[l] = std::max(slowest[l], compute_s + tensor_parallel_s);
