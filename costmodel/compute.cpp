@@ -45,6 +45,14 @@ double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& 
   return compute_seconds(gpu, flops * samples / tp, dtype, static_cast<double>(samples) * workload.seq_len);
 }
 
+bool ComputeModel::profiled(const Cluster& cluster, const std::vector<int>& group, int tp) const
+{
+  for (int device : group)
+    if (!profiled(cluster.gpu_of(device), tp))
+      return false;
+  return !group.empty();
+}
+
 double ComputeModel::optimizer_seconds(const GpuSpec& gpu, double params) const
 {
   return params * kOptimizerBytesPerParam / gpu.memory_bandwidth_bytes_per_s;

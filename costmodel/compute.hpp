@@ -10,6 +10,8 @@
 #include "costmodel/layer_profile.hpp"
 #include "models/workload.hpp"
 
+#include <vector>
+
 namespace hetsim::costmodel {
 
 class ComputeModel {
@@ -30,6 +32,9 @@ public:
   /// Whether a profile gives this GPU's layer times at `tp`; they then hold the layers' tensor-parallel
   /// all-reduces, which nothing may add again.
   bool profiled(const GpuSpec& gpu, int tp) const { return profile_ && profile_->covers(gpu.name, tp); }
+  /// The same for every device of a tensor-parallel group of `cluster`: the group's all-reduces are then inside
+  /// its layer times.
+  bool profiled(const Cluster& cluster, const std::vector<int>& group, int tp) const;
   /// Adam step: reads and writes fp32 master weights, two moments and the 16-bit copy (memory bound).
   double optimizer_seconds(const GpuSpec& gpu, double params) const;
 

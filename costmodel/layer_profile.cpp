@@ -13,44 +13,64 @@
 
 namespace hetsim::costmodel {
 
+namespace {
+
+/// Seconds of `layer` in one measurement; backward defaults to twice forward.
+double entry_seconds(const ProfileEntry& entry, int layer, bool backward)
+{
+  if (!backward)
+    return entry.forward_s[layer];
+  return entry.backward_s.empty() ? 2 * entry.forward_s[layer] : entry.backward_s[layer];
+}
+
+} // namespace
+
 void LayerProfile::add(ProfileEntry entry)
 {
-  auto& list = entries_[{entry.gpu, entry.tp}];
-  auto at    = std::lower_bound(list.begin(), list.end(), entry.micro_batch,
-                                [](const ProfileEntry& e, int mb) { return e.micro_batch < mb; });
+  Series& series = series_[{entry.gpu, entry.tp}];
+  auto& list     = series.entries;
+  HETSIM_ASSERT(list.empty() || entry.forward_s.size() == list.front().forward_s.size());
+  auto at = std::lower_bound(list.begin(), list.end(), entry.micro_batch,
+                             [](const ProfileEntry& e, int mb) { return e.micro_batch < mb; });
   if (at != list.end() && at->micro_batch == entry.micro_batch)
     throw InputError("profile: two entries for gpu " + entry.gpu + ", tp " + std::to_string(entry.tp) +
                      ", micro_batch " + std::to_string(entry.micro_batch));
   list.insert(at, std::move(entry));
+  if (list.size() < 4)
+    return;
+  // Monotone between measurements: a spline that overshoots would invent times no measurement shows.
+  std::vector<double> batches;
+  for (const ProfileEntry& e : list)
+    batches.push_back(e.micro_batch);
+  for (int backward = 0; backward < 2; ++backward) {
+    auto& splines = backward ? series.backward : series.forward;
+    splines.clear();
+    for (std::size_t layer = 0; layer < list.front().forward_s.size(); ++layer) {
+      std::vector<double> times;
+      for (const ProfileEntry& e : list)
+        times.push_back(entry_seconds(e, static_cast<int>(layer), backward));
+      splines.push_back(boost::math::interpolators::pchip<std::vector<double>>(std::vector<double>(batches),
+                                                                               std::move(times)));
+    }
+  }
 }
 
 std::optional<double> LayerProfile::layer_seconds(const std::string& gpu, int tp, int layer, double micro_batch,
                                                   bool backward, const BatchCurve& curve) const
 {
-  auto it = entries_.find({gpu, tp});
-  if (it == entries_.end())
+  auto it = series_.find({gpu, tp});
+  if (it == series_.end())
     return std::nullopt;
-  const auto& list = it->second;
-  auto seconds     = [&](const ProfileEntry& e) {
-    if (!backward)
-      return e.forward_s[layer];
-    return e.backward_s.empty() ? 2 * e.forward_s[layer] : e.backward_s[layer];
-  };
+  const Series& series = it->second;
+  const auto& list     = series.entries;
+  auto seconds         = [&](const ProfileEntry& e) { return entry_seconds(e, layer, backward); };
   if (micro_batch <= list.front().micro_batch)
     return seconds(list.front()) * curve(micro_batch) / curve(list.front().micro_batch);
   if (micro_batch >= list.back().micro_batch)
     return seconds(list.back()) * curve(micro_batch) / curve(list.back().micro_batch);
-  if (list.size() >= 4) {
-    // Monotone between measurements: a spline that overshoots would invent times no measurement shows.
-    std::vector<double> batches, times;
-    for (const ProfileEntry& e : list) {
-      batches.push_back(e.micro_batch);
-      times.push_back(seconds(e));
-    }
-    boost::math::interpolators::pchip<std::vector<double>> spline(std::move(batches), std::move(times));
-    return spline(micro_batch);
-  }
-  // PCHIP needs four points; below that, a straight line between the two measurements around the batch.
+  if (!series.forward.empty())
+    return (backward ? series.backward : series.forward)[layer](micro_batch);
+  // Fewer than four measurements: a straight line between the two around the batch.
   auto upper     = std::lower_bound(list.begin(), list.end(), micro_batch,
                                     [](const ProfileEntry& e, double mb) { return e.micro_batch < mb; });
   auto lower     = upper - 1;

@@ -34,7 +34,7 @@ class LayerProfile {
 public:
   /// Throws InputError when an entry for the same (gpu, tp, micro_batch) already exists.
   void add(ProfileEntry entry);
-  bool covers(const std::string& gpu, int tp) const { return entries_.count({gpu, tp}) > 0; }
+  bool covers(const std::string& gpu, int tp) const { return series_.count({gpu, tp}) > 0; }
   /// How a layer's time grows with the micro-batch in the cost model; only its ratios are used.
   using BatchCurve = std::function<double(double micro_batch)>;
   /// Seconds of one layer for `micro_batch` sequences, as the header says, `curve` extending the measurements
@@ -43,8 +43,14 @@ public:
                                       const BatchCurve& curve) const;
 
 private:
-  /// (gpu, tp) -> entries sorted by micro-batch.
-  std::map<std::pair<std::string, int>, std::vector<ProfileEntry>> entries_;
+  struct Series {
+    std::vector<ProfileEntry> entries; ///< sorted by micro-batch
+    /// Per layer, the monotone interpolation through the entries' forward and backward times; built by `add`
+    /// once there are four entries (PCHIP needs four), so that a query builds nothing.
+    std::vector<std::function<double(double micro_batch)>> forward, backward;
+  };
+  /// (gpu, tp) -> its measurements.
+  std::map<std::pair<std::string, int>, Series> series_;
 };
 
 /// Reads a profile for `workload` on `cluster`: GPU names resolve like the cluster's (catalog aliases), and

@@ -56,14 +56,11 @@ std::function<bool(const strategies::Collective&)> inside_layer_profile(const Cl
                                                                         const strategies::Plan& plan,
                                                                         const costmodel::LayerProfile* profile)
 {
-  return [&cluster, &schedule, profile, tp = plan.tp](const strategies::Collective& collective) {
-    if (!profile || collective.tasks.empty() ||
-        schedule.tasks[collective.tasks.front()].stream != strategies::Stream::tensor_parallel)
-      return false;
-    for (int d : collective.devices)
-      if (!profile->covers(cluster.gpu_of(d).name, tp))
-        return false;
-    return true;
+  return [&cluster, &schedule, model = costmodel::ComputeModel(nullptr, profile),
+          tp = plan.tp](const strategies::Collective& collective) {
+    return !collective.tasks.empty() &&
+           schedule.tasks[collective.tasks.front()].stream == strategies::Stream::tensor_parallel &&
+           model.profiled(cluster, collective.devices, tp);
   };
 }
 

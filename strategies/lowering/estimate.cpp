@@ -100,10 +100,8 @@ private:
     }
     double compute = 0;
     std::vector<int> tp_group;
-    bool profiled = true; // every member's layer times measured, their all-reduces included
     for (int t = 0; t < plan_.tp; ++t) {
       const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
-      profiled           = profiled && compute_.profiled(gpu, plan_.tp);
       compute            = std::max(
           compute,
           compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, false) +
@@ -111,7 +109,8 @@ private:
       tp_group.push_back(plan_.device(s, r, t));
     }
     double tensor_parallel = 0;
-    if (tp_all_reduces > 0 && !profiled)
+    // Measured layer times hold their all-reduces already.
+    if (tp_all_reduces > 0 && !compute_.profiled(cluster_, tp_group, plan_.tp))
       tensor_parallel = tp_all_reduces * (transfer_seconds(tp_group, CollectiveOp::all_reduce,
                                                            tp_bytes_total / tp_all_reduces) +
                                           call_seconds(tp_group));

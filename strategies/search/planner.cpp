@@ -1,6 +1,5 @@
 #include "strategies/search/planner.hpp"
 
-#include "core/error.hpp"
 #include "strategies/profiling/device_profiles.hpp"
 
 #include <algorithm>

@@ -42,9 +42,7 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
                                                    shape.recompute));
       }
       // Profiled layer times hold their tensor-parallel all-reduces already.
-      bool profiled = true;
-      for (const auto& [gpu_index, seconds] : by_gpu)
-        profiled = profiled && compute.profiled(cluster.gpus()[gpu_index], shape.tp);
+      const bool profiled = compute.profiled(cluster, group, shape.tp);
       for (int l = 0; l < layer_count; ++l) {
         double compute_s = 0;
         for (const auto& [gpu_index, seconds] : by_gpu)
