@@ -72,13 +72,16 @@ Link read_link(const std::optional<JsonInput>& object, Link fallback)
 
 GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
 {
-  spec.allow_only({"name", "memory_gib", "memory_bandwidth_GBps", "peak_tflops_fp16", "peak_tflops_fp32"});
+  spec.allow_only(
+      {"name", "memory_gib", "memory_bandwidth_GBps", "peak_tflops_fp16", "peak_tflops_fp32", "multiprocessors"});
   GpuSpec gpu;
   gpu.name                         = spec.string_or("name", name);
   gpu.memory_bytes                 = spec.at("memory_gib").positive_number() * units::kGiB;
   gpu.memory_bandwidth_bytes_per_s = spec.at("memory_bandwidth_GBps").positive_number() * units::kGBps;
   gpu.peak_flops_fp16              = spec.at("peak_tflops_fp16").positive_number() * units::kTera;
   gpu.peak_flops_fp32              = spec.positive_number_or("peak_tflops_fp32", gpu.peak_flops_fp16 / 8) * units::kTera;
+  if (auto multiprocessors = spec.find("multiprocessors"))
+    gpu.multiprocessors = multiprocessors->positive_int();
   return gpu;
 }
 

@@ -7,10 +7,11 @@
 namespace hetsim {
 namespace {
 
-GpuSpec make(const char* name, double memory_gib, double bandwidth_gbytes, double fp16_tflops, double fp32_tflops)
+GpuSpec make(const char* name, double memory_gib, double bandwidth_gbytes, double fp16_tflops, double fp32_tflops,
+             int multiprocessors)
 {
-  return GpuSpec{name, memory_gib * units::kGiB, bandwidth_gbytes * units::kGBps, fp16_tflops * units::kTera,
-                 fp32_tflops * units::kTera};
+  return GpuSpec{name,      memory_gib * units::kGiB, bandwidth_gbytes * units::kGBps, fp16_tflops * units::kTera,
+                 fp32_tflops * units::kTera, multiprocessors};
 }
 
 // Short names people write in configs, mapped to the catalog entry they almost always mean.
@@ -28,29 +29,31 @@ const std::vector<std::pair<std::string, std::string>>& aliases()
 
 } // namespace
 
+// Multiprocessors from the vendors' architecture whitepapers and product briefs (MI250X: 220 compute units
+// over its two dies; Ascend 910: 32 Da Vinci cores).
 const std::vector<GpuSpec>& gpu_catalog()
 {
   static const std::vector<GpuSpec> catalog = {
-      make("V100-SXM2-16GB", 16, 900, 125, 15.7),
-      make("V100-SXM2-32GB", 32, 900, 125, 15.7),
-      make("V100-PCIe-16GB", 16, 900, 112, 14),
-      make("V100-PCIe-32GB", 32, 900, 112, 14),
-      make("V100S-PCIe-32GB", 32, 1134, 130, 16.4),
-      make("T4", 16, 320, 65, 8.1),
-      make("A100-SXM4-40GB", 40, 1555, 312, 19.5),
-      make("A100-SXM4-80GB", 80, 2039, 312, 19.5),
-      make("A100-PCIe-40GB", 40, 1555, 312, 19.5),
-      make("A100-PCIe-80GB", 80, 1935, 312, 19.5),
-      make("A800-SXM4-80GB", 80, 2039, 312, 19.5),
-      make("A40", 48, 696, 149.7, 37.4),
-      make("H100-SXM5-80GB", 80, 3350, 989, 67),
-      make("H100-PCIe-80GB", 80, 2000, 756, 51),
+      make("V100-SXM2-16GB", 16, 900, 125, 15.7, 80),
+      make("V100-SXM2-32GB", 32, 900, 125, 15.7, 80),
+      make("V100-PCIe-16GB", 16, 900, 112, 14, 80),
+      make("V100-PCIe-32GB", 32, 900, 112, 14, 80),
+      make("V100S-PCIe-32GB", 32, 1134, 130, 16.4, 80),
+      make("T4", 16, 320, 65, 8.1, 40),
+      make("A100-SXM4-40GB", 40, 1555, 312, 19.5, 108),
+      make("A100-SXM4-80GB", 80, 2039, 312, 19.5, 108),
+      make("A100-PCIe-40GB", 40, 1555, 312, 19.5, 108),
+      make("A100-PCIe-80GB", 80, 1935, 312, 19.5, 108),
+      make("A800-SXM4-80GB", 80, 2039, 312, 19.5, 108),
+      make("A40", 48, 696, 149.7, 37.4, 84),
+      make("H100-SXM5-80GB", 80, 3350, 989, 67, 132),
+      make("H100-PCIe-80GB", 80, 2000, 756, 51, 114),
       // The H200's 141 GB is decimal, unlike the others.
-      GpuSpec{"H200-SXM-141GB", 141e9, 4800 * units::kGBps, 989 * units::kTera, 67 * units::kTera},
-      make("RTX-4090", 24, 1008, 165, 82.6),
-      make("RTX-3060", 12, 360, 51, 12.7),
-      make("MI250X", 128, 3277, 383, 47.9),
-      make("Ascend-910", 32, 1200, 320, 0),
+      GpuSpec{"H200-SXM-141GB", 141e9, 4800 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},
+      make("RTX-4090", 24, 1008, 165, 82.6, 128),
+      make("RTX-3060", 12, 360, 51, 12.7, 28),
+      make("MI250X", 128, 3277, 383, 47.9, 220),
+      make("Ascend-910", 32, 1200, 320, 0, 32),
   };
   return catalog;
 }

@@ -14,6 +14,9 @@ struct GpuSpec {
   double memory_bandwidth_bytes_per_s = 0;
   double peak_flops_fp16              = 0; ///< dense tensor-core peak, also used for bf16
   double peak_flops_fp32              = 0;
+  /// Streaming multiprocessors (AMD: compute units, Ascend: AI cores) that a matrix product's tiles are spread
+  /// over in waves; 0 when unknown, and then no wave is left part-empty.
+  int multiprocessors = 0;
 
   double peak_flops(Dtype dtype) const { return dtype == Dtype::fp32 ? peak_flops_fp32 : peak_flops_fp16; }
 };

@@ -1,48 +1,58 @@
 #include "costmodel/compute.hpp"
 
-namespace hetsim::costmodel {
+#include "costmodel/kernel_time.hpp"
 
-double ComputeModel::efficiency(const GpuSpec& gpu, double tokens) const
-{
-  if (calibration_) {
-    const double fitted = calibration_->efficiency(gpu.name, tokens);
-    if (fitted > 0)
-      return fitted;
-  }
-  return kMaxEfficiency * tokens / (tokens + kHalfEfficiencyTokens);
-}
+#include <algorithm>
+#include <cmath>
+
+namespace hetsim::costmodel {
 
 double ComputeModel::compute_seconds(const GpuSpec& gpu, double flops, Dtype dtype, double tokens) const
 {
   if (flops <= 0)
     return 0;
-  return flops / (gpu.peak_flops(dtype) * efficiency(gpu, tokens > 0 ? tokens : 1));
+  tokens = std::max(tokens, 1.0);
+  if (calibration_) {
+    const double fitted = calibration_->efficiency(gpu.name, tokens);
+    if (fitted > 0)
+      return flops / (gpu.peak_flops(dtype) * fitted);
+  }
+  const double width = std::sqrt(flops / (2 * tokens));
+  return matmul_seconds(gpu, kernel_constants(gpu), tokens, width, width, 1, dtype);
+}
+
+double ComputeModel::modelled_layer_seconds(const GpuSpec& gpu, const models::Workload& workload, int l, int tp,
+                                            double samples, Dtype dtype, bool backward) const
+{
+  const models::Layer& layer = workload.layers[l];
+  const bool calibrated      = calibration_ && calibration_->efficiency(gpu.name, 1) > 0;
+  if (calibrated || layer.operators.empty()) {
+    const double flops = backward ? layer.backward_flops_per_sample : layer.forward_flops_per_sample;
+    return compute_seconds(gpu, flops * samples / tp, dtype, samples * workload.seq_len);
+  }
+  return operators_seconds(gpu, kernel_constants(gpu), layer.operators, tp, samples, dtype, backward);
 }
 
 double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
                                     int tp, int samples, Dtype dtype, bool backward, bool recompute) const
 {
-  if (profiled(gpu, tp)) {
-    // The model's own curve: time in proportion to tokens over the efficiency they reach.
-    const LayerProfile::BatchCurve curve = [&](double batch) {
-      const double tokens = batch * workload.seq_len;
-      return tokens / efficiency(gpu, tokens);
-    };
-    double seconds = 0;
-    for (int l = first; l < end; ++l) {
-      seconds += *profile_->layer_seconds(gpu.name, tp, l, samples, backward, curve);
-      if (backward && recompute)
-        seconds += *profile_->layer_seconds(gpu.name, tp, l, samples, false, curve);
-    }
-    return seconds;
-  }
-  double flops = 0;
+  const bool measured = profiled(gpu, tp);
+  double seconds      = 0;
   for (int l = first; l < end; ++l) {
-    const auto& layer = workload.layers[l];
-    flops += backward ? layer.backward_flops_per_sample + (recompute ? layer.forward_flops_per_sample : 0)
-                      : layer.forward_flops_per_sample;
+    auto pass = [&](bool back) {
+      if (!measured)
+        return modelled_layer_seconds(gpu, workload, l, tp, samples, dtype, back);
+      // Measured sizes anchor the model's own curve of this layer and pass.
+      const LayerProfile::BatchCurve curve = [&](double batch) {
+        return modelled_layer_seconds(gpu, workload, l, tp, batch, dtype, back);
+      };
+      return *profile_->layer_seconds(gpu.name, tp, l, samples, back, curve);
+    };
+    seconds += pass(backward);
+    if (backward && recompute)
+      seconds += pass(false);
   }
-  return compute_seconds(gpu, flops * samples / tp, dtype, static_cast<double>(samples) * workload.seq_len);
+  return seconds;
 }
 
 bool ComputeModel::profiled(const Cluster& cluster, const std::vector<int>& group, int tp) const

@@ -1,8 +1,9 @@
 #pragma once
-/// Time of computation on one GPU: FLOPs over peak times an efficiency that grows with the batch.
-/// Without calibration the efficiency is `max_efficiency * tokens / (tokens + half_efficiency_tokens)`,
-/// a saturating curve; a Calibration replaces it per GPU type, and a LayerProfile anchors whole layers' times
-/// wherever it covers the GPU and tensor-parallel degree (costmodel/layer_profile.hpp).
+/// Time of computation on one GPU. A layer runs as its operators (costmodel/kernel_time.hpp): matrix products
+/// at a shape-dependent efficiency, memory-bound kernels at the bandwidth, a launch gap per kernel, and never
+/// faster than the host issues them. A Calibration with fitted efficiencies for a GPU type replaces that by
+/// FLOPs over the fitted efficiency, and a LayerProfile anchors whole layers' times wherever it covers the GPU
+/// and tensor-parallel degree (costmodel/layer_profile.hpp).
 
 #include "core/dtype.hpp"
 #include "core/gpu_spec.hpp"
@@ -21,12 +22,13 @@ public:
   {
   }
 
-  /// Fraction of peak reached on a micro-batch of `tokens` tokens.
-  double efficiency(const GpuSpec& gpu, double tokens) const;
+  /// `flops` of work without a layer to describe it, on a micro-batch of `tokens` tokens: at the calibrated
+  /// efficiency, or as one matrix product of `tokens` rows with as many columns as inner dimension.
   double compute_seconds(const GpuSpec& gpu, double flops, Dtype dtype, double tokens) const;
   /// Layers [first, end) of `workload` on one member of a `tp`-way tensor-parallel group, for a micro-batch of
   /// `samples` sequences: forward, or backward (plus the forward again with `recompute`). Profiled where the
-  /// profile covers (gpu, tp); otherwise the roofline of the layers' FLOPs.
+  /// profile covers (gpu, tp); otherwise the layers' operators (a layer list's layer, which has none, as one
+  /// matrix product of its FLOPs).
   double layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
                         int samples, Dtype dtype, bool backward, bool recompute = false) const;
   /// Whether a profile gives this GPU's layer times at `tp`; they then hold the layers' tensor-parallel
@@ -41,11 +43,14 @@ public:
   /// The calibration behind the model, if any (its links' per-collective overheads serve the analytic estimate).
   const Calibration* calibration() const { return calibration_; }
 
-  static constexpr double kMaxEfficiency       = 0.6;
-  static constexpr double kHalfEfficiencyTokens = 512;
   static constexpr double kOptimizerBytesPerParam = 36; ///< 3 fp32 reads + 3 fp32 writes + one 16-bit write + grad read
 
 private:
+  /// One layer's pass by the model (calibrated efficiency or operators), `samples` possibly fractional: the
+  /// curve that profiles are scaled along.
+  double modelled_layer_seconds(const GpuSpec& gpu, const models::Workload& workload, int layer, int tp,
+                                double samples, Dtype dtype, bool backward) const;
+
   const Calibration* calibration_;
   const LayerProfile* profile_;
 };

@@ -2,7 +2,9 @@
 
 #include "core/error.hpp"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace hetsim::models {
 namespace {
@@ -20,132 +22,226 @@ Dims dims_of(const TransformerShape& shape)
               static_cast<double>(shape.intermediate), static_cast<double>(shape.vocab)};
 }
 
-/// Weights that take part in matrix multiplications (2 FLOPs per weight per token): Q and O are h x h,
-/// K and V are h x kv (narrower under grouped-query attention); the MLP has two or, gated, three h x ffn.
-double block_matmul_params(const TransformerShape& shape)
-{
-  const Dims d = dims_of(shape);
-  return 2 * d.h * d.h + 2 * d.h * d.kv + (shape.gated_mlp ? 3 : 2) * d.h * d.ffn;
-}
-
 double norm_params(const TransformerShape& shape)
 {
   return shape.rms_norm ? shape.hidden : 2.0 * shape.hidden;
 }
 
-/// Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models" (2022), eq. 1:
-/// sbh(34 + 5as/h) bytes per layer with 16-bit activations, no recompute, no tensor parallelism. Their terms
-/// (per sequence, b = 1) are kept, with the widths each one really has:
-///  - attention 11sh + 5as^2: QKV input 2sh, Q 2sh, K and V 2s*kv each (kv < h under grouped-query attention),
-///    softmax output 2as^2, its dropout mask as^2 and output 2as^2, output-projection input 2sh, dropout mask sh;
-///  - MLP 19sh for a 4h GeLU MLP: input 2sh, dropout mask sh, and 2s*ffn for each of the two ffn-wide tensors
-///    (GeLU input and output). A gated (SwiGLU) MLP keeps four: gate output, SiLU output, up output and
-///    their product (the down projection's input), so 8s*ffn;
-///  - the two norms' inputs, 4sh.
-/// Dropout masks are counted for every family, which overestimates llama (trained without dropout) by 2sh.
-/// Flash attention recomputes the scores in backward and keeps only a fp32 log-sum-exp per head and token.
-double block_saved_bytes(const TransformerShape& shape)
+Operator linear(std::string name, TensorSplit split, double rows, double out, double in, bool bias)
+{
+  Operator op;
+  op.name   = std::move(name);
+  op.kind   = OperatorKind::linear;
+  op.split  = split;
+  op.m      = rows;
+  op.n      = out;
+  op.k      = in;
+  op.params = out * in + (bias ? out : 0);
+  return op;
+}
+
+Operator memory_bound(std::string name, TensorSplit split, double bytes, double saved, double params = 0)
+{
+  Operator op;
+  op.name                   = std::move(name);
+  op.split                  = split;
+  op.bytes_per_sample       = bytes;
+  op.saved_bytes_per_sample = saved;
+  op.params                 = params;
+  return op;
+}
+
+/// A norm reads and writes its input (fused, Apex/Megatron) and keeps the input for backward.
+Operator norm(std::string name, const TransformerShape& shape, bool with_params = true)
 {
   const Dims d = dims_of(shape);
-  const double scores = shape.flash_attention ? 4 * d.a * d.s : 5 * d.a * d.s * d.s;
-  double attention    = 7 * d.s * d.h + 4 * d.s * d.kv + scores;
-  double mlp       = 3 * d.s * d.h + (shape.gated_mlp ? 8 : 4) * d.s * d.ffn;
-  double norms     = 4 * d.s * d.h;
-  return attention + mlp + norms;
+  return memory_bound(std::move(name), TensorSplit::replicated, 4 * d.s * d.h, 2 * d.s * d.h,
+                      with_params ? norm_params(shape) : 0);
+}
+
+/// Megatron's fused bias-dropout-add after a row-parallel projection: reads the output, bias and residual,
+/// writes the sum and a one-byte mask, which it keeps.
+Operator dropout_add(std::string name, const TransformerShape& shape)
+{
+  const Dims d = dims_of(shape);
+  return memory_bound(std::move(name), TensorSplit::replicated, 7 * d.s * d.h, d.s * d.h);
+}
+
+/// The saved bytes follow Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
+/// (2022), eq. 1 (sbh(34 + 5as/h) per block, 16-bit), with the widths each tensor really has:
+///  - attention 11sh + 5as^2: QKV input 2sh, Q 2sh, K and V 2s*kv each (kv < h under grouped-query attention),
+///    softmax output 2as^2, its dropout mask as^2 and output 2as^2, output-projection input 2sh, dropout mask sh;
+///    flash attention keeps Q, K, V and a fp32 log-sum-exp per head and token instead of the s x s matrices;
+///  - MLP 19sh for a 4h GeLU MLP: input 2sh, dropout mask sh, and 2s*ffn for each ffn-wide tensor kept (GeLU
+///    input and output); a gated (SwiGLU) MLP keeps four (gate output, SiLU output, up output, their product);
+///  - the two norms' inputs, 4sh.
+/// Dropout masks are counted for every family, which overestimates llama (trained without dropout) by 2sh.
+std::vector<Operator> attention_operators(const TransformerShape& shape)
+{
+  const Dims d        = dims_of(shape);
+  const double head   = d.h / d.a;
+  const bool rotary   = shape.max_positions == 0;
+  std::vector<Operator> ops;
+  Operator qkv = linear("qkv", TensorSplit::columns, d.s, d.h + 2 * d.kv, d.h, shape.biases);
+  qkv.saved_bytes_per_sample = 2 * d.s * d.h;
+  ops.push_back(qkv);
+  if (rotary) // rotates Q and K in place
+    ops.push_back(memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.h + d.kv), 0));
+  if (shape.flash_attention) {
+    Operator fused;
+    fused.name                   = "flash_attention";
+    fused.kind                   = OperatorKind::fused_attention;
+    fused.split                  = TensorSplit::heads;
+    fused.count                  = d.a;
+    fused.fixed_flops_per_sample = 4 * d.s * d.s * d.h;
+    // Reads Q, K, V; writes the context and the fp32 log-sum-exp.
+    fused.bytes_per_sample       = 4 * d.s * d.h + 4 * d.s * d.kv + 4 * d.a * d.s;
+    fused.saved_bytes_per_sample = 2 * d.s * d.h + 4 * d.s * d.kv + 4 * d.a * d.s;
+    ops.push_back(fused);
+  } else {
+    Operator scores = {};
+    scores.name                   = "attention_scores"; // Q K^T per head
+    scores.kind                   = OperatorKind::batched_matmul;
+    scores.split                  = TensorSplit::heads;
+    scores.m                      = d.s;
+    scores.n                      = d.s;
+    scores.k                      = head;
+    scores.count                  = d.a;
+    scores.saved_bytes_per_sample = 2 * d.s * d.h + 2 * d.s * d.kv; // Q and K
+    ops.push_back(scores);
+    // Megatron's fused scale-mask-softmax reads and writes the scores once and keeps its output.
+    ops.push_back(memory_bound("softmax", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s));
+    ops.push_back(memory_bound("attention_dropout", TensorSplit::heads, 5 * d.a * d.s * d.s, d.a * d.s * d.s));
+    Operator context = scores;
+    context.name     = "attention_context"; // probabilities times V per head
+    context.n        = head;
+    context.k        = d.s;
+    context.saved_bytes_per_sample = 2 * d.a * d.s * d.s + 2 * d.s * d.kv; // dropout output and V
+    ops.push_back(context);
+  }
+  // [s, b, heads, head] -> [s, b, h] before the output projection.
+  ops.push_back(memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * d.h, 0));
+  Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, d.h, shape.biases);
+  out.saved_bytes_per_sample = 2 * d.s * d.h;
+  ops.push_back(out);
+  ops.push_back(dropout_add("attention_dropout_add", shape));
+  return ops;
+}
+
+std::vector<Operator> mlp_operators(const TransformerShape& shape)
+{
+  const Dims d = dims_of(shape);
+  std::vector<Operator> ops;
+  if (shape.gated_mlp) {
+    Operator gate = linear("mlp_gate", TensorSplit::columns, d.s, d.ffn, d.h, shape.biases);
+    gate.saved_bytes_per_sample = 2 * d.s * d.h; // the input, shared with the up projection
+    ops.push_back(gate);
+    ops.push_back(linear("mlp_up", TensorSplit::columns, d.s, d.ffn, d.h, shape.biases));
+    // SiLU(gate) * up: reads both, writes the product; keeps gate output, SiLU output and up output.
+    ops.push_back(memory_bound("swiglu", TensorSplit::heads, 6 * d.s * d.ffn, 6 * d.s * d.ffn));
+  } else {
+    Operator up = linear("mlp_up", TensorSplit::columns, d.s, d.ffn, d.h, shape.biases);
+    up.saved_bytes_per_sample = 2 * d.s * d.h;
+    ops.push_back(up);
+    // Megatron's fused bias-GeLU keeps its input.
+    ops.push_back(memory_bound("gelu", TensorSplit::heads, 4 * d.s * d.ffn, 2 * d.s * d.ffn));
+  }
+  Operator down = linear("mlp_down", TensorSplit::rows, d.s, d.h, d.ffn, shape.biases);
+  down.saved_bytes_per_sample = 2 * d.s * d.ffn;
+  ops.push_back(down);
+  ops.push_back(dropout_add("mlp_dropout_add", shape));
+  return ops;
+}
+
+/// Pre-norm blocks normalise before each sublayer; post-norm (bert) after its residual.
+std::vector<Operator> with_norm(std::vector<Operator> sublayer, Operator norm_op, bool post_norm)
+{
+  if (post_norm)
+    sublayer.push_back(std::move(norm_op));
+  else
+    sublayer.insert(sublayer.begin(), std::move(norm_op));
+  return sublayer;
+}
+
+Layer layer_of(std::string name, std::string kind, std::vector<Operator> operators, double activation_bytes)
+{
+  Layer layer;
+  layer.name                        = std::move(name);
+  layer.kind                        = std::move(kind);
+  layer.operators                   = std::move(operators);
+  layer.activation_bytes_per_sample = activation_bytes;
+  apply_operator_totals(layer);
+  return layer;
 }
 
 Layer embedding_layer(const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
-  Layer layer;
-  layer.name   = "embedding";
-  layer.kind   = "embedding";
-  layer.params = (d.v + shape.max_positions + shape.type_vocab) * d.h + (shape.post_norm ? norm_params(shape) : 0);
-  // Lookups and additions only: no matmul FLOPs worth counting.
-  layer.activation_bytes_per_sample = 2 * d.s * d.h;
-  // The token ids (int64) for the gradient scatter and the dropout mask on the output (Korthikanti sec. 4.3);
-  // a post-norm model also keeps the norm's input.
-  layer.saved_activation_bytes_per_sample = 8 * d.s + d.s * d.h + (shape.post_norm ? 2 * d.s * d.h : 0);
-  layer.tensor_parallel_all_reduces       = default_tensor_parallel_all_reduces(layer.kind);
-  return layer;
+  // A vocabulary-parallel lookup (token ids kept, int64, for the gradient scatter), the position and token-type
+  // embeddings added, the dropout on the output (Korthikanti sec. 4.3); a post-norm model also normalises.
+  Operator lookup = memory_bound("embedding_lookup", TensorSplit::vocabulary, 8 * d.s + 4 * d.s * d.h, 8 * d.s,
+                                 d.v * d.h);
+  // Its backward writes the whole (vocabulary / tp) x h gradient table, touched or not.
+  lookup.backward_fixed_bytes = 2 * d.v * d.h;
+  std::vector<Operator> ops{lookup};
+  const double positions = shape.max_positions + shape.type_vocab;
+  if (positions > 0) {
+    Operator add = memory_bound("position_embedding", TensorSplit::replicated, 6 * d.s * d.h, 0, positions * d.h);
+    add.backward_fixed_bytes = 2 * positions * d.h;
+    ops.push_back(add);
+  }
+  if (shape.post_norm)
+    ops.push_back(norm("embedding_norm", shape));
+  ops.push_back(memory_bound("embedding_dropout", TensorSplit::replicated, 5 * d.s * d.h, d.s * d.h));
+  return layer_of("embedding", "embedding", std::move(ops), 2 * d.s * d.h);
 }
 
 Layer block_layer(const TransformerShape& shape, int index)
 {
   const Dims d = dims_of(shape);
-  Layer layer;
-  layer.name   = "block." + std::to_string(index);
-  layer.kind   = "transformer";
-  layer.params = transformer_block_params(shape);
-  // Projections, then the attention scores QK^T and the context AV: 2 s^2 h FLOPs each, whatever kv_heads is.
-  layer.forward_flops_per_sample          = 2 * block_matmul_params(shape) * d.s + 4 * d.s * d.s * d.h;
-  layer.backward_flops_per_sample         = 2 * layer.forward_flops_per_sample;
-  layer.activation_bytes_per_sample       = 2 * d.s * d.h;
-  layer.saved_activation_bytes_per_sample = block_saved_bytes(shape);
-  layer.tensor_parallel_all_reduces       = default_tensor_parallel_all_reduces(layer.kind);
-  return layer;
+  std::vector<Operator> ops = with_norm(attention_operators(shape), norm("norm_1", shape), shape.post_norm);
+  for (Operator& op : with_norm(mlp_operators(shape), norm("norm_2", shape), shape.post_norm))
+    ops.push_back(std::move(op));
+  return layer_of("block." + std::to_string(index), "transformer", std::move(ops), 2 * d.s * d.h);
 }
 
-/// A block as its attention and MLP halves; parameters, FLOPs and saved bytes add up to block_layer's.
+/// A block as its attention and MLP halves, each with its norm; the operators are block_layer's.
 std::pair<Layer, Layer> split_block_layers(const TransformerShape& shape, int index)
 {
-  const Dims d = dims_of(shape);
-  const Layer whole = block_layer(shape, index);
-  Layer attention   = whole;
-  Layer mlp         = whole;
-  attention.name    = whole.name + ".attention";
-  attention.kind    = "attention";
-  mlp.name          = whole.name + ".mlp";
-  mlp.kind          = "mlp";
-  const double mlp_matmul = (shape.gated_mlp ? 3 : 2) * d.h * d.ffn;
-  const double mlp_biases = shape.biases ? (shape.gated_mlp ? 2 : 1) * d.ffn + d.h : 0;
-  mlp.params              = mlp_matmul + mlp_biases + norm_params(shape);
-  attention.params        = whole.params - mlp.params;
-  mlp.forward_flops_per_sample       = 2 * mlp_matmul * d.s;
-  attention.forward_flops_per_sample = whole.forward_flops_per_sample - mlp.forward_flops_per_sample;
-  mlp.backward_flops_per_sample       = 2 * mlp.forward_flops_per_sample;
-  attention.backward_flops_per_sample = 2 * attention.forward_flops_per_sample;
-  // block_saved_bytes' MLP term and one of the two norm inputs; the rest is attention's.
-  mlp.saved_activation_bytes_per_sample       = 3 * d.s * d.h + (shape.gated_mlp ? 8 : 4) * d.s * d.ffn + 2 * d.s * d.h;
-  attention.saved_activation_bytes_per_sample = whole.saved_activation_bytes_per_sample -
-                                                mlp.saved_activation_bytes_per_sample;
-  attention.tensor_parallel_all_reduces = default_tensor_parallel_all_reduces(attention.kind);
-  mlp.tensor_parallel_all_reduces       = default_tensor_parallel_all_reduces(mlp.kind);
-  return {attention, mlp};
+  const Dims d        = dims_of(shape);
+  const std::string name = "block." + std::to_string(index);
+  return {layer_of(name + ".attention", "attention",
+                   with_norm(attention_operators(shape), norm("norm_1", shape), shape.post_norm), 2 * d.s * d.h),
+          layer_of(name + ".mlp", "mlp", with_norm(mlp_operators(shape), norm("norm_2", shape), shape.post_norm),
+                   2 * d.s * d.h)};
 }
 
 Layer head_layer(const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
-  Layer layer;
-  layer.name = "head";
-  layer.kind = "head";
-  // BERT's masked-LM transform (dense + norm) is left out, like in the usual 110 M count of bert-base.
-  const double final_norm = shape.post_norm ? 0 : norm_params(shape);
-  const double projection = shape.tied_embeddings ? 0 : d.v * d.h;
-  const double pooler     = shape.pooler ? d.h * d.h + d.h : 0;
-  layer.params            = final_norm + projection + pooler;
+  // BERT's masked-LM transform (dense + norm) is left out, like in the usual 110 M count of bert-base: its
+  // norm stands here without parameters.
+  std::vector<Operator> ops{norm("final_norm", shape, !shape.post_norm)};
   // A tied projection still multiplies: its FLOPs count even though its weights belong to the embedding.
-  // The pooler only sees the first token.
-  layer.forward_flops_per_sample  = 2 * d.h * d.v * d.s + (shape.pooler ? 2 * d.h * d.h : 0);
-  layer.backward_flops_per_sample = 2 * layer.forward_flops_per_sample;
+  Operator logits = linear("logits", TensorSplit::columns, d.s, d.v, d.h, false);
+  if (shape.tied_embeddings)
+    logits.params = 0;
+  logits.saved_bytes_per_sample = 2 * d.s * d.h;
+  ops.push_back(logits);
+  // Megatron's vocabulary-parallel cross entropy in fp32: the 16-bit logits read and cast (6sv), the max
+  // subtracted, exponentiated and normalised in place (3 x 8sv); the fp32 probabilities are kept (4sv).
+  ops.push_back(memory_bound("cross_entropy", TensorSplit::heads, 30 * d.s * d.v, 4 * d.s * d.v));
+  if (shape.pooler) // the first token only
+    ops.push_back(linear("pooler", TensorSplit::replicated, 1, d.h, d.h, true));
   // The head ends the model: its output is the loss, one fp32 number.
-  layer.activation_bytes_per_sample = 4;
-  // Korthikanti sec. 4.3: the norm's and the projection's inputs (4sh) and the fp32 logits for the softmax (4sv).
-  layer.saved_activation_bytes_per_sample = 4 * d.s * d.h + 4 * d.s * d.v;
-  layer.tensor_parallel_all_reduces       = default_tensor_parallel_all_reduces(layer.kind);
-  return layer;
+  return layer_of("head", "head", std::move(ops), 4);
 }
 
 } // namespace
 
 double transformer_block_params(const TransformerShape& shape)
 {
-  const Dims d = dims_of(shape);
-  double biases = 0;
-  if (shape.biases)
-    biases = (2 * d.h + 2 * d.kv) + (shape.gated_mlp ? 2 : 1) * d.ffn + d.h;
-  return block_matmul_params(shape) + biases + 2 * norm_params(shape);
+  return block_layer(shape, 0).params;
 }
 
 Workload build_transformer(const TransformerShape& shape)

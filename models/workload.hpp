@@ -1,6 +1,8 @@
 #pragma once
 /// The model to train, as an ordered list of layers with the figures every planner and estimator needs.
 
+#include "models/operator.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -20,7 +22,14 @@ struct Layer {
   /// Megatron-style tensor-parallel all-reduces of the layer's output per forward pass (backward has as many):
   /// 2 for a transformer block, 1 for attention, MLP, embedding; 0 for layers that are not split.
   int tensor_parallel_all_reduces = 0;
+  /// The forward pass as kernels, in order; empty for a layer list's layers, which give only the figures above.
+  std::vector<Operator> operators;
 };
+
+/// Sets the layer's params, FLOPs and saved bytes to the sums over its operators (backward = 2 x forward:
+/// a matrix product's input gradient and weight gradient each cost its forward), and its tensor-parallel
+/// all-reduces per forward to the number of row-split and vocabulary-split operators.
+void apply_operator_totals(Layer& layer);
 
 struct Workload {
   std::string name;

@@ -13,23 +13,18 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
                                                                    const costmodel::Calibration* calibration,
                                                                    const costmodel::LayerProfile* profile)
 {
-  return [&cluster, &workload, profile, tp = plan.tp, dtype = plan.dtype, recompute = plan.recompute,
+  return [&cluster, &workload, tp = plan.tp, dtype = plan.dtype,
           model = costmodel::ComputeModel(calibration, profile)](const strategies::Task& task) {
     const GpuSpec& gpu = cluster.gpu_of(task.device);
     if (task.kind == TaskKind::optimizer)
       return model.optimizer_seconds(gpu, task.params);
-    const bool backward = task.kind == TaskKind::backward;
-    if (profile && task.first_layer >= 0 && profile->covers(gpu.name, tp)) {
-      // A task may be one piece of a layer split around its tensor-parallel all-reduces: its FLOPs say which share.
-      double layer_flops = 0;
-      for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l) {
-        const auto& layer = workload.layers[l];
-        layer_flops += backward ? layer.backward_flops_per_sample + (recompute ? layer.forward_flops_per_sample : 0)
-                                : layer.forward_flops_per_sample;
-      }
-      const double share = layer_flops > 0 ? task.flops / (layer_flops * task.samples / tp) : 1;
-      return share * model.layers_seconds(gpu, workload, task.first_layer, task.first_layer + task.layer_count, tp,
-                                          task.samples, dtype, backward, recompute);
+    if (task.first_layer >= 0 && task.layer_count > 0) {
+      // A piece of a layer split around its tensor-parallel all-reduces is an equal part of its pass; a
+      // recomputing backward's rerun forward may be a piece of its own.
+      const bool backward = task.kind == TaskKind::backward && !task.recomputed;
+      return model.layers_seconds(gpu, workload, task.first_layer, task.first_layer + task.layer_count, tp,
+                                  task.samples, dtype, backward, backward && task.recomputes) /
+             task.pieces;
     }
     return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len);
   };

@@ -15,10 +15,9 @@
 
 namespace hetsim::sim {
 
-/// Forward/backward: ComputeModel(calibration).compute_seconds(gpu, flops, dtype, samples * seq_len), or, where
-/// `profile` covers the device's GPU at the plan's tp, the profiled time of the task's layers (times the task's
-/// share of them, for split layers); optimizer: optimizer_seconds(gpu, params). Every argument but `plan` must
-/// outlive the function.
+/// Forward/backward: ComputeModel(calibration, profile).layers_seconds of the task's layers and pass (its equal
+/// part of them, for pieces of split layers), or compute_seconds(gpu, flops, …) for a task without layers;
+/// optimizer: optimizer_seconds(gpu, params). Every argument but `plan` must outlive the function.
 std::function<double(const strategies::Task&)> compute_time_model(const Cluster& cluster,
                                                                    const models::Workload& workload,
                                                                    const strategies::Plan& plan,

@@ -17,7 +17,10 @@ constexpr std::size_t kMaxTasks = 20'000'000;
 struct Piece {
   int first_layer                  = 0;
   int layer_count                  = 0;
-  int piece                        = 0;     ///< part of a tensor-parallel layer
+  int piece                        = 0;     ///< part of a tensor-parallel layer...
+  int pieces                       = 1;     ///< ...of this many per pass
+  bool recomputed                  = false; ///< reruns the forward of a recomputing backward
+  bool recomputes                  = false; ///< a backward that holds the rerun forward too
   bool ends_layer                  = true;  ///< the last piece of `first_layer` (ZeRO-3 reduce-scatter point)
   double flops_per_sample          = 0;     ///< on one device, after the tensor-parallel split
   bool tp_all_reduce               = false; ///< followed by a tensor-parallel all-reduce...
@@ -180,6 +183,9 @@ private:
             piece.first_layer         = l;
             piece.layer_count         = 1;
             piece.piece               = k;
+            piece.pieces              = std::max(1, reductions);
+            piece.recomputed          = backward && forward_part;
+            piece.recomputes          = backward && plan_.recompute && !recomputes;
             piece.ends_layer          = k == count - 1;
             piece.flops_per_sample    = flops / plan_.tp / std::max(1, reductions);
             piece.tp_all_reduce       = reductions > 0;
@@ -203,12 +209,14 @@ private:
       whole.flops_per_sample += layers_[l].forward_flops_per_sample;
     stage.forward.push_back(whole);
     whole.flops_per_sample = 0;
+    whole.recomputes       = plan_.recompute;
     for (int l = stage.first; l < stage.end; ++l)
       whole.flops_per_sample += backward_flops_per_sample(layers_[l]);
     stage.backward.push_back(whole);
     // ...except a synchronising backward, split where buckets become ready so that they overlap the rest.
     int top = stage.end - 1;
     Piece range;
+    range.recomputes = plan_.recompute;
     for (int l = stage.end - 1; l >= stage.first; --l) {
       range.flops_per_sample += backward_flops_per_sample(layers_[l]);
       const bool closes = std::find(closing_layer.begin(), closing_layer.end(), l) != closing_layer.end();
@@ -218,8 +226,9 @@ private:
       range.layer_count = top - l + 1;
       buckets_of(l, range);
       stage.backward_sync.push_back(range);
-      range = Piece{};
-      top   = l - 1;
+      range            = Piece{};
+      range.recomputes = plan_.recompute;
+      top              = l - 1;
     }
     return stage;
   }
@@ -463,6 +472,9 @@ private:
       compute.first_layer = layer;
       compute.layer_count = piece.layer_count;
       compute.piece       = piece.piece;
+      compute.pieces      = piece.pieces;
+      compute.recomputed  = piece.recomputed;
+      compute.recomputes  = piece.recomputes;
       compute.samples     = samples;
       compute.flops       = piece.flops_per_sample * samples;
       const bool after_gather = piece.piece == 0 && gathered_layer == layer;

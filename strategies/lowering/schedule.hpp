@@ -35,6 +35,12 @@ struct Task {
   int first_layer = -1; ///< layers [first_layer, first_layer + layer_count)
   int layer_count = 0;
   int piece       = 0;  ///< which part of a split layer (compute, TP all-reduce) or which gradient bucket
+  /// Compute: the layers' pass is split into this many equal parts around its tensor-parallel all-reduces...
+  int pieces      = 1;
+  /// ...and this part reruns the forward of a recomputing backward (with `recomputes`: the task holds the
+  /// rerun forward and the backward itself).
+  bool recomputed = false;
+  bool recomputes = false;
   // Work.
   int samples     = 0;  ///< sequences processed (compute tasks), for batch-dependent efficiency
   double flops    = 0;  ///< compute tasks: FLOPs on this device

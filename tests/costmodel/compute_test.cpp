@@ -1,40 +1,124 @@
 #include "costmodel/calibration.hpp"
 #include "costmodel/compute.hpp"
+#include "costmodel/kernel_time.hpp"
 #include "core/error.hpp"
+#include "models/transformer.hpp"
 
 #include <doctest/doctest.h>
 
 using namespace hetsim;
 using namespace hetsim::costmodel;
 
-TEST_CASE("default efficiency grows with the batch and saturates")
+namespace {
+
+models::TransformerShape gpt2_medium()
 {
-  const GpuSpec& v100 = *find_catalog_gpu("V100");
-  ComputeModel model;
-  CHECK(model.efficiency(v100, 512) == doctest::Approx(0.3));
-  CHECK(model.efficiency(v100, 8192) > model.efficiency(v100, 2048));
-  CHECK(model.efficiency(v100, 1e9) < ComputeModel::kMaxEfficiency);
-  const double flops = 1e12;
-  CHECK(model.compute_seconds(v100, flops, Dtype::fp16, 512) == doctest::Approx(flops / (125e12 * 0.3)));
-  CHECK(model.compute_seconds(v100, flops, Dtype::fp32, 512) == doctest::Approx(flops / (15.7e12 * 0.3)));
-  CHECK(model.optimizer_seconds(v100, 1e9) == doctest::Approx(36e9 / 900e9));
+  models::TransformerShape shape;
+  shape.name = "gpt2-medium", shape.family = "gpt2", shape.layers = 24, shape.hidden = 1024, shape.heads = 16;
+  shape.kv_heads = 16, shape.intermediate = 4096, shape.vocab = 50257, shape.seq_len = 1024;
+  shape.max_positions = 1024;
+  return shape;
 }
 
-TEST_CASE("calibration replaces the default curve and interpolates monotonically")
+} // namespace
+
+TEST_CASE("a large matrix product reaches the family's ceiling; a part-empty last wave costs a whole wave")
+{
+  const GpuSpec& a100    = *find_catalog_gpu("A100-80GB");
+  const KernelConstants c = kernel_constants(a100);
+  const double big        = 16384;
+  const double seconds    = matmul_seconds(a100, c, big, big, big, 1, Dtype::fp16);
+  const double achieved   = 2 * big * big * big / seconds / a100.peak_flops_fp16;
+  CHECK(achieved == doctest::Approx(c.gemm_ceiling * big / (big + c.k_overhead)).epsilon(0.01));
+  CHECK(achieved < c.gemm_ceiling);
+  // One tile more than the multiprocessors takes two waves: as long as twice the tiles.
+  const double one_more = c.tile_n * (a100.multiprocessors + 1), twice = c.tile_n * 2 * a100.multiprocessors;
+  CHECK(matmul_seconds(a100, c, c.tile_m, one_more, 4096, 1, Dtype::fp16) ==
+        doctest::Approx(matmul_seconds(a100, c, c.tile_m, twice, 4096, 1, Dtype::fp16)));
+}
+
+TEST_CASE("attention-shaped products and elementwise kernels are priced by their bytes")
+{
+  const GpuSpec& v100     = *find_catalog_gpu("V100");
+  const KernelConstants c = kernel_constants(v100);
+  // Scores of 16 heads over 2,048 tokens with a head size of 64: 4 bytes of matrices per FLOP... the output alone
+  // is 2 x 16 x 2048^2 bytes.
+  const double seconds = matmul_seconds(v100, c, 2048, 2048, 64, 16, Dtype::fp16);
+  const double bytes   = 2.0 * (2048 * 64 + 64 * 2048 + 2048.0 * 2048) * 16;
+  CHECK(seconds == doctest::Approx(bytes / (v100.memory_bandwidth_bytes_per_s * c.memory_efficiency)));
+  models::Operator softmax;
+  softmax.bytes_per_sample = 1e8;
+  softmax.split            = models::TensorSplit::heads;
+  CHECK(operator_seconds(v100, c, softmax, 2, 4, Dtype::fp16, false) == doctest::Approx(memory_seconds(v100, c, 2e8)));
+  CHECK(operator_seconds(v100, c, softmax, 2, 4, Dtype::fp16, true) == doctest::Approx(memory_seconds(v100, c, 4e8)));
+  CHECK(operator_seconds(v100, c, softmax, 1, 4, Dtype::fp32, false) == doctest::Approx(memory_seconds(v100, c, 8e8)));
+}
+
+TEST_CASE("a layer of small kernels runs no faster than the host issues them")
+{
+  const GpuSpec& h100     = *find_catalog_gpu("H100");
+  const KernelConstants c = kernel_constants(h100);
+  models::Operator tiny;
+  tiny.bytes_per_sample = 1024;
+  const std::vector<models::Operator> ops(20, tiny);
+  CHECK(operators_seconds(h100, c, ops, 1, 1, Dtype::bf16, false) == doctest::Approx(20 * c.host_dispatch_s));
+  models::Operator product;
+  product.kind = models::OperatorKind::linear, product.m = 1, product.n = 64, product.k = 64;
+  // Backward launches two kernels per product: input and weight gradients.
+  CHECK(operators_seconds(h100, c, {product}, 1, 1, Dtype::bf16, true) == doctest::Approx(2 * c.host_dispatch_s));
+}
+
+TEST_CASE("a GPT-2-medium block's share of peak grows with the micro-batch and stays under the ceiling")
+{
+  const models::Workload gpt2 = models::build_transformer(gpt2_medium());
+  ComputeModel model;
+  for (const char* name : {"V100", "T4"}) {
+    const GpuSpec& gpu = *find_catalog_gpu(name);
+    double previous    = 0;
+    for (int mb : {1, 2, 8, 32}) {
+      const double seconds = model.layers_seconds(gpu, gpt2, 1, 2, 1, mb, Dtype::fp16, false) +
+                             model.layers_seconds(gpu, gpt2, 1, 2, 1, mb, Dtype::fp16, true);
+      const double share   = 3 * gpt2.layers[1].forward_flops_per_sample * mb / seconds / gpu.peak_flops_fp16;
+      CAPTURE(name);
+      CAPTURE(mb);
+      CHECK(share > previous);
+      CHECK(share < kernel_constants(gpu).gemm_ceiling);
+      previous = share;
+    }
+  }
+}
+
+TEST_CASE("tensor parallelism divides a block's matrix products, not its norms and residuals")
+{
+  const models::Workload gpt2 = models::build_transformer(gpt2_medium());
+  ComputeModel model;
+  const GpuSpec& a100 = *find_catalog_gpu("A100");
+  const double whole  = model.layers_seconds(a100, gpt2, 1, 2, 1, 8, Dtype::fp16, false);
+  const double split  = model.layers_seconds(a100, gpt2, 1, 2, 4, 8, Dtype::fp16, false);
+  CHECK(split > whole / 4);
+  CHECK(split < whole / 2);
+}
+
+TEST_CASE("a calibrated GPU runs at its fitted efficiency, interpolated monotonically")
 {
   const auto json = nlohmann::json::parse(R"({"efficiency": {"T4": [[1024, 0.2], [2048, 0.3], [4096, 0.35], [8192, 0.4]]},
                                             "links": {"inter_node": {"alpha_s": 1e-5, "beta_seconds_per_byte": 1e-9}}})");
   const Calibration cal = calibration_from_json(json, "cal.json");
-  ComputeModel model(&cal);
-  const GpuSpec& t4 = *find_catalog_gpu("T4");
-  CHECK(model.efficiency(t4, 2048) == doctest::Approx(0.3));
-  CHECK(model.efficiency(t4, 100) == doctest::Approx(0.2));
-  CHECK(model.efficiency(t4, 1e6) == doctest::Approx(0.4));
-  const double mid = model.efficiency(t4, 3000);
+  CHECK(cal.efficiency("T4", 2048) == doctest::Approx(0.3));
+  CHECK(cal.efficiency("T4", 100) == doctest::Approx(0.2));
+  CHECK(cal.efficiency("T4", 1e6) == doctest::Approx(0.4));
+  const double mid = cal.efficiency("T4", 3000);
   CHECK(mid > 0.3);
   CHECK(mid < 0.35);
-  // Uncalibrated GPUs keep the default curve.
-  CHECK(model.efficiency(*find_catalog_gpu("V100"), 512) == doctest::Approx(0.3));
+  CHECK(cal.efficiency("V100", 512) < 0);
+  ComputeModel model(&cal);
+  const GpuSpec& t4 = *find_catalog_gpu("T4");
+  CHECK(model.compute_seconds(t4, 1e12, Dtype::fp16, 2048) == doctest::Approx(1e12 / (65e12 * 0.3)));
+  CHECK(model.compute_seconds(t4, 1e12, Dtype::fp32, 2048) == doctest::Approx(1e12 / (8.1e12 * 0.3)));
+  const GpuSpec& v100 = *find_catalog_gpu("V100");
+  CHECK(model.compute_seconds(v100, 1e12, Dtype::fp16, 2048) ==
+        doctest::Approx(ComputeModel().compute_seconds(v100, 1e12, Dtype::fp16, 2048)));
+  CHECK(model.optimizer_seconds(v100, 1e9) == doctest::Approx(36e9 / 900e9));
   // Round trip.
   CHECK(calibration_to_json(calibration_from_json(calibration_to_json(cal), "x")) == calibration_to_json(cal));
 }

@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "models/transformer.hpp"
 
 #include <doctest/doctest.h>
 
@@ -99,28 +100,33 @@ TEST_CASE("layer profile: four or more measured micro-batches interpolate monoto
 
 TEST_CASE("layer profile: one measured micro-batch scales along the cost model's own curve")
 {
-  // The model's time grows as tokens / efficiency(tokens): a fixed part and a per-sample part, so the time per
-  // sequence falls with the batch instead of staying at what one sequence took.
-  const auto workload   = three_layers();
-  const Cluster cluster = v100_and_t4();
-  const GpuSpec& v100   = cluster.gpu_of(0);
+  // The model's time of a layer has a fixed part (kernel launches, part-empty waves) and a per-sample part, so
+  // the time per sequence falls with the batch instead of staying at what one sequence took.
+  models::TransformerShape shape;
+  shape.name = "gpt2-medium", shape.family = "gpt2", shape.layers = 2, shape.hidden = 1024, shape.heads = 16;
+  shape.kv_heads = 16, shape.intermediate = 4096, shape.vocab = 50257, shape.seq_len = 1024;
+  shape.max_positions = 1024;
+  const models::Workload workload = models::build_transformer(shape);
+  const Cluster cluster           = v100_and_t4();
+  const GpuSpec& v100             = cluster.gpu_of(0);
   LayerProfile profile;
-  profile.add({"V100-SXM2-16GB", 1, 1, {0.1, 0.2, 0.3}, {}});
+  profile.add({"V100-SXM2-16GB", 1, 1, {0.001, 0.01, 0.01, 0.02}, {}});
   const ComputeModel plain;
   const ComputeModel profiled(nullptr, &profile);
   CHECK(profiled.profiled(v100, 1));
   CHECK_FALSE(profiled.profiled(v100, 2));
   CHECK_FALSE(plain.profiled(v100, 1));
   for (int batch : {1, 2, 8, 32}) {
-    const double model_ratio = plain.layers_seconds(v100, workload, 0, 1, 1, batch, Dtype::fp16, false) /
-                               plain.layers_seconds(v100, workload, 0, 1, 1, 1, Dtype::fp16, false);
-    CHECK(profiled.layers_seconds(v100, workload, 0, 1, 1, batch, Dtype::fp16, false) ==
-          doctest::Approx(0.1 * model_ratio));
+    const double model_ratio = plain.layers_seconds(v100, workload, 1, 2, 1, batch, Dtype::fp16, false) /
+                               plain.layers_seconds(v100, workload, 1, 2, 1, 1, Dtype::fp16, false);
+    CHECK(profiled.layers_seconds(v100, workload, 1, 2, 1, batch, Dtype::fp16, false) ==
+          doctest::Approx(0.01 * model_ratio));
   }
   // At 32 sequences of 1,024 tokens the fixed part is spent once, not 32 times.
-  const double at32 = profiled.layers_seconds(v100, workload, 0, 1, 1, 32, Dtype::fp16, false);
-  CHECK(at32 < 32 * 0.1 * 0.7);
-  CHECK(at32 > 32 * 0.1 * 0.5);
+  const double at32 = profiled.layers_seconds(v100, workload, 1, 2, 1, 32, Dtype::fp16, false);
+  CAPTURE(at32);
+  CHECK(at32 < 32 * 0.01 * 0.9);
+  CHECK(at32 > 32 * 0.01 * 0.5);
 }
 
 TEST_CASE("layer profile: the compute model uses it where it covers, the roofline elsewhere")
@@ -137,9 +143,9 @@ TEST_CASE("layer profile: the compute model uses it where it covers, the rooflin
   CHECK(profiled.layers_seconds(v100, workload, 1, 3, 1, 4, Dtype::fp16, true, true) == doctest::Approx(1.5));
   // Not covered: T4, or V100 at tp 2.
   CHECK(profiled.layers_seconds(t4, workload, 0, 3, 1, 4, Dtype::fp16, false) ==
-        doctest::Approx(plain.compute_seconds(t4, 3e12 * 4, Dtype::fp16, 4096)));
+        doctest::Approx(3 * plain.compute_seconds(t4, 1e12 * 4, Dtype::fp16, 4096)));
   CHECK(profiled.layers_seconds(v100, workload, 0, 3, 2, 4, Dtype::fp16, true) ==
-        doctest::Approx(plain.compute_seconds(v100, 6e12 * 4 / 2, Dtype::fp16, 4096)));
+        doctest::Approx(3 * plain.compute_seconds(v100, 2e12 * 4 / 2, Dtype::fp16, 4096)));
 }
 
 TEST_CASE("layer profile files: aliases resolve, mistakes name the file and the field")

@@ -1,0 +1,42 @@
+#pragma once
+/// Time of one operator's kernels on one GPU: the larger of its FLOPs at a shape-dependent matrix-product
+/// efficiency and its bytes at the memory bandwidth, and per kernel a launch gap on the device and a dispatch
+/// cost on the host, which a layer of small kernels cannot outrun.
+
+#include "core/dtype.hpp"
+#include "core/gpu_spec.hpp"
+#include "models/operator.hpp"
+
+#include <vector>
+
+namespace hetsim::costmodel {
+
+/// What one GPU family sustains beside its datasheet figures (sources in kernel_time.cpp).
+struct KernelConstants {
+  double gemm_ceiling      = 0.75; ///< fraction of dense peak a large, full-wave matrix product reaches
+  double memory_efficiency = 0.85; ///< fraction of datasheet bandwidth a streaming kernel reaches
+  double tile_m = 128, tile_n = 128; ///< output tile of one thread block of the library's usual kernel
+  double k_overhead        = 64;    ///< a tile's fixed cost (pipeline fill, epilogue) in units of its depth
+  double launch_gap_s      = 3e-6;  ///< device idle between two back-to-back kernels
+  double host_dispatch_s   = 10e-6; ///< host time to issue one kernel from the framework (eager PyTorch)
+};
+
+/// The constants of `gpu`'s family, by catalog name ("V100…", "A100…", "H100…", …); defaults otherwise.
+KernelConstants kernel_constants(const GpuSpec& gpu);
+
+/// `batch` independent m x k times k x n products.
+double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,
+                      Dtype dtype);
+/// A kernel that streams `bytes` through memory.
+double memory_seconds(const GpuSpec& gpu, const KernelConstants& c, double bytes);
+
+/// Device time of one operator (without launch gaps) for `samples` sequences on one member of a tp group.
+double operator_seconds(const GpuSpec& gpu, const KernelConstants& c, const models::Operator& op, int tp,
+                        double samples, Dtype dtype, bool backward);
+
+/// A layer's forward or backward pass over its operators: device time plus launch gaps, or the host's
+/// dispatch time when that is longer.
+double operators_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Operator>& ops,
+                         int tp, double samples, Dtype dtype, bool backward);
+
+} // namespace hetsim::costmodel

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Megatron-LM's weak scaling (Narayanan et al., SC'21, Table 1): the ten GPT models on Selene, each simulated
+with its published tensor and pipeline degrees, data parallel over the rest, 1F1B, recompute, fp16, at
+micro-batch 1 and 2. The prediction is Megatron's own FLOP count (paper eq. 3, recompute included),
+96 B s l h^2 (1 + s/6h + V/16lh), over the simulated iteration time and the GPUs; the error is against the
+published TFLOP/s per GPU.
+
+Usage: run.py [--rows 1-6] [--micro-batches 1,2] [--timeout-s 600]
+A row whose simulation runs over --timeout-s (or that the simulator refuses) is reported as not run.
+Writes out/megatron_weak_scaling/results.csv and results.png."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(common.ROOT, "out", "megatron_weak_scaling")
+VOCAB, SEQ = 51200, 2048
+
+
+def megatron_flops(row):
+    """FLOPs of one iteration by the paper's eq. 3 (with activation recomputation)."""
+    b, l, h = row["batch"], row["layers"], row["hidden"]
+    return 96 * b * SEQ * l * h * h * (1 + SEQ / (6 * h) + VOCAB / (16 * l * h))
+
+
+def inputs(row, micro_batch, name):
+    """Writes the cluster, model and plan of one row; returns their paths."""
+    cluster = {"name": f"selene_{row['gpus']}", "description": "DGX A100 80GB nodes as on Selene",
+               "regions": [{"name": "fabric", "latency_us": 2, "nodes": [
+                   {"name": "dgx", "gpu": "A100-SXM4-80GB", "devices": 8, "repeat": row["gpus"] // 8,
+                    "intra_node": {"bandwidth_GBps": 300, "latency_us": 2},
+                    "nic": {"bandwidth_gbps": 1600, "latency_us": 3}}]}]}
+    model = {"model_type": "gpt2", "n_embd": row["hidden"], "n_head": row["heads"], "n_layer": row["layers"],
+             "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "tie_word_embeddings": True}
+    tp, pp = row["tp"], row["pp"]
+    dp = row["gpus"] // (tp * pp)
+    # The embedding rides with the first stage's blocks and the head with the last's, as in Megatron-LM.
+    per_stage = row["layers"] // pp
+    plan = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": micro_batch, "global_batch": row["batch"],
+            "zero_stage": 0, "schedule": "1f1b", "recompute": True, "dtype": "fp16",
+            "collective_algorithm": "ring", "stage_starts": [0] + [1 + s * per_stage for s in range(1, pp)]}
+    paths = []
+    for kind, content in (("cluster", cluster), ("model", model), ("plan", plan)):
+        path = os.path.join(OUT, f"{name}.{kind}.json")
+        with open(path, "w") as f:
+            json.dump(content, f, indent=1)
+        paths.append(path)
+    return paths
+
+
+def simulate(row, micro_batch, timeout_s):
+    """(simulated iteration seconds or None, wall seconds, note)."""
+    name = f"{row['params_b']}b-mb{micro_batch}"
+    cluster, model, plan = inputs(row, micro_batch, name)
+    report = os.path.join(OUT, name + ".report.json")
+    command = [common.hetsim_binary(), "simulate", "--cluster", cluster, "--model", model, "--plan", plan,
+               "--report", report]
+    print("$", " ".join(command[1:]), flush=True)
+    start = time.time()
+    try:
+        done = subprocess.run(command, timeout=timeout_s, capture_output=True, text=True)
+    except subprocess.TimeoutExpired:
+        return None, time.time() - start, f"over {timeout_s} s"
+    wall = time.time() - start
+    if done.returncode != 0:
+        return None, wall, (done.stderr.strip().splitlines() or ["failed"])[-1]
+    with open(report) as f:
+        return json.load(f)["iteration_time_s"], wall, ""
+
+
+def parse_rows(text, count):
+    if "-" in text:
+        first, last = map(int, text.split("-"))
+        return list(range(first, last + 1))
+    return [int(part) for part in text.split(",")] if text else list(range(1, count + 1))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", default="", help="1-based rows of Table 1, e.g. 1-6 or 1,3 (default: all)")
+    parser.add_argument("--micro-batches", default="1,2")
+    parser.add_argument("--timeout-s", type=float, default=600)
+    args = parser.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(HERE, "rows.json")) as f:
+        table = json.load(f)["rows"]
+    results = []
+    for index in parse_rows(args.rows, len(table)):
+        row = table[index - 1]
+        for micro_batch in map(int, args.micro_batches.split(",")):
+            seconds, wall, note = simulate(row, micro_batch, args.timeout_s)
+            predicted = megatron_flops(row) / seconds / row["gpus"] / 1e12 if seconds else None
+            error = (predicted / row["tflops_per_gpu"] - 1) * 100 if predicted else None
+            results.append([row["params_b"], row["gpus"], f"tp{row['tp']} pp{row['pp']}", micro_batch,
+                            row["tflops_per_gpu"], f"{predicted:.1f}" if predicted else "",
+                            f"{error:+.1f}" if error is not None else "", f"{seconds:.3f}" if seconds else "",
+                            f"{wall:.1f}", note])
+            print(f"  {row['params_b']} B mb {micro_batch}: published {row['tflops_per_gpu']}, predicted "
+                  f"{results[-1][5] or '-'} TFLOP/s per GPU ({results[-1][6] or note}), {wall:.0f} s wall", flush=True)
+    csv_path = os.path.join(OUT, "results.csv")
+    common.write_csv(csv_path, ["params_b", "gpus", "degrees", "micro_batch", "published_tflops",
+                                "predicted_tflops", "error_pct", "iteration_s", "wall_s", "note"], results)
+    common.plot_bars(csv_path, os.path.join(OUT, "results.png"), "Megatron-LM weak scaling, SC21 Table 1",
+                     "TFLOP/s per GPU", 1, [5, 6])
+
+
+if __name__ == "__main__":
+    main()
