@@ -20,14 +20,14 @@ double tile_fill(double extent, double tile)
 } // namespace
 
 // The ceilings are the fraction of dense tensor-core peak that cuBLAS reaches on large fp16 products, as
-// vendors and microbenchmark studies report them: about 0.8 on V100 (Jia et al., "Dissecting the NVIDIA Volta
-// GPU Architecture via Microbenchmarking", 2018) and A100; T4 lower, as it clocks down under its 70 W cap; H100
-// about 0.7 of its 989 TFLOP/s. Memory efficiency: STREAM-like copies reach 85-90% of datasheet bandwidth
-// (BabelStream on V100 and A100). Tiles: cuBLAS' usual 128 x 128 thread-block tile on Volta and Turing and
-// 256 x 128 on Ampere and Hopper. Launch gap: a few microseconds between dependent kernels on one stream;
-// host dispatch: eager PyTorch spends about 10 us per operator in Python, the dispatcher and the launch
-// (Megatron-LM modules, autograd). The A100 ceiling and the host dispatch cost are what the Megatron-LM
-// weak-scaling experiment tunes (experiments/megatron_weak_scaling/README.md).
+// microbenchmark studies (e.g. Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+// Microbenchmarking", 2018) and vendor GEMM benchmarks report it: about 0.8 on V100 and A100; lower on T4,
+// which clocks down under its 70 W cap; about 0.7 of H100's 989 TFLOP/s. Memory efficiency: STREAM-like
+// copies reach 85-90% of datasheet bandwidth (BabelStream on V100 and A100). Tiles: cuBLAS' usual
+// 128 x 128 thread-block tile on Volta and Turing, 256 x 128 on Ampere and Hopper. Launch gap: a few
+// microseconds between dependent kernels on one stream; host dispatch: eager PyTorch spends on the order of
+// 10 us per operator in Python, the dispatcher and the launch. None of these was fitted to a measurement:
+// experiments/megatron_weak_scaling checks them against Megatron-LM's published runs.
 KernelConstants kernel_constants(const GpuSpec& gpu)
 {
   KernelConstants c;

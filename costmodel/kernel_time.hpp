@@ -11,7 +11,7 @@
 
 namespace hetsim::costmodel {
 
-/// What one GPU family sustains beside its datasheet figures (sources in kernel_time.cpp).
+/// What one GPU family sustains beside its datasheet figures (where each comes from: kernel_time.cpp).
 struct KernelConstants {
   double gemm_ceiling      = 0.75; ///< fraction of dense peak a large, full-wave matrix product reaches
   double memory_efficiency = 0.85; ///< fraction of datasheet bandwidth a streaming kernel reaches

@@ -5,9 +5,10 @@ micro-batch 1 and 2. The prediction is Megatron's own FLOP count (paper eq. 3, r
 96 B s l h^2 (1 + s/6h + V/16lh), over the simulated iteration time and the GPUs; the error is against the
 published TFLOP/s per GPU.
 
-Usage: run.py [--rows 1-6] [--micro-batches 1,2] [--timeout-s 600]
+Usage: run.py [--rows 1-6] [--micro-batches 1,2] [--timeout-s 600] [--out DIR] [--max-error PCT]
 A row whose simulation runs over --timeout-s (or that the simulator refuses) is reported as not run.
-Writes out/megatron_weak_scaling/results.csv and results.png."""
+Writes results.csv and results.png under --out (default out/megatron_weak_scaling); with --max-error, exits 1
+when a row is further off than that or did not run (the ctest megatron_weak_scaling runs rows 1-3 so)."""
 
 import argparse
 import json
@@ -20,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(common.ROOT, "out", "megatron_weak_scaling")
+OUT = os.path.join(common.ROOT, "out", "megatron_weak_scaling")  # --out replaces it
 VOCAB, SEQ = 51200, 2048
 
 
@@ -83,21 +84,26 @@ def parse_rows(text, count):
 
 
 def main():
+    global OUT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", default="", help="1-based rows of Table 1, e.g. 1-6 or 1,3 (default: all)")
     parser.add_argument("--micro-batches", default="1,2")
     parser.add_argument("--timeout-s", type=float, default=600)
+    parser.add_argument("--out", default=OUT)
+    parser.add_argument("--max-error", type=float, help="exit 1 if a row is off by more (percent) or did not run")
     args = parser.parse_args()
+    OUT = os.path.abspath(args.out)
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(HERE, "rows.json")) as f:
         table = json.load(f)["rows"]
-    results = []
+    results, worst = [], 0.0
     for index in parse_rows(args.rows, len(table)):
         row = table[index - 1]
         for micro_batch in map(int, args.micro_batches.split(",")):
             seconds, wall, note = simulate(row, micro_batch, args.timeout_s)
             predicted = megatron_flops(row) / seconds / row["gpus"] / 1e12 if seconds else None
             error = (predicted / row["tflops_per_gpu"] - 1) * 100 if predicted else None
+            worst = max(worst, abs(error)) if error is not None else float("inf")
             results.append([row["params_b"], row["gpus"], f"tp{row['tp']} pp{row['pp']}", micro_batch,
                             row["tflops_per_gpu"], f"{predicted:.1f}" if predicted else "",
                             f"{error:+.1f}" if error is not None else "", f"{seconds:.3f}" if seconds else "",
@@ -109,6 +115,10 @@ def main():
                                 "predicted_tflops", "error_pct", "iteration_s", "wall_s", "note"], results)
     common.plot_bars(csv_path, os.path.join(OUT, "results.png"), "Megatron-LM weak scaling, SC21 Table 1",
                      "TFLOP/s per GPU", 1, [5, 6])
+    print(f"largest error {worst:.1f}%")
+    if args.max_error is not None and worst > args.max_error:
+        print(f"over the {args.max_error}% allowed", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
