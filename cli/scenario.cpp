@@ -17,7 +17,7 @@ void ScenarioOptions::add_to(CLI::App& command)
   command.add_option("--plan", plan, "plan JSON file, or preset:NAME");
   command.add_option("--memory-limit-gib", memory_limit_gib, "cap on usable memory per device (default: its own)")
       ->check(CLI::NonNegativeNumber);
-  command.add_option("--workspace-gib", workspace_gib, "per-device memory reserved for buffers (default 1)")
+  command.add_option("--workspace-gib", workspace_gib, "per-device memory for the framework's buffers (default: the plan framework's CUDA context, NCCL buffers and cuBLAS workspace)")
       ->check(CLI::NonNegativeNumber);
 }
 
@@ -42,7 +42,8 @@ void load_scenario(const ScenarioOptions& options, Scenario& scenario)
   auto& problem              = scenario.problem;
   problem                    = strategies::problem_for_plan(scenario.cluster, scenario.workload, scenario.plan);
   problem.memory_limit_bytes = options.memory_limit_gib * units::kGiB;
-  problem.workspace_bytes    = options.workspace_gib * units::kGiB;
+  if (options.workspace_gib)
+    problem.workspace_bytes = *options.workspace_gib * units::kGiB;
 }
 
 void apply_link_calibration(Scenario& scenario, const costmodel::Calibration& calibration)

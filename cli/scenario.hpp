@@ -21,7 +21,7 @@ struct ScenarioOptions {
   std::string model;
   std::string plan;
   double memory_limit_gib = 0;
-  double workspace_gib    = 1;
+  std::optional<double> workspace_gib;
 
   void add_to(CLI::App& command);
   /// The inputs as given, for checks that outputs do not overwrite them.

@@ -31,7 +31,7 @@ struct SearchOptions {
   std::string planner = "amp";
   int top_k           = 10;
   std::string memory_limit;
-  double workspace_gib = 1;
+  std::optional<double> workspace_gib;
   std::string dtype    = "fp16";
   std::string out_file;
   std::string best_file;
@@ -179,7 +179,8 @@ int run_search(const SearchOptions& options)
   if (!parse_dtype(options.dtype, problem.dtype))
     throw InputError("--dtype: expected fp16, bf16 or fp32, got '" + options.dtype + "'");
   problem.memory_limit_bytes = options.memory_limit.empty() ? 0 : parse_bytes(options.memory_limit);
-  problem.workspace_bytes    = options.workspace_gib * units::kGiB;
+  if (options.workspace_gib)
+    problem.workspace_bytes = *options.workspace_gib * units::kGiB;
 
   std::optional<costmodel::Calibration> calibration;
   if (!options.calibration_file.empty())
@@ -274,7 +275,7 @@ CommandRunner add_search_command(CLI::App& app)
       ->check(CLI::Range(0, 100000));
   command->add_option("--memory-limit", options->memory_limit,
                       "usable memory per device in bytes, or with a unit (e.g. 16GiB); default: each device's own");
-  command->add_option("--workspace-gib", options->workspace_gib, "per-device memory reserved for buffers (default 1)")
+  command->add_option("--workspace-gib", options->workspace_gib, "per-device memory for the framework's buffers (default: the plan framework's CUDA context, NCCL buffers and cuBLAS workspace)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--dtype", options->dtype, "fp16 (default), bf16 or fp32");
   command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");

@@ -69,7 +69,7 @@ private:
 
   int layer_count() const { return static_cast<int>(workload_.layers.size()); }
   double activation_scale() const { return dtype_bytes(plan_.dtype) / 2.0; }
-  double gradient_bytes_per_param() const { return dtype_bytes(plan_.dtype); }
+  double gradient_bytes_per_param() const { return plan_.gradient_reduction_bytes(); }
 
   std::vector<int> dp_group(int s, int t) const
   {
@@ -118,7 +118,7 @@ private:
     if (s + 1 < plan_.pp) {
       // Every replica crosses this boundary at about the same time, sharing NICs and WAN links.
       // Each tensor-parallel rank sends its 1/tp share (as the lowering does).
-      const double bytes = workload_.layers[end - 1].activation_bytes_per_sample * mb * activation_scale() / plan_.tp;
+      const double bytes = boundary_bytes(workload_.layers[end - 1], workload_.seq_len, plan_, mb);
       std::vector<std::pair<int, int>> forward, backward;
       for (int other = 0; other < plan_.dp; ++other)
         for (int t = 0; t < plan_.tp; ++t) {
@@ -179,7 +179,7 @@ private:
   /// the transfers of a group alone, plus each bucket's call.
   double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown) const
   {
-    const double capacity = plan_.bucket_bytes;
+    const double capacity = plan_.gradient_bucket_bytes();
     const double full     = std::floor(bytes / capacity);
     const double rest     = bytes - full * capacity;
     double seconds        = full * transfer_seconds(group, op, capacity);
@@ -187,15 +187,6 @@ private:
       seconds += transfer_seconds(group, op, rest);
     const double calls = full + (rest > 0 ? 1 : 0);
     return slowdown * seconds + calls * call_seconds(group);
-  }
-
-  /// Layers of stage `s` that hold parameters: ZeRO-3 gathers each on its own.
-  int layers_with_params(int s) const
-  {
-    int count = 0;
-    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
-      count += workload_.layers[l].params > 0 ? 1 : 0;
-    return count;
   }
 
   double per_micro_batch_sync_seconds(int s) const
@@ -208,10 +199,23 @@ private:
     double worst       = 0;
     for (int t = 0; t < plan_.tp; ++t) {
       const auto group = dp_group(s, t);
-      double seconds   = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, stage_slowdown_[s]);
-      if (plan_.zero_stage == 3) // parameters gathered before forward and again before backward, layer by layer
-        seconds += 2 * (stage_slowdown_[s] * transfer_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2) +
-                        layers_with_params(s) * call_seconds(group));
+      if (plan_.zero_stage != 3) {
+        worst = std::max(worst, bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, stage_slowdown_[s]));
+        continue;
+      }
+      // ZeRO-3 goes layer by layer, as the lowering issues it: each layer's parameters gathered before its
+      // forward and again before its backward, its gradients reduce-scattered after; every collective pays its
+      // own latency and call.
+      double seconds = 0;
+      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
+        const double params = workload_.layers[l].params / plan_.tp;
+        if (params <= 0)
+          continue;
+        seconds += stage_slowdown_[s] *
+                       (2 * transfer_seconds(group, CollectiveOp::all_gather, params * dtype_bytes(plan_.dtype)) +
+                        transfer_seconds(group, CollectiveOp::reduce_scatter, params * gradient_bytes_per_param())) +
+                   3 * call_seconds(group);
+      }
       worst = std::max(worst, seconds);
     }
     return worst;
@@ -257,20 +261,42 @@ private:
     return params;
   }
 
+  /// The first and last stages' all-reduce of a tied embedding's gradient, after everything else.
+  double tied_embedding_seconds(int s, int t) const
+  {
+    const double params = tied_embedding_params(workload_.layers);
+    if (plan_.pp == 1 || !plan_.framework.tied_embedding_all_reduce || params <= 0 || (s != 0 && s != plan_.pp - 1))
+      return 0;
+    double slowest = 0;
+    for (int r = 0; r < plan_.dp; ++r) {
+      const std::vector<int> pair = {plan_.device(0, r, t), plan_.device(plan_.pp - 1, r, t)};
+      slowest = std::max(slowest, transfer_seconds(pair, CollectiveOp::all_reduce,
+                                                   params / plan_.tp * gradient_bytes_per_param()) +
+                                      call_seconds(pair));
+    }
+    return slowest;
+  }
+
   /// Synchronisation after the last backward that the pipeline does not hide.
   double exposed_sync_seconds(int s, int t) const
+  {
+    return data_parallel_sync_seconds(s, t) + tied_embedding_seconds(s, t);
+  }
+
+  double data_parallel_sync_seconds(int s, int t) const
   {
     if (plan_.dp == 1 || plan_.zero_stage == 3)
       return 0;
     const auto group     = dp_group(s, t);
     const double bytes   = replicated_params(s) * gradient_bytes_per_param();
     const double gather  = plan_.zero_stage >= 1
-                               ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * 2, end_slowdown_)
+                               ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * dtype_bytes(plan_.dtype),
+                                                  end_slowdown_)
                                : 0;
     // ZeRO 0-2 reduce during the last backward: buckets overlap it, the last bucket never does.
     const CollectiveOp op   = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
     const double reduce     = bucketed_seconds(group, op, bytes, end_slowdown_);
-    const double last       = bucketed_seconds(group, op, std::min(bytes, plan_.bucket_bytes), end_slowdown_);
+    const double last       = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), end_slowdown_);
     return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
   }
 
@@ -278,14 +304,16 @@ private:
   /// the first bucket is full (backward runs from the last layer; layers without parameters fill nothing).
   double overlappable_backward_seconds(int s, int t) const
   {
+    if (!plan_.framework.reduce_during_backward)
+      return 0;
     const int first = plan_.stage_starts[s];
     int closing     = plan_.stage_end(s, layer_count()); // layers [first, closing) run after the first bucket closes
     double filled   = 0;
-    while (closing > first && filled < plan_.bucket_bytes) {
+    while (closing > first && filled < plan_.gradient_bucket_bytes()) {
       --closing;
       filled += bucketed_layer_params(closing) * gradient_bytes_per_param();
     }
-    if (filled < plan_.bucket_bytes)
+    if (filled < plan_.gradient_bucket_bytes())
       return 0;
     double slowest = 0;
     for (int r = 0; r < plan_.dp; ++r)

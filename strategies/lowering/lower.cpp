@@ -39,13 +39,14 @@ struct StageLayout {
   std::vector<double> bucket_bytes; ///< gradient buckets in backward layer order
   double params                    = 0; ///< parameters of the stage on one device (after the TP split)
   double optimizer_params          = 0; ///< the part of them this device updates
-  double output_bytes_per_sample   = 0; ///< what one tensor-parallel rank sends to the next stage (16-bit)
+  int boundary_layer               = 0; ///< whose output the stage sends to the next (boundary_bytes)
 };
 
 class Lowering {
 public:
   Lowering(const Plan& plan, const Problem& problem)
-      : plan_(plan), layers_(problem.workload->layers), scale_(dtype_bytes(plan.dtype) / 2.0),
+      : plan_(plan), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
+        scale_(dtype_bytes(plan.dtype) / 2.0),
         zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers())
   {
     max_accum_ = *std::max_element(plan.grad_accum.begin(), plan.grad_accum.end());
@@ -72,6 +73,7 @@ public:
     pending_p2p_.assign(static_cast<std::size_t>(std::max(0, plan_.pp - 1)) * plan_.dp * plan_.tp * max_accum_ * 2, -1);
     tp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.dp);
     dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp);
+    tied_group_ops_.resize(static_cast<std::size_t>(plan_.dp) * plan_.tp);
     for (int s = 0; s < plan_.pp; ++s)
       for (int r = 0; r < plan_.dp; ++r)
         for (int t = 0; t < plan_.tp; ++t)
@@ -82,10 +84,16 @@ public:
 private:
   double layer_param_bytes(int layer) const { return layers_[layer].params / plan_.tp * dtype_bytes(plan_.dtype); }
 
+  /// A layer's gradients as the framework reduces them (fp32 or the dtype).
+  double layer_gradient_bytes(int layer) const
+  {
+    return layers_[layer].params / plan_.tp * plan_.gradient_reduction_bytes();
+  }
+
   /// The part of a layer's gradients reduced in buckets: all of it unless layer_sharding shards slices of it.
   double bucketed_param_bytes(int layer) const
   {
-    const double bytes = layer_param_bytes(layer);
+    const double bytes = layer_gradient_bytes(layer);
     return sharding_ ? bytes * (1 - plan_.layer_sharding[layer].fraction()) : bytes;
   }
 
@@ -99,10 +107,11 @@ private:
     return zero3_ ? 1 : 0;
   }
 
-  /// Bytes of one of those collectives.
-  double sharded_collective_bytes(int layer) const
+  /// Bytes of one of those collectives: parameters gathered, or gradients reduce-scattered.
+  double sharded_collective_bytes(int layer, bool gradients = false) const
   {
-    return sharding_ ? layer_param_bytes(layer) / plan_.layer_sharding[layer].slices : layer_param_bytes(layer);
+    const double bytes = gradients ? layer_gradient_bytes(layer) : layer_param_bytes(layer);
+    return sharding_ ? bytes / plan_.layer_sharding[layer].slices : bytes;
   }
 
   double backward_flops_per_sample(const models::Layer& layer) const
@@ -115,10 +124,7 @@ private:
     StageLayout stage;
     stage.first                   = plan_.stage_starts[s];
     stage.end                     = plan_.stage_end(s, static_cast<int>(layers_.size()));
-    // Megatron-LM's scatter/gather across stages (and sequence parallelism): each tensor-parallel rank sends its
-    // 1/tp share of the boundary activation; the receiving group all-gathers it over its fast intra-node links,
-    // which this model leaves out.
-    stage.output_bytes_per_sample = layers_[stage.end - 1].activation_bytes_per_sample / plan_.tp;
+    stage.boundary_layer = stage.end - 1;
     for (int l = stage.first; l < stage.end; ++l)
       stage.params += layers_[l].params / plan_.tp;
     stage.optimizer_params = stage.params / (plan_.zero_stage >= 1 ? plan_.dp : 1);
@@ -134,7 +140,7 @@ private:
     std::vector<int> closing_layer;
     const bool buckets = plan_.dp > 1 && plan_.zero_stage <= 2;
     if (buckets) {
-      const double capacity = plan_.bucket_bytes;
+      const double capacity = plan_.gradient_bucket_bytes();
       double filled         = 0;
       for (int l = stage.end - 1; l >= stage.first; --l) {
         double left = bucketed_param_bytes(l);
@@ -153,6 +159,9 @@ private:
         stage.bucket_bytes.push_back(filled);
         closing_layer.push_back(stage.first);
       }
+      // A framework that reduces after the backward pass starts every bucket once its first layer is done.
+      if (!plan_.framework.reduce_during_backward)
+        std::fill(closing_layer.begin(), closing_layer.end(), stage.first);
     }
     // Buckets [begin, end) closed by `layer`; they are contiguous since layers close them in order.
     auto buckets_of = [&](int layer, Piece& piece) {
@@ -385,14 +394,23 @@ private:
 
   bool gathers(int layer) const { return sharded_collectives(layer) > 0; }
 
+  /// Bytes of the embedding gradient the first and last stages all-reduce, 0 when they do not.
+  double tied_embedding_gradient_bytes() const
+  {
+    if (plan_.pp == 1 || !plan_.framework.tied_embedding_all_reduce)
+      return 0;
+    return tied_embedding_params(layers_) / plan_.tp * plan_.gradient_reduction_bytes();
+  }
+
   void lower_device(int s, int r, int t)
   {
     stage_     = s;
     replica_   = r;
     tp_rank_   = t;
     device_    = plan_.device(s, r, t);
-    tp_issued_ = 0;
-    dp_issued_ = 0;
+    tp_issued_   = 0;
+    dp_issued_   = 0;
+    tied_issued_ = 0;
     sync_tasks_.clear();
 
     const int accum = plan_.grad_accum[r];
@@ -421,6 +439,17 @@ private:
       lower_step(m, backward, sync);
     }
 
+    const double tied_bytes = tied_embedding_gradient_bytes();
+    if (tied_bytes > 0 && (s == 0 || s == plan_.pp - 1)) {
+      // The first stage's embedding and the last stage's output projection share their weights: their
+      // gradients are summed once the backward pass and the data-parallel reduction are done.
+      Task tie  = make_task(TaskKind::all_reduce, Stream::data_parallel, -1, true);
+      tie.bytes = tied_bytes;
+      tie.deps  = {schedule_.queues[device_][static_cast<int>(Stream::compute)].back()};
+      sync_tasks_.push_back(add_collective_task(std::move(tie), tied_group_ops_[r * plan_.tp + t], tied_issued_,
+                                                s == 0));
+    }
+
     const StageLayout& stage = stages_[s];
     Task step  = make_task(TaskKind::optimizer, Stream::compute, -1, false);
     step.first_layer = stage.first;
@@ -433,7 +462,7 @@ private:
       for (int b = 0; b < static_cast<int>(stage.bucket_bytes.size()); ++b) {
         Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
         gather.piece = b;
-        gather.bytes = stage.bucket_bytes[b];
+        gather.bytes = stage.bucket_bytes[b] * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
         gather.deps  = {optimizer};
         add_dp_collective(std::move(gather));
       }
@@ -450,12 +479,12 @@ private:
     if (!backward && stage_ > 0) {
       Task recv  = make_task(TaskKind::recv, Stream::pipeline, m, false);
       recv.peer  = plan_.device(stage_ - 1, replica_, tp_rank_);
-      recv.bytes = stages_[stage_ - 1].output_bytes_per_sample * samples * scale_;
+      recv.bytes = boundary_bytes(layers_[stages_[stage_ - 1].boundary_layer], seq_len_, plan_, samples);
       ready      = add_p2p(std::move(recv), p2p_key(stage_ - 1, m, false));
     } else if (backward && stage_ + 1 < plan_.pp) {
       Task recv  = make_task(TaskKind::recv, Stream::pipeline, m, true);
       recv.peer  = plan_.device(stage_ + 1, replica_, tp_rank_);
-      recv.bytes = stage.output_bytes_per_sample * samples * scale_;
+      recv.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples);
       ready      = add_p2p(std::move(recv), p2p_key(stage_, m, true));
     }
 
@@ -518,7 +547,7 @@ private:
           scatter.first_layer = layer;
           scatter.layer_count = 1;
           scatter.piece       = slice;
-          scatter.bytes       = sharded_collective_bytes(layer);
+          scatter.bytes       = sharded_collective_bytes(layer, true);
           scatter.deps        = {id};
           sync_tasks_.push_back(add_dp_collective(std::move(scatter)));
         }
@@ -528,13 +557,13 @@ private:
     if (!backward && stage_ + 1 < plan_.pp) {
       Task send  = make_task(TaskKind::send, Stream::pipeline, m, false);
       send.peer  = plan_.device(stage_ + 1, replica_, tp_rank_);
-      send.bytes = stage.output_bytes_per_sample * samples * scale_;
+      send.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples);
       send.deps  = {last};
       add_p2p(std::move(send), p2p_key(stage_, m, false));
     } else if (backward && stage_ > 0) {
       Task send  = make_task(TaskKind::send, Stream::pipeline, m, true);
       send.peer  = plan_.device(stage_ - 1, replica_, tp_rank_);
-      send.bytes = stages_[stage_ - 1].output_bytes_per_sample * samples * scale_;
+      send.bytes = boundary_bytes(layers_[stages_[stage_ - 1].boundary_layer], seq_len_, plan_, samples);
       send.deps  = {last};
       add_p2p(std::move(send), p2p_key(stage_ - 1, m, true));
     }
@@ -542,6 +571,7 @@ private:
 
   const Plan& plan_;
   const std::vector<models::Layer>& layers_;
+  const int seq_len_;
   const double scale_; ///< activation bytes relative to 16-bit
   const bool zero3_;   ///< ZeRO-3 with something to shard over
   const bool sharding_; ///< layer_sharding shards some layers' slices over more than one replica
@@ -552,6 +582,7 @@ private:
   std::vector<int> pending_p2p_;               ///< first task of each send/recv pair, by boundary slot
   std::vector<std::vector<int>> tp_group_ops_; ///< [stage * dp + replica]: collectives of the TP group, in order
   std::vector<std::vector<int>> dp_group_ops_; ///< [stage * tp + tp_rank]: collectives of the DP group, in order
+  std::vector<std::vector<int>> tied_group_ops_; ///< [replica * tp + tp_rank]: the first and last stages' tie
 
   // The device being lowered.
   int stage_   = 0;
@@ -560,6 +591,7 @@ private:
   int device_  = 0;
   int tp_issued_ = 0;
   int dp_issued_ = 0;
+  int tied_issued_ = 0;
   std::vector<int> sync_tasks_;
   std::vector<std::pair<int, bool>> order_;
 };
@@ -572,6 +604,28 @@ Schedule lower(const Plan& plan, const Problem& problem)
   validate_plan(plan, *problem.cluster, *problem.workload, "plan");
   Lowering lowering(plan, problem);
   return lowering.run(problem.cluster->device_count());
+}
+
+double tied_embedding_params(const std::vector<models::Layer>& layers)
+{
+  if (layers.empty())
+    return 0;
+  const auto& head = layers.back().operators;
+  const auto logits = std::find_if(head.begin(), head.end(), [](const auto& op) { return op.name == "logits"; });
+  if (logits == head.end() || logits->params > 0) // an output projection of its own
+    return 0;
+  for (const auto& op : layers.front().operators)
+    if (op.name == "embedding_lookup")
+      return op.params;
+  return 0;
+}
+
+double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples)
+{
+  const double activation = layer.activation_bytes_per_sample * samples * dtype_bytes(plan.dtype) / 2.0;
+  if (plan.framework.scatter_gather_sends)
+    return activation / plan.tp;
+  return activation + static_cast<double>(seq_len) * seq_len;
 }
 
 int tensor_parallel_all_reduces(const models::Layer& layer, const Plan& plan)

@@ -27,5 +27,13 @@ Schedule lower(const Plan& plan, const Problem& problem);
 /// without); 0 without tensor parallelism. The lowering, the estimate and the planners' stage costs all count them
 /// here.
 int tensor_parallel_all_reduces(const models::Layer& layer, const Plan& plan);
+/// Bytes one tensor-parallel rank sends across a pipeline boundary after `layer` for `samples` sequences:
+/// Megatron-LM's scatter-gather sends 1/tp of the activation per rank (the receivers all-gather it over their
+/// fast intra-node links, which is left out); without it (DeepSpeed's pipeline engine) every rank sends all of
+/// it and the GPT models' s x s boolean attention mask with it.
+double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples);
+/// Parameters of an input embedding that the output projection shares (the head's "logits" operator owns no
+/// weights), 0 otherwise: with pipelining the first and last stages all-reduce their gradients.
+double tied_embedding_params(const std::vector<models::Layer>& layers);
 
 } // namespace hetsim::strategies

@@ -24,6 +24,33 @@ std::string gib(double bytes)
   return text;
 }
 
+/// Bytes of short-lived buffers while layers [first, end) run one micro-batch of `samples` sequences (16-bit
+/// figures): the loss's fp32 logit gradient, the size of the fp32 logits it keeps, and the gradients of the
+/// scores and of the softmax of a non-fused attention (two s x s matrices per head); the larger of them, since
+/// they never live at once.
+double training_transient_bytes(const std::vector<models::Layer>& layers, int first, int end, int tp, double samples)
+{
+  double largest = 0;
+  for (int l = first; l < end; ++l)
+    for (const models::Operator& op : layers[l].operators) {
+      double bytes = 0;
+      if (op.name == "cross_entropy")
+        bytes = op.saved_bytes_per_sample;
+      else if (op.kind == models::OperatorKind::batched_matmul && op.m == op.n)
+        bytes = 2 * (2 * op.m * op.n * op.count);
+      largest = std::max(largest, bytes / op.tensor_parallel_divisor(tp) * samples);
+    }
+  return largest;
+}
+
+/// Communicators a device of `stage` takes part in: its tensor- and data-parallel groups, one per pipeline
+/// neighbour.
+int communicators(const Plan& plan, int stage)
+{
+  const int neighbours = plan.pp == 1 ? 0 : (stage == 0 || stage == plan.pp - 1 ? 1 : 2);
+  return (plan.tp > 1 ? 1 : 0) + (plan.dp > 1 ? 1 : 0) + neighbours;
+}
+
 } // namespace
 
 DeviceMemory zero_model_states(double params, double largest_two_params, int zero_stage, int dp, Dtype dtype)
@@ -99,6 +126,16 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
   const int in_flight  = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);
   const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale;
   m.activation_bytes = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
+
+  const FrameworkSettings& framework = plan.framework;
+  if (!problem.workspace_bytes) // a workspace the user gives stands for these
+    m.framework_bytes = framework.cuda_context_bytes + framework.gemm_workspace_bytes +
+                        framework.communicator_buffer_bytes * communicators(plan, stage);
+  const double training = framework.allocator_fragmentation * m.activation_bytes +
+                          training_transient_bytes(layers, first, end, plan.tp, samples);
+  const double updated_params = m.optimizer_bytes / optimizer_bytes;
+  const double step = reduces_in_fp32(framework, plan.dtype) ? 0 : 4 * updated_params - m.activation_bytes;
+  m.transient_bytes = std::max({training, step, 0.0});
   return m;
 }
 
@@ -114,7 +151,7 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   for (int d = 0; d < cluster.device_count(); ++d) {
     memory[d].device          = d;
     memory[d].gpu             = cluster.gpu_of(d).name;
-    memory[d].workspace_bytes = problem.workspace_bytes;
+    memory[d].workspace_bytes = problem.workspace_bytes.value_or(0);
     memory[d].capacity_bytes  = problem.memory_capacity(d);
   }
   for (int s = 0; s < plan.pp; ++s)
@@ -127,6 +164,8 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
         m.gradient_bytes   = stage.gradient_bytes;
         m.optimizer_bytes  = stage.optimizer_bytes;
         m.activation_bytes = stage.activation_bytes;
+        m.framework_bytes  = stage.framework_bytes;
+        m.transient_bytes  = stage.transient_bytes;
       }
     }
   return memory;
@@ -148,11 +187,18 @@ void check_memory(const std::vector<DeviceMemory>& memory)
     return;
   const auto over_count =
       std::count_if(memory.begin(), memory.end(), [](const DeviceMemory& m) { return m.over_bytes() > 0; });
+  const std::pair<const char*, double> terms[] = {
+      {"parameters", worst->parameter_bytes}, {"gradients", worst->gradient_bytes},
+      {"optimizer", worst->optimizer_bytes},   {"activations", worst->activation_bytes},
+      {"framework", worst->framework_bytes},   {"transient", worst->transient_bytes},
+      {"workspace", worst->workspace_bytes}};
+  const auto largest = std::max_element(std::begin(terms), std::end(terms),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
   std::string message = "plan does not fit: device " + std::to_string(worst->device) + " (" + worst->gpu + ") needs " +
                         gib(worst->total_bytes()) + " of " + gib(worst->capacity_bytes) + " (" +
-                        gib(worst->over_bytes()) + " over): parameters " + gib(worst->parameter_bytes) +
-                        ", gradients " + gib(worst->gradient_bytes) + ", optimizer " + gib(worst->optimizer_bytes) +
-                        ", activations " + gib(worst->activation_bytes) + ", workspace " + gib(worst->workspace_bytes);
+                        gib(worst->over_bytes()) + " over), most of it " + largest->first + ":";
+  for (const auto& [name, bytes] : terms)
+    message += std::string(name == terms[0].first ? " " : ", ") + name + " " + gib(bytes);
   if (over_count > 1)
     message +=
         "; " + std::to_string(over_count - 1) + " other device" + (over_count > 2 ? "s are" : " is") + " over too";

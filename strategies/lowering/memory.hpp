@@ -22,12 +22,20 @@ struct DeviceMemory {
   double gradient_bytes   = 0;
   double optimizer_bytes  = 0; ///< fp32 master weights + Adam moments
   double activation_bytes = 0;
-  double workspace_bytes  = 0;
+  /// What the framework holds whatever the batch: CUDA context, NCCL buffers of each communicator, cuBLAS
+  /// workspace (FrameworkSettings).
+  double framework_bytes  = 0;
+  /// The peak of short-lived buffers beyond the kept activations: during training the caching allocator's
+  /// slack and the larger of the loss's fp32 logit gradient and one attention's s x s score gradients; at the
+  /// optimizer step (activations freed) the fp32 copy of the gradients for the master weights.
+  double transient_bytes  = 0;
+  double workspace_bytes  = 0; ///< what the user gives for the framework's buffers instead (--workspace-gib)
   double capacity_bytes   = 0;
 
   double total_bytes() const
   {
-    return parameter_bytes + gradient_bytes + optimizer_bytes + activation_bytes + workspace_bytes;
+    return parameter_bytes + gradient_bytes + optimizer_bytes + activation_bytes + framework_bytes +
+           transient_bytes + workspace_bytes;
   }
   double over_bytes() const { return total_bytes() - capacity_bytes; } ///< positive when it does not fit
 };

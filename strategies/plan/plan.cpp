@@ -37,6 +37,20 @@ int Plan::micro_batch_samples(int replica, int m) const
   return micro_batch[replica];
 }
 
+double Plan::gradient_reduction_bytes() const
+{
+  return reduces_in_fp32(framework, dtype) ? 4 : dtype_bytes(dtype);
+}
+
+double Plan::gradient_bucket_bytes() const
+{
+  if (bucket_bytes > 0)
+    return bucket_bytes;
+  if (framework.bucket_params > 0)
+    return framework.bucket_params * gradient_reduction_bytes();
+  return 25.0 * (1 << 20);
+}
+
 double Plan::sharded_fraction(int layer) const
 {
   if (dp <= 1)

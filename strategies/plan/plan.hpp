@@ -3,6 +3,7 @@
 /// rank = (stage * dp + replica) * tp + tp_rank, and `placement[rank]` is the device that runs it.
 
 #include "core/dtype.hpp"
+#include "strategies/plan/framework.hpp"
 
 #include <string>
 #include <string_view>
@@ -39,7 +40,8 @@ struct Plan {
   bool recompute                     = false;
   Dtype dtype                        = Dtype::fp16;
   CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
-  double bucket_bytes                = 25.0 * 1024 * 1024; ///< gradient bucket size for ZeRO 0-2
+  double bucket_bytes                = 0; ///< gradient bucket for ZeRO 0-2; 0: the framework's (gradient_bucket_bytes)
+  FrameworkSettings framework;
   /// Poplar's "last batch size": sequences in the last micro-batch of each replica, at most micro_batch[r].
   /// Empty: every micro-batch has micro_batch[r] sequences.
   std::vector<int> last_micro_batch;
@@ -60,6 +62,12 @@ struct Plan {
   double sharded_fraction(int layer) const;
   /// Whether layer_sharding shards anything over more than one replica.
   bool shards_layers() const;
+
+  /// Bytes per parameter of gradient reductions: 4 when the framework reduces in fp32, else the dtype's.
+  double gradient_reduction_bytes() const;
+  /// Gradient bucket size in bytes: bucket_bytes if given, else the framework's bucket of parameters at the
+  /// reduction's bytes, else PyTorch DDP's 25 MiB.
+  double gradient_bucket_bytes() const;
 
   bool operator==(const Plan&) const = default;
 };

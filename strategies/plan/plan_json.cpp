@@ -279,9 +279,65 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
           fail("grad_accum", "expected the same value for every replica with sharded layers (they synchronise "
                              "every micro-batch), got " + str(plan.grad_accum[0]) + " and " + str(plan.grad_accum[r]));
   }
-  if (!(plan.bucket_bytes >= kMinBucketBytes))
+  if (plan.bucket_bytes > 0 && plan.bucket_bytes < kMinBucketBytes)
     fail("bucket_mib", "expected at least 0.0625 (64 KiB), got " + number(plan.bucket_bytes / units::kMiB));
 }
+
+namespace {
+
+/// "megatron" or {"name": "deepspeed", <overrides>}: the framework's defaults with any field replaced.
+FrameworkSettings read_framework(const JsonInput& input)
+{
+  Framework name = Framework::megatron;
+  const bool object = input.is_object();
+  const JsonInput name_input = object ? input.at("name") : input;
+  if (!name_input.is_string() || !parse_framework(name_input.string(), name))
+    name_input.fail("\"megatron\", \"deepspeed\" or \"fsdp\" (or an object with \"name\" and overrides)");
+  FrameworkSettings settings = framework_defaults(name);
+  if (!object)
+    return settings;
+  input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
+                    "tied_embedding_all_reduce", "scatter_gather_sends", "cuda_context_gib", "communicator_buffer_mib",
+                    "gemm_workspace_mib", "allocator_fragmentation"});
+  if (auto fp32 = input.find("fp32_gradient_reduction"))
+    settings.fp32_gradient_reduction = fp32->boolean();
+  settings.bucket_params = input.non_negative_number_or("bucket_params", settings.bucket_params);
+  settings.reduce_during_backward = input.boolean_or("reduce_during_backward", settings.reduce_during_backward);
+  settings.tied_embedding_all_reduce =
+      input.boolean_or("tied_embedding_all_reduce", settings.tied_embedding_all_reduce);
+  settings.scatter_gather_sends = input.boolean_or("scatter_gather_sends", settings.scatter_gather_sends);
+  settings.cuda_context_bytes =
+      input.non_negative_number_or("cuda_context_gib", settings.cuda_context_bytes / units::kGiB) * units::kGiB;
+  settings.communicator_buffer_bytes =
+      input.non_negative_number_or("communicator_buffer_mib", settings.communicator_buffer_bytes / units::kMiB) *
+      units::kMiB;
+  settings.gemm_workspace_bytes =
+      input.non_negative_number_or("gemm_workspace_mib", settings.gemm_workspace_bytes / units::kMiB) * units::kMiB;
+  settings.allocator_fragmentation =
+      input.non_negative_number_or("allocator_fragmentation", settings.allocator_fragmentation);
+  return settings;
+}
+
+/// The framework's name alone when nothing is overridden.
+nlohmann::json framework_json(const FrameworkSettings& s)
+{
+  if (s == framework_defaults(s.name))
+    return framework_name(s.name);
+  nlohmann::json json = {{"name", framework_name(s.name)},
+                         {"bucket_params", s.bucket_params},
+                         {"reduce_during_backward", s.reduce_during_backward},
+                         {"tied_embedding_all_reduce", s.tied_embedding_all_reduce},
+                         {"scatter_gather_sends", s.scatter_gather_sends},
+                         {"cuda_context_gib", s.cuda_context_bytes / units::kGiB},
+                         {"communicator_buffer_mib", s.communicator_buffer_bytes / units::kMiB},
+                         {"gemm_workspace_mib", s.gemm_workspace_bytes / units::kMiB},
+                         {"allocator_fragmentation", s.allocator_fragmentation}};
+  if (s.fp32_gradient_reduction)
+    json["fp32_gradient_reduction"] = *s.fp32_gradient_reduction;
+  return json;
+}
+
+} // namespace
 
 Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const Cluster& cluster,
                     const models::Workload& workload)
@@ -292,7 +348,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
-                   "last_micro_batch_per_device", "layer_sharding"});
+                   "last_micro_batch_per_device", "layer_sharding", "framework"});
   Plan plan;
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
@@ -356,7 +412,10 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   if (auto algorithm = root.find("collective_algorithm");
       algorithm && !parse_algorithm(algorithm->string(), plan.collective_algorithm))
     algorithm->fail("\"ring\", \"tree\" or \"hierarchical\"");
-  plan.bucket_bytes = root.positive_number_or("bucket_mib", plan.bucket_bytes / units::kMiB) * units::kMiB;
+  if (auto bucket = root.find("bucket_mib"))
+    plan.bucket_bytes = bucket->positive_number() * units::kMiB;
+  if (auto framework = root.find("framework"))
+    plan.framework = read_framework(*framework);
 
   validate_plan(plan, cluster, workload, origin);
   return plan;
@@ -383,7 +442,9 @@ nlohmann::json plan_to_json(const Plan& plan)
   json["recompute"]            = plan.recompute;
   json["dtype"]                = dtype_name(plan.dtype);
   json["collective_algorithm"] = algorithm_name(plan.collective_algorithm);
-  json["bucket_mib"]           = plan.bucket_bytes / units::kMiB;
+  json["framework"]            = framework_json(plan.framework);
+  if (plan.bucket_bytes > 0)
+    json["bucket_mib"] = plan.bucket_bytes / units::kMiB;
   if (!plan.last_micro_batch.empty())
     json["last_micro_batch"] = per_replica_json(plan.last_micro_batch);
   if (!plan.layer_sharding.empty())

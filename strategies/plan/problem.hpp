@@ -7,6 +7,8 @@
 #include "models/workload.hpp"
 #include "strategies/plan/plan.hpp"
 
+#include <optional>
+
 namespace hetsim::strategies {
 
 struct Problem {
@@ -15,7 +17,9 @@ struct Problem {
   int global_batch                  = 0; ///< sequences per iteration; 0 when the plan decides
   Dtype dtype                       = Dtype::fp16;
   double memory_limit_bytes         = 0; ///< per device; 0 means each device's own memory
-  double workspace_bytes            = 1.0 * units::kGiB; ///< framework/cuBLAS/NCCL buffers per device
+  /// Memory per device for the framework's buffers, replacing the plan framework's context, NCCL buffers and
+  /// cuBLAS workspace when given (--workspace-gib).
+  std::optional<double> workspace_bytes;
 
   /// Usable memory of one device under this problem's limit.
   double memory_capacity(int device) const;

@@ -68,7 +68,7 @@ bool PipelineCosts::fits(int stage, int first, int end) const
     if (r > 0 && shape_.micro_batch[r] == shape_.micro_batch[r - 1] && shape_.grad_accum[r] == shape_.grad_accum[r - 1])
       continue; // same batch, same memory
     const DeviceMemory m = stage_device_memory(shape_, problem_, stage, first, end, r);
-    if (m.total_bytes() + problem_.workspace_bytes > stage_capacity_bytes_[stage])
+    if (m.total_bytes() + problem_.workspace_bytes.value_or(0) > stage_capacity_bytes_[stage])
       return false;
   }
   return true;

@@ -52,7 +52,9 @@ OsdpProblem osdp_problem(const Problem& problem, const Plan& plan)
   double capacity      = problem.memory_capacity(0);
   for (int d = 1; d < cluster.device_count(); ++d)
     capacity = std::min(capacity, problem.memory_capacity(d));
-  out.available_bytes = capacity - problem.workspace_bytes - m.activation_bytes;
+  // What the framework holds and its transient peak are taken as for the unsharded layers (an upper bound: the
+  // step's fp32 gradient copy shrinks with sharding).
+  out.available_bytes = capacity - problem.workspace_bytes.value_or(0) - m.activation_bytes - m.framework_bytes - m.transient_bytes;
   return out;
 }
 

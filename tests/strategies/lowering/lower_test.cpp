@@ -560,3 +560,48 @@ TEST_CASE("a plan that would lower to an absurd number of tasks is refused")
                              std::to_string(50'000'000 / factor)) != std::string::npos,
                 message);
 }
+
+TEST_CASE("the framework: gradient reduction dtype, buckets after the backward pass, what a pipeline send carries")
+{
+  const Stream dp = Stream::data_parallel;
+  // 2 stages x 2 replicas, tp 2; 4 layers of 2^20 parameters, 1 MiB boundary per sample, micro-batch 2.
+  Case megatron(1, 8, 4, 2, 2, 2, 2, 3);
+  megatron.plan.dtype        = Dtype::bf16;
+  megatron.plan.bucket_bytes = 0.5 * units::kMiB;
+  const Schedule m = megatron.lower();
+  CHECK(replay_problem(m) == "");
+  // bf16 under Megatron-LM: fp32 gradients, 2 layers x 2^19 parameters x 4 bytes per (stage, tp rank).
+  double reduced = 0;
+  for (int id : m.queues[0][static_cast<int>(dp)])
+    reduced += m.tasks[id].bytes;
+  CHECK(reduced == 2 * (1 << 19) * 4.0);
+  // Scatter-gather: each tp rank sends half of the boundary.
+  for (const Task& t : m.tasks)
+    if (t.kind == TaskKind::send)
+      CHECK(t.bytes == units::kMiB);
+
+  Case deepspeed             = megatron;
+  deepspeed.plan.framework   = framework_defaults(Framework::deepspeed);
+  const Schedule d           = deepspeed.lower();
+  CHECK(replay_problem(d) == "");
+  reduced = 0;
+  for (int id : d.queues[0][static_cast<int>(dp)])
+    reduced += d.tasks[id].bytes;
+  CHECK(reduced == 2 * (1 << 19) * 2.0); // bf16 gradients
+  // Every rank sends the whole boundary and the 512 x 512 attention mask.
+  for (const Task& t : d.tasks)
+    if (t.kind == TaskKind::send)
+      CHECK(t.bytes == 2 * units::kMiB + 512.0 * 512);
+  // Every bucket waits for the stage's last backward piece, not the layer that fills it.
+  for (int id : d.queues[0][static_cast<int>(dp)]) {
+    const Task& bucket = d.tasks[id];
+    REQUIRE(bucket.deps.size() == 1);
+    const Task& after = d.tasks[bucket.deps[0]];
+    CHECK(after.kind == TaskKind::backward);
+    CHECK(after.first_layer == 0);
+  }
+  int waits_for_last_layer = 0;
+  for (int id : m.queues[0][static_cast<int>(dp)])
+    waits_for_last_layer += m.tasks[m.tasks[id].deps[0]].first_layer == 1;
+  CHECK(waits_for_last_layer > 0); // Megatron reduces the first buckets while layer 0's backward runs
+}

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "fixtures.hpp"
+#include "models/transformer.hpp"
 
 #include <doctest/doctest.h>
 
@@ -47,7 +48,7 @@ TEST_CASE("model states: weights, gradients and optimizer split by tensor parall
       CHECK(m.parameter_bytes == e.weights);
       CHECK(m.gradient_bytes == e.gradients);
       CHECK(m.optimizer_bytes == e.optimizer);
-      CHECK(m.workspace_bytes == units::kGiB);
+      CHECK(m.workspace_bytes == 0);
       CHECK(m.capacity_bytes == 16 * units::kGiB);
       CHECK(m.gpu == "V100-SXM2-16GB");
     }
@@ -135,13 +136,45 @@ TEST_CASE("check_memory names the device with the largest overflow")
   // Replica 1 on stage 0 keeps the most activations: 4 MiB x 2 layers x 64 x 2 in flight = 1 GiB.
   const int worst = setup.plan.device(0, 1, 0);
   CHECK(memory[worst].activation_bytes == units::kGiB);
+  // Framework: 0.5 GiB context, 32 MiB cuBLAS workspace, 128 MiB for each of 3 communicators (tp, dp and the
+  // pipeline neighbour). Transient: 10% of the activations (this layer list has no operators for the rest).
+  CHECK(memory[worst].framework_bytes == doctest::Approx(0.5 * units::kGiB + 32 * kMiB + 3 * 128 * kMiB));
+  CHECK(memory[worst].transient_bytes == doctest::Approx(0.1 * units::kGiB));
+  // A workspace the user gives replaces the framework's buffers.
   setup.problem.workspace_bytes = 11.5 * units::kGiB;
   memory = setup.memory();
   CHECK_THROWS_WITH_AS(check_memory(memory),
                        ("plan does not fit: device " + std::to_string(worst) +
-                        " (V100-SXM2-16GB) needs 16.5 GiB of 16 GiB (0.50 GiB over): parameters 0.50 GiB, "
-                        "gradients 0.50 GiB, optimizer 3 GiB, activations 1 GiB, workspace 11.5 GiB; "
-                        "1 other device is over too")
+                        " (V100-SXM2-16GB) needs 16.6 GiB of 16 GiB (0.60 GiB over), most of it workspace: "
+                        "parameters 0.50 GiB, gradients 0.50 GiB, optimizer 3 GiB, activations 1 GiB, "
+                        "framework 0 GiB, transient 0.10 GiB, workspace 11.5 GiB; 7 other devices are over too")
                            .c_str(),
                        InfeasiblePlan);
+}
+
+TEST_CASE("the framework's transient buffers: the loss's fp32 logit gradient, attention score gradients, the step")
+{
+  models::TransformerShape shape;
+  shape.name = "gpt", shape.family = "gpt2", shape.layers = 4, shape.hidden = 1024, shape.heads = 16;
+  shape.kv_heads = 16, shape.intermediate = 4096, shape.vocab = 50257, shape.seq_len = 1024;
+  shape.max_positions = 1024;
+  const models::Workload gpt = models::build_transformer(shape);
+  const Cluster cluster      = make_cluster(1, 2);
+  Plan plan                  = make_plan(cluster, gpt, 1, 2, 1, 2, 4);
+  const Problem problem      = make_problem(cluster, gpt);
+  const auto memory          = plan_memory(plan, problem);
+  const double s = 1024, v = 50257, a = 16, mb = 2;
+  // The last stage holds the loss: its fp32 logit gradient (4sv per sample) outgrows the score gradients (4as^2).
+  const double loss = 4 * s * v * mb, scores = 4 * a * s * s * mb;
+  REQUIRE(loss > scores);
+  CHECK(memory[1].transient_bytes == doctest::Approx(0.1 * memory[1].activation_bytes + loss));
+  // The first stage has only blocks: one attention's score gradients at a time, unless the optimizer step's fp32
+  // gradient copy (4 bytes per parameter, activations freed) is larger.
+  const double step = 4 * (gpt.layers[0].params + gpt.layers[1].params + gpt.layers[2].params);
+  CHECK(memory[0].transient_bytes ==
+        doctest::Approx(std::max(0.1 * memory[0].activation_bytes + scores, step - memory[0].activation_bytes)));
+  // Gradients reduced in fp32 need no fp32 copy at the step.
+  plan.framework.fp32_gradient_reduction = true;
+  CHECK(plan_memory(plan, problem)[0].transient_bytes ==
+        doctest::Approx(0.1 * memory[0].activation_bytes + scores));
 }

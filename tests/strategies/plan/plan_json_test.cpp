@@ -68,7 +68,11 @@ TEST_CASE("a minimal plan gets the documented defaults")
   CHECK_FALSE(plan.recompute);
   CHECK(plan.dtype == Dtype::fp16);
   CHECK(plan.collective_algorithm == CollectiveAlgorithm::ring);
-  CHECK(plan.bucket_bytes == 25 * units::kMiB);
+  // Megatron-LM's 40 M-parameter buckets of fp16 gradients.
+  CHECK(plan.bucket_bytes == 0);
+  CHECK(plan.gradient_bucket_bytes() == 80e6);
+  CHECK(plan.framework == framework_defaults(Framework::megatron));
+  CHECK(plan.gradient_reduction_bytes() == 2);
   CHECK(plan.global_batch() == 8);
   CHECK(plan.device(1, 0, 1) == 5);
   CHECK(plan.stage_end(0, 6) == 3);
@@ -142,6 +146,43 @@ TEST_CASE("missing fields and wrong types name the file and the JSON path")
   check_rejected(with(base(), "stage_starts", 3), "stage_starts", "expected an array of integers");
   check_rejected(with(base(), "bucket_mib", -1), "bucket_mib", "expected a positive number");
   check_rejected(with(base(), "bucket_mib", 0.001), "bucket_mib", "expected at least 0.0625 (64 KiB), got 0.001");
+}
+
+TEST_CASE("the framework sets how gradients are reduced and what a pipeline send carries; fields override")
+{
+  Inputs inputs;
+  const Plan megatron_bf16 = inputs.read(with(base(), "dtype", "bf16"));
+  CHECK(megatron_bf16.gradient_reduction_bytes() == 4); // fp32 main gradients
+  CHECK(megatron_bf16.gradient_bucket_bytes() == 160e6);
+
+  const Plan deepspeed = inputs.read(with(base(), "framework", "deepspeed"));
+  CHECK(deepspeed.framework.name == Framework::deepspeed);
+  CHECK(deepspeed.gradient_reduction_bytes() == 2);
+  CHECK(deepspeed.gradient_bucket_bytes() == 1e9); // 5e8 elements
+  CHECK_FALSE(deepspeed.framework.reduce_during_backward);
+  CHECK_FALSE(deepspeed.framework.scatter_gather_sends);
+  CHECK(plan_to_json(deepspeed)["framework"] == "deepspeed");
+  CHECK(inputs.read(plan_to_json(deepspeed)) == deepspeed);
+
+  const Plan fsdp = inputs.read(with(base(), "framework", "fsdp"));
+  CHECK(fsdp.gradient_bucket_bytes() == 25 * units::kMiB);
+
+  const json overridden = {{"name", "deepspeed"}, {"fp32_gradient_reduction", true}, {"reduce_during_backward", true},
+                           {"cuda_context_gib", 1.0}, {"allocator_fragmentation", 0.2}};
+  const Plan tuned = inputs.read(with(base(), "framework", overridden));
+  CHECK(tuned.gradient_reduction_bytes() == 4);
+  CHECK(tuned.gradient_bucket_bytes() == 2e9);
+  CHECK(tuned.framework.reduce_during_backward);
+  CHECK(tuned.framework.cuda_context_bytes == units::kGiB);
+  CHECK(tuned.framework.allocator_fragmentation == 0.2);
+  CHECK(plan_to_json(tuned)["framework"]["fp32_gradient_reduction"] == true);
+  CHECK(inputs.read(plan_to_json(tuned)) == tuned);
+
+  check_rejected(with(base(), "framework", "horovod"), "framework", "expected \"megatron\", \"deepspeed\" or \"fsdp\"");
+  check_rejected(with(base(), "framework", json{{"name", "megatron"}, {"bucket_size", 1}}), "framework",
+                 "unknown field 'bucket_size'");
+  check_rejected(with(base(), "framework", json{{"bucket_params", 1}}), "framework",
+                 "missing required field 'name'");
 }
 
 TEST_CASE("unknown fields and unknown names are rejected")

@@ -1,0 +1,62 @@
+#include "strategies/plan/framework.hpp"
+
+#include "core/enum_names.hpp"
+
+namespace hetsim::strategies {
+namespace {
+
+constexpr EnumNames<Framework, 3> kFrameworkNames{
+    {{{Framework::megatron, "megatron"}, {Framework::deepspeed, "deepspeed"}, {Framework::fsdp, "fsdp"}}}};
+
+} // namespace
+
+// Sources: Megatron-LM's DistributedDataParallel (40 M-parameter buckets, overlap_grad_reduce; fp32 gradient
+// accumulation and reduction forced with bf16) and its p2p communication (scatter-gather of the boundary over
+// the tensor-parallel ranks); DeepSpeed's config defaults (fp32_allreduce false, reduce_bucket_size 5e8
+// elements, overlap_comm false) and PipelineEngine (sends every tensor of the boundary tuple, the GPT models'
+// attention mask included); PyTorch DDP's bucket_cap_mb of 25 MiB, which FSDP's unsharded parts reduce with.
+// Memory: a CUDA 12 context with lazily loaded modules takes about 0.5 GiB; NCCL keeps NCCL_BUFFSIZE (4 MiB)
+// per channel and direction, 16 channels to two ring peers, per communicator; PyTorch's default cuBLAS
+// workspace is 32 MiB (CUBLAS_WORKSPACE_CONFIG :4096:8); the caching allocator's rounding and split blocks
+// are taken as 10% of activations.
+FrameworkSettings framework_defaults(Framework framework)
+{
+  FrameworkSettings s;
+  s.name = framework;
+  switch (framework) {
+  case Framework::megatron:
+    break;
+  case Framework::deepspeed:
+    s.bucket_params          = 5e8;
+    s.reduce_during_backward = false;
+    s.scatter_gather_sends   = false;
+    break;
+  case Framework::fsdp:
+    s.bucket_params             = 0; // bucket_mib, 25 MiB by default
+    s.tied_embedding_all_reduce = false; // FSDP does not pipeline
+    s.scatter_gather_sends      = false;
+    break;
+  }
+  return s;
+}
+
+bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype)
+{
+  if (dtype == Dtype::fp32)
+    return true;
+  if (settings.fp32_gradient_reduction)
+    return *settings.fp32_gradient_reduction;
+  return settings.name == Framework::megatron && dtype == Dtype::bf16;
+}
+
+std::string_view framework_name(Framework framework)
+{
+  return kFrameworkNames.name(framework);
+}
+
+bool parse_framework(std::string_view name, Framework& out)
+{
+  return kFrameworkNames.parse(name, out);
+}
+
+} // namespace hetsim::strategies

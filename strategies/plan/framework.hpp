@@ -1,0 +1,49 @@
+#pragma once
+/// The training framework a plan runs under, and what it does beyond the plan's degrees: the bytes its gradient
+/// reduction and pipeline sends move, when it reduces, and the memory it holds. Each setting defaults by
+/// framework and can be overridden in the plan file (README, "Frameworks").
+
+#include "core/dtype.hpp"
+
+#include <optional>
+#include <string_view>
+
+namespace hetsim::strategies {
+
+enum class Framework { megatron, deepspeed, fsdp };
+
+struct FrameworkSettings {
+  Framework name = Framework::megatron;
+  /// Gradients are reduced in fp32 whatever the training dtype (DeepSpeed `fp32_allreduce`). Unset: the
+  /// framework's default for the plan's dtype (Megatron-LM with bf16 accumulates and reduces in fp32).
+  std::optional<bool> fp32_gradient_reduction;
+  /// Gradient buckets (ZeRO 0-2) of this many parameters; 0 keeps a size in bytes (bucket_mib).
+  double bucket_params = 40e6;
+  /// Buckets are reduced as soon as they fill, overlapping the rest of the backward pass; otherwise all of
+  /// them once the backward pass ends (DeepSpeed's `overlap_comm: false`).
+  bool reduce_during_backward = true;
+  /// With a tied embedding and pipelining, the first and last stages all-reduce the embedding's gradient.
+  bool tied_embedding_all_reduce = true;
+  /// Each tensor-parallel rank sends 1/tp of the boundary activation (Megatron's scatter-gather); otherwise
+  /// every rank sends all of it, and a 1-byte s x s attention mask rides along (DeepSpeed's pipeline engine).
+  bool scatter_gather_sends = true;
+  /// Memory held beyond the model: CUDA context and loaded kernels, NCCL's buffers per communicator the device
+  /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations.
+  double cuda_context_bytes         = 0.5 * (1 << 30);
+  double communicator_buffer_bytes  = 128.0 * (1 << 20);
+  double gemm_workspace_bytes       = 32.0 * (1 << 20);
+  double allocator_fragmentation    = 0.1;
+
+  bool operator==(const FrameworkSettings&) const = default;
+};
+
+/// The settings `framework` runs with by default.
+FrameworkSettings framework_defaults(Framework framework);
+/// Whether gradients are reduced in fp32 when training in `dtype`.
+bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype);
+
+/// "megatron", "deepspeed" or "fsdp", as in plan files.
+std::string_view framework_name(Framework framework);
+bool parse_framework(std::string_view name, Framework& out);
+
+} // namespace hetsim::strategies
