@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "fixtures.hpp"
+#include "models/transformer.hpp"
 
 #include <doctest/doctest.h>
 
@@ -604,4 +605,45 @@ TEST_CASE("the framework: gradient reduction dtype, buckets after the backward p
   for (int id : m.queues[0][static_cast<int>(dp)])
     waits_for_last_layer += m.tasks[m.tasks[id].deps[0]].first_layer == 1;
   CHECK(waits_for_last_layer > 0); // Megatron reduces the first buckets while layer 0's backward runs
+}
+
+TEST_CASE("a tied embedding's gradient is all-reduced between the first and last stages before the step")
+{
+  models::TransformerShape shape;
+  shape.name = "gpt", shape.family = "gpt2", shape.layers = 4, shape.hidden = 64, shape.heads = 4, shape.kv_heads = 4;
+  shape.intermediate = 256, shape.vocab = 1000, shape.seq_len = 32, shape.max_positions = 32;
+  const models::Workload tied = models::build_transformer(shape);
+  shape.tied_embeddings       = false;
+  const models::Workload untied = models::build_transformer(shape);
+  const Cluster cluster         = make_cluster(1, 8);
+  auto ties = [&](const models::Workload& workload, Framework framework, int pp) {
+    Plan plan      = make_plan(cluster, workload, 2, pp, 8 / (2 * pp), 1, 2);
+    plan.framework = framework_defaults(framework);
+    const Schedule schedule = lower(plan, make_problem(cluster, workload));
+    CHECK(replay_problem(schedule) == "");
+    std::vector<Collective> found;
+    for (const Collective& c : schedule.collectives)
+      if (c.kind == TaskKind::all_reduce && schedule.tasks[c.tasks.front()].stream == Stream::data_parallel &&
+          schedule.tasks[c.tasks.front()].stage != schedule.tasks[c.tasks.back()].stage)
+        found.push_back(c);
+    for (const Collective& c : found) {
+      CHECK(c.devices.size() == 2);
+      CHECK(schedule.tasks[c.tasks.front()].stage == 0);
+      CHECK(schedule.tasks[c.tasks.back()].stage == pp - 1);
+      CHECK(c.bytes == 1000.0 * 64 / 2 * 2); // the vocabulary-parallel half of the table, 16-bit gradients
+      // The optimizer waits for it.
+      for (int id : c.tasks) {
+        const int device = schedule.tasks[id].device;
+        const int step   = schedule.queues[device][static_cast<int>(Stream::compute)].back();
+        const auto& deps = schedule.tasks[step].deps;
+        CHECK(std::find(deps.begin(), deps.end(), id) != deps.end());
+      }
+    }
+    return found.size();
+  };
+  CHECK(ties(tied, Framework::megatron, 2) == 4); // 2 replicas x 2 tensor-parallel ranks
+  CHECK(ties(tied, Framework::deepspeed, 4) == 2);
+  CHECK(ties(tied, Framework::fsdp, 2) == 0);
+  CHECK(ties(untied, Framework::megatron, 2) == 0);
+  CHECK(ties(tied, Framework::megatron, 1) == 0);
 }
