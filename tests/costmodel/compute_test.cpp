@@ -3,6 +3,7 @@
 #include "costmodel/kernel_time.hpp"
 #include "core/error.hpp"
 #include "models/transformer.hpp"
+#include "tests/models/gpt_shape.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,11 +14,7 @@ namespace {
 
 models::TransformerShape gpt2_medium()
 {
-  models::TransformerShape shape;
-  shape.name = "gpt2-medium", shape.family = "gpt2", shape.layers = 24, shape.hidden = 1024, shape.heads = 16;
-  shape.kv_heads = 16, shape.intermediate = 4096, shape.vocab = 50257, shape.seq_len = 1024;
-  shape.max_positions = 1024;
-  return shape;
+  return models::testing::gpt_shape();
 }
 
 } // namespace

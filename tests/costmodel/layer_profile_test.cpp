@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "models/transformer.hpp"
+#include "tests/models/gpt_shape.hpp"
 
 #include <doctest/doctest.h>
 
@@ -102,11 +103,7 @@ TEST_CASE("layer profile: one measured micro-batch scales along the cost model's
 {
   // The model's time of a layer has a fixed part (kernel launches, part-empty waves) and a per-sample part, so
   // the time per sequence falls with the batch instead of staying at what one sequence took.
-  models::TransformerShape shape;
-  shape.name = "gpt2-medium", shape.family = "gpt2", shape.layers = 2, shape.hidden = 1024, shape.heads = 16;
-  shape.kv_heads = 16, shape.intermediate = 4096, shape.vocab = 50257, shape.seq_len = 1024;
-  shape.max_positions = 1024;
-  const models::Workload workload = models::build_transformer(shape);
+  const models::Workload workload = models::build_transformer(models::testing::gpt_shape(2));
   const Cluster cluster           = v100_and_t4();
   const GpuSpec& v100             = cluster.gpu_of(0);
   LayerProfile profile;

@@ -2,6 +2,7 @@
 
 #include "models/transformer.hpp"
 #include "models/workload.hpp"
+#include "tests/models/gpt_shape.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,9 +15,8 @@ namespace {
 
 TransformerShape gpt(bool flash)
 {
-  TransformerShape s;
-  s.name = "gpt", s.family = "gpt2", s.layers = 2, s.hidden = 1024, s.heads = 16, s.kv_heads = 16;
-  s.intermediate = 4096, s.vocab = 50257, s.seq_len = 1024, s.max_positions = 1024, s.flash_attention = flash;
+  TransformerShape s = testing::gpt_shape(2);
+  s.flash_attention   = flash;
   return s;
 }
 

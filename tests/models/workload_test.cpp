@@ -2,6 +2,7 @@
 
 #include "core/presets.hpp"
 #include "models/transformer.hpp"
+#include "tests/models/gpt_shape.hpp"
 
 #include <doctest/doctest.h>
 
@@ -32,17 +33,8 @@ TransformerShape llama(int layers, int hidden, int intermediate, int heads, int 
 
 TransformerShape gpt2_medium()
 {
-  TransformerShape s;
-  s.name          = "gpt2-medium";
-  s.family        = "gpt2";
-  s.layers        = 24;
-  s.hidden        = 1024;
-  s.heads         = 16;
-  s.kv_heads      = 16;
-  s.intermediate  = 4096;
-  s.vocab         = 50257;
-  s.seq_len       = 1024;
-  s.max_positions = 1024;
+  TransformerShape s = testing::gpt_shape();
+  s.name              = "gpt2-medium";
   return s;
 }
 

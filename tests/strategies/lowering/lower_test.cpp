@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "fixtures.hpp"
 #include "models/transformer.hpp"
+#include "tests/models/gpt_shape.hpp"
 
 #include <doctest/doctest.h>
 
@@ -609,9 +610,7 @@ TEST_CASE("the framework: gradient reduction dtype, buckets after the backward p
 
 TEST_CASE("a tied embedding's gradient is all-reduced between the first and last stages before the step")
 {
-  models::TransformerShape shape;
-  shape.name = "gpt", shape.family = "gpt2", shape.layers = 4, shape.hidden = 64, shape.heads = 4, shape.kv_heads = 4;
-  shape.intermediate = 256, shape.vocab = 1000, shape.seq_len = 32, shape.max_positions = 32;
+  models::TransformerShape shape = models::testing::gpt_shape(4, 64, 4, 1000, 32);
   const models::Workload tied = models::build_transformer(shape);
   shape.tied_embeddings       = false;
   const models::Workload untied = models::build_transformer(shape);

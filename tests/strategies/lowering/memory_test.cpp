@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "fixtures.hpp"
 #include "models/transformer.hpp"
+#include "tests/models/gpt_shape.hpp"
 
 #include <doctest/doctest.h>
 
@@ -154,11 +155,7 @@ TEST_CASE("check_memory names the device with the largest overflow")
 
 TEST_CASE("the framework's transient buffers: the loss's fp32 logit gradient, attention score gradients, the step")
 {
-  models::TransformerShape shape;
-  shape.name = "gpt", shape.family = "gpt2", shape.layers = 4, shape.hidden = 1024, shape.heads = 16;
-  shape.kv_heads = 16, shape.intermediate = 4096, shape.vocab = 50257, shape.seq_len = 1024;
-  shape.max_positions = 1024;
-  const models::Workload gpt = models::build_transformer(shape);
+  const models::Workload gpt = models::build_transformer(models::testing::gpt_shape(4));
   const Cluster cluster      = make_cluster(1, 2);
   Plan plan                  = make_plan(cluster, gpt, 1, 2, 1, 2, 4);
   const Problem problem      = make_problem(cluster, gpt);
