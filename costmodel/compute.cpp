@@ -30,7 +30,20 @@ double ComputeModel::modelled_layer_seconds(const GpuSpec& gpu, const models::Wo
     const double flops = backward ? layer.backward_flops_per_sample : layer.forward_flops_per_sample;
     return compute_seconds(gpu, flops * samples / tp, dtype, samples * workload.seq_len);
   }
-  return operators_seconds(gpu, kernel_constants(gpu), layer.operators, tp, samples, dtype, backward);
+  const KernelConstants constants = kernel_constants(gpu);
+  const PassKey key{gpu.peak_flops(dtype),     gpu.memory_bandwidth_bytes_per_s, gpu.multiprocessors,
+                    constants.gemm_ceiling,    constants.tile_m,                 constants.tile_n,
+                    &layer,                    layer.forward_flops_per_sample,   tp,
+                    samples,                   dtype,                            backward};
+  {
+    std::lock_guard lock(cache_->mutex);
+    if (auto it = cache_->seconds.find(key); it != cache_->seconds.end())
+      return it->second;
+  }
+  const double seconds = operators_seconds(gpu, constants, layer.operators, tp, samples, dtype, backward);
+  std::lock_guard lock(cache_->mutex);
+  cache_->seconds.emplace(key, seconds);
+  return seconds;
 }
 
 double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,

@@ -11,6 +11,10 @@
 #include "costmodel/layer_profile.hpp"
 #include "models/workload.hpp"
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 namespace hetsim::costmodel {
@@ -51,8 +55,20 @@ private:
   double modelled_layer_seconds(const GpuSpec& gpu, const models::Workload& workload, int layer, int tp,
                                 double samples, Dtype dtype, bool backward) const;
 
+  /// Operator-priced passes already computed: planners and the estimate ask for the same ones many times.
+  /// Shared by copies; the mutex lets parallel searches share a model.
+  /// What a pass's price depends on: the GPU's figures and family constants, the layer (its address, and its
+  /// FLOPs against a reused address), tp, batch, dtype and direction.
+  using PassKey = std::tuple<double, double, int, double, double, double, const models::Layer*, double, int, double,
+                             Dtype, bool>;
+  struct PassCache {
+    std::mutex mutex;
+    std::map<PassKey, double> seconds;
+  };
+
   const Calibration* calibration_;
   const LayerProfile* profile_;
+  std::shared_ptr<PassCache> cache_ = std::make_shared<PassCache>();
 };
 
 } // namespace hetsim::costmodel

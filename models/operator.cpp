@@ -2,6 +2,8 @@
 
 #include "models/workload.hpp"
 
+#include <algorithm>
+
 namespace hetsim::models {
 
 double Operator::flops_per_sample() const
@@ -30,10 +32,12 @@ void apply_operator_totals(Layer& layer)
   layer.forward_flops_per_sample          = 0;
   layer.saved_activation_bytes_per_sample = 0;
   layer.tensor_parallel_all_reduces       = 0;
+  layer.transient_bytes_per_sample        = 0;
   for (const Operator& op : layer.operators) {
     layer.params += op.params;
     layer.forward_flops_per_sample += op.flops_per_sample();
     layer.saved_activation_bytes_per_sample += op.saved_bytes_per_sample;
+    layer.transient_bytes_per_sample = std::max(layer.transient_bytes_per_sample, op.transient_bytes_per_sample);
     if (op.split == TensorSplit::rows || op.split == TensorSplit::vocabulary)
       ++layer.tensor_parallel_all_reduces;
   }

@@ -36,6 +36,9 @@ struct Operator {
   /// Bytes its backward moves beyond the forward's twice (the embedding's full gradient table).
   double backward_fixed_bytes = 0;
   double saved_bytes_per_sample = 0; ///< what it keeps for backward without recompute, 16-bit
+  /// Short-lived working memory while its backward runs, beyond what it saved (the loss's fp32 logit
+  /// gradient; a non-fused attention's score and softmax gradients).
+  double transient_bytes_per_sample = 0;
   double fixed_flops_per_sample  = 0; ///< FLOPs of fused attention (its shape is its heads x s x s x head size)
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).

@@ -108,6 +108,8 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     scores.k                      = head;
     scores.count                  = d.a;
     scores.saved_bytes_per_sample = 2 * d.s * d.h + 2 * d.s * d.kv; // Q and K
+    // Backward holds the gradients of the softmax output and of the scores at once.
+    scores.transient_bytes_per_sample = 4 * d.a * d.s * d.s;
     ops.push_back(scores);
     // Megatron's fused scale-mask-softmax reads and writes the scores once and keeps its output.
     ops.push_back(memory_bound("softmax", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s));
@@ -230,7 +232,9 @@ Layer head_layer(const TransformerShape& shape)
   ops.push_back(logits);
   // Megatron's vocabulary-parallel cross entropy in fp32: the 16-bit logits read and cast (6sv), the max
   // subtracted, exponentiated and normalised in place (3 x 8sv); the fp32 probabilities are kept (4sv).
-  ops.push_back(memory_bound("cross_entropy", TensorSplit::heads, 30 * d.s * d.v, 4 * d.s * d.v));
+  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 30 * d.s * d.v, 4 * d.s * d.v);
+  loss.transient_bytes_per_sample = 4 * d.s * d.v; // the fp32 logit gradient
+  ops.push_back(loss);
   if (shape.pooler) // the first token only
     ops.push_back(linear("pooler", TensorSplit::replicated, 1, d.h, d.h, true));
   // The head ends the model: its output is the loss, one fp32 number.

@@ -19,6 +19,7 @@ struct Layer {
   double backward_flops_per_sample         = 0; ///< 2x forward unless the input says otherwise
   double activation_bytes_per_sample       = 0; ///< the layer's output, what a pipeline stage boundary sends
   double saved_activation_bytes_per_sample = 0; ///< what the layer keeps for backward without recompute
+  double transient_bytes_per_sample        = 0; ///< the largest working memory of one of its operators
   /// Megatron-style tensor-parallel all-reduces of the layer's output per forward pass (backward has as many):
   /// 2 for a transformer block, 1 for attention, MLP, embedding; 0 for layers that are not split.
   int tensor_parallel_all_reduces = 0;
@@ -26,7 +27,8 @@ struct Layer {
   std::vector<Operator> operators;
 };
 
-/// Sets the layer's params, FLOPs and saved bytes to the sums over its operators (backward = 2 x forward:
+/// Sets the layer's params, FLOPs and saved bytes to the sums over its operators, its transient bytes to their
+/// largest (backward = 2 x forward:
 /// a matrix product's input gradient and weight gradient each cost its forward), and its tensor-parallel
 /// all-reduces per forward to the number of row-split and vocabulary-split operators.
 void apply_operator_totals(Layer& layer);

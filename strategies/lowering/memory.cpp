@@ -24,25 +24,6 @@ std::string gib(double bytes)
   return text;
 }
 
-/// Bytes of short-lived buffers while layers [first, end) run one micro-batch of `samples` sequences (16-bit
-/// figures): the loss's fp32 logit gradient, the size of the fp32 logits it keeps, and the gradients of the
-/// scores and of the softmax of a non-fused attention (two s x s matrices per head); the larger of them, since
-/// they never live at once.
-double training_transient_bytes(const std::vector<models::Layer>& layers, int first, int end, int tp, double samples)
-{
-  double largest = 0;
-  for (int l = first; l < end; ++l)
-    for (const models::Operator& op : layers[l].operators) {
-      double bytes = 0;
-      if (op.name == "cross_entropy")
-        bytes = op.saved_bytes_per_sample;
-      else if (op.kind == models::OperatorKind::batched_matmul && op.m == op.n)
-        bytes = 2 * (2 * op.m * op.n * op.count);
-      largest = std::max(largest, bytes / op.tensor_parallel_divisor(tp) * samples);
-    }
-  return largest;
-}
-
 /// Communicators a device of `stage` takes part in: its tensor- and data-parallel groups, one per pipeline
 /// neighbour.
 int communicators(const Plan& plan, int stage)
@@ -80,7 +61,7 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
 
   double params     = 0; // per device, after the tensor-parallel split
   double largest[2] = {0, 0};
-  double saved = 0, boundary = 0, largest_saved = 0; // activation bytes per sample, per device
+  double saved = 0, boundary = 0, largest_saved = 0, transient = 0; // activation bytes per sample, per device
   for (int l = first; l < end; ++l) {
     const double p = layers[l].params / plan.tp;
     params += p;
@@ -93,6 +74,7 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
     saved += layers[l].saved_activation_bytes_per_sample / plan.tp;
     boundary += layers[l].activation_bytes_per_sample / plan.tp;
     largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
+    transient     = std::max(transient, layers[l].transient_bytes_per_sample / plan.tp);
   }
 
   DeviceMemory m = zero_model_states(params, largest[0] + largest[1], plan.zero_stage, plan.dp, plan.dtype);
@@ -131,8 +113,8 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
   if (!problem.workspace_bytes) // a workspace the user gives stands for these
     m.framework_bytes = framework.cuda_context_bytes + framework.gemm_workspace_bytes +
                         framework.communicator_buffer_bytes * communicators(plan, stage);
-  const double training = framework.allocator_fragmentation * m.activation_bytes +
-                          training_transient_bytes(layers, first, end, plan.tp, samples);
+  // One layer's working memory at a time, with the loss's fp32 logit gradient and attention score gradients.
+  const double training = framework.allocator_fragmentation * m.activation_bytes + transient * samples;
   const double updated_params = m.optimizer_bytes / optimizer_bytes;
   const double step = reduces_in_fp32(framework, plan.dtype) ? 0 : 4 * updated_params - m.activation_bytes;
   m.transient_bytes = std::max({training, step, 0.0});
