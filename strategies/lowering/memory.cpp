@@ -104,6 +104,10 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
     m.optimizer_bytes = optimizer_bytes * kept;
   }
 
+  // Megatron-LM accumulating in fp32 keeps its gradients in fp32 main-gradient buffers, not in the dtype.
+  if (plan.framework.name == Framework::megatron && reduces_in_fp32(plan.framework, plan.dtype))
+    m.gradient_bytes *= 4 / weight_bytes;
+
   const int accum      = plan.grad_accum[replica];
   const int in_flight  = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);
   const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale;

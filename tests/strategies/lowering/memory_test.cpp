@@ -175,3 +175,15 @@ TEST_CASE("the framework's transient buffers: the loss's fp32 logit gradient, at
   CHECK(plan_memory(plan, problem)[0].transient_bytes ==
         doctest::Approx(0.1 * memory[0].activation_bytes + scores));
 }
+
+TEST_CASE("Megatron-LM with bf16 keeps fp32 gradients; DeepSpeed keeps them in bf16")
+{
+  Setup setup;
+  setup.plan.dtype = Dtype::bf16;
+  const double p   = 1 << 26; // per device
+  CHECK(setup.memory()[0].gradient_bytes == 4 * p);
+  setup.plan.framework = framework_defaults(Framework::deepspeed);
+  CHECK(setup.memory()[0].gradient_bytes == 2 * p);
+  setup.plan.framework.fp32_gradient_reduction = true; // reduced in fp32, kept in bf16
+  CHECK(setup.memory()[0].gradient_bytes == 2 * p);
+}
