@@ -33,6 +33,7 @@ struct SearchOptions {
   std::string memory_limit;
   std::optional<double> workspace_gib;
   std::string dtype    = "fp16";
+  std::string framework = "megatron";
   std::string out_file;
   std::string best_file;
   std::string profile_file;
@@ -178,6 +179,10 @@ int run_search(const SearchOptions& options)
   problem.global_batch = options.global_batch;
   if (!parse_dtype(options.dtype, problem.dtype))
     throw InputError("--dtype: expected fp16, bf16 or fp32, got '" + options.dtype + "'");
+  strategies::Framework framework = strategies::Framework::megatron;
+  if (!strategies::parse_framework(options.framework, framework))
+    throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + options.framework + "'");
+  problem.framework = strategies::framework_defaults(framework);
   problem.memory_limit_bytes = options.memory_limit.empty() ? 0 : parse_bytes(options.memory_limit);
   if (options.workspace_gib)
     problem.workspace_bytes = *options.workspace_gib * units::kGiB;
@@ -278,6 +283,8 @@ CommandRunner add_search_command(CLI::App& app)
   command->add_option("--workspace-gib", options->workspace_gib, "per-device memory for the framework's buffers (default: the plan framework's CUDA context, NCCL buffers and cuBLAS workspace)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--dtype", options->dtype, "fp16 (default), bf16 or fp32");
+  command->add_option("--framework", options->framework,
+                      "megatron (default), deepspeed or fsdp: what the candidates run under (README, Frameworks)");
   command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");
   command->add_option("--best", options->best_file, "write the best plan as a plan file for hetsim simulate");
   command->add_option("--profile", options->profile_file, "measured per-layer forward times (JSON)");

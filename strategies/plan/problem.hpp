@@ -16,6 +16,7 @@ struct Problem {
   const models::Workload* workload  = nullptr;
   int global_batch                  = 0; ///< sequences per iteration; 0 when the plan decides
   Dtype dtype                       = Dtype::fp16;
+  FrameworkSettings framework;      ///< what the planners' plans run under (search --framework)
   double memory_limit_bytes         = 0; ///< per device; 0 means each device's own memory
   /// Memory per device for the framework's buffers, replacing the plan framework's context, NCCL buffers and
   /// cuBLAS workspace when given (--workspace-gib).

@@ -20,6 +20,7 @@ Plan profiling_plan(const Problem& problem, int batch, int zero_stage)
   plan.grad_accum.assign(devices, 1);
   plan.zero_stage = zero_stage;
   plan.dtype      = problem.dtype;
+  plan.framework  = problem.framework;
   return plan;
 }
 

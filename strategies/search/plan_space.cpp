@@ -67,7 +67,8 @@ Plan uniform_batch_plan(const Degrees& degrees, std::vector<int> placement, std:
   plan.stage_starts = std::move(stage_starts);
   plan.micro_batch.assign(degrees.dp, micro_batch);
   plan.grad_accum.assign(degrees.dp, problem.global_batch / (degrees.dp * micro_batch));
-  plan.dtype = problem.dtype;
+  plan.dtype     = problem.dtype;
+  plan.framework = problem.framework;
   return plan;
 }
 

@@ -99,6 +99,8 @@ TEST_CASE("search: refusals are one line and exit 2")
        "fits in memory"},
       {"no global batch", kAmpInputs, "--global-batch"},
       {"bad memory limit", kAmpInputs + " --global-batch 32 --memory-limit 12XB", "--memory-limit"},
+      {"unknown framework", kAmpInputs + " --global-batch 32 --framework horovod",
+       "--framework: expected megatron, deepspeed or fsdp, got 'horovod'"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);

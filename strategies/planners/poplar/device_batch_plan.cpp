@@ -53,6 +53,7 @@ Plan per_device_plan(const Problem& problem, const std::vector<DeviceBatch>& bat
   plan.stage_starts = {0};
   plan.zero_stage   = zero_stage;
   plan.dtype        = problem.dtype;
+  plan.framework    = problem.framework;
   bool partial_last = false;
   for (const DeviceBatch& b : batches) {
     plan.micro_batch.push_back(b.micro_batch);

@@ -62,6 +62,20 @@ TEST_CASE("planners: every planner returns valid plans for the global batch")
   }
 }
 
+TEST_CASE("planners: every planner's plans run under the problem's framework")
+{
+  const Cluster cluster           = mixed_cluster();
+  const models::Workload workload = make_workload(12, 50e6);
+  Problem problem                 = problem_of(cluster, workload, 32);
+  problem.framework               = framework_defaults(Framework::deepspeed);
+  PlannerContext context;
+  for (const PlannerInfo& info : planners()) {
+    CAPTURE(info.name);
+    for (const Candidate& c : info.make()->propose(problem, context))
+      CHECK(c.plan.framework == problem.framework);
+  }
+}
+
 TEST_CASE("planners: searches are deterministic")
 {
   const Cluster cluster           = mixed_cluster();
