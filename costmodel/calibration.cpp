@@ -12,6 +12,12 @@
 
 namespace hetsim::costmodel {
 
+bool Calibration::calibrates(const std::string& gpu) const
+{
+  auto it = efficiency_points.find(gpu);
+  return it != efficiency_points.end() && !it->second.empty();
+}
+
 double Calibration::efficiency(const std::string& gpu, double tokens) const
 {
   auto it = efficiency_points.find(gpu);

@@ -25,6 +25,8 @@ struct Calibration {
   /// "intra_node", "inter_node", "inter_region" -> fitted α, β.
   std::map<std::string, LinkCalibration> links;
 
+  /// Whether `gpu` has fitted efficiencies.
+  bool calibrates(const std::string& gpu) const;
   /// Interpolated efficiency, or a negative value when the GPU is not calibrated.
   double efficiency(const std::string& gpu, double tokens) const;
 };

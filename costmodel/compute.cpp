@@ -25,7 +25,7 @@ double ComputeModel::modelled_layer_seconds(const GpuSpec& gpu, const models::Wo
                                             double samples, Dtype dtype, bool backward) const
 {
   const models::Layer& layer = workload.layers[l];
-  const bool calibrated      = calibration_ && calibration_->efficiency(gpu.name, 1) > 0;
+  const bool calibrated      = calibration_ && calibration_->calibrates(gpu.name);
   if (calibrated || layer.operators.empty()) {
     const double flops = backward ? layer.backward_flops_per_sample : layer.forward_flops_per_sample;
     return compute_seconds(gpu, flops * samples / tp, dtype, samples * workload.seq_len);

@@ -3,8 +3,6 @@
 #include "costmodel/collective.hpp"
 #include "costmodel/compute.hpp"
 
-#include <map>
-#include <tuple>
 
 namespace hetsim::sim {
 
@@ -16,27 +14,18 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
                                                                    const costmodel::Calibration* calibration,
                                                                    const costmodel::LayerProfile* profile)
 {
-  // Tasks repeat the same layers, batch and pass for every micro-batch: each distinct one is priced once.
-  using Key = std::tuple<const GpuSpec*, int, int, int, bool, bool>;
-  return [&cluster, &workload, tp = plan.tp, dtype = plan.dtype, model = costmodel::ComputeModel(calibration, profile),
-          priced = std::map<Key, double>()](const strategies::Task& task) mutable {
+  return [&cluster, &workload, tp = plan.tp, dtype = plan.dtype,
+          model = costmodel::ComputeModel(calibration, profile)](const strategies::Task& task) {
     const GpuSpec& gpu = cluster.gpu_of(task.device);
     if (task.kind == TaskKind::optimizer)
       return model.optimizer_seconds(gpu, task.params);
     if (task.first_layer >= 0 && task.layer_count > 0) {
       // A piece of a layer split around its tensor-parallel all-reduces is an equal part of its pass; a
       // recomputing backward's rerun forward may be a piece of its own.
-      const bool backward  = task.kind == TaskKind::backward && !task.recomputed;
-      const bool recompute = backward && task.recomputes;
-      const Key key{&gpu, task.first_layer, task.layer_count, task.samples, backward, recompute};
-      auto it = priced.find(key);
-      if (it == priced.end())
-        it = priced
-                 .emplace(key, model.layers_seconds(gpu, workload, task.first_layer,
-                                                    task.first_layer + task.layer_count, tp, task.samples, dtype,
-                                                    backward, recompute))
-                 .first;
-      return it->second / task.pieces;
+      const bool backward = task.kind == TaskKind::backward && !task.recomputed;
+      return model.layers_seconds(gpu, workload, task.first_layer, task.first_layer + task.layer_count, tp,
+                                  task.samples, dtype, backward, backward && task.recomputes) /
+             task.pieces;
     }
     return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len);
   };

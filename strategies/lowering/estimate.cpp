@@ -264,15 +264,13 @@ private:
   /// The first and last stages' all-reduce of a tied embedding's gradient, after everything else.
   double tied_embedding_seconds(int s, int t) const
   {
-    const double params = tied_embedding_params(workload_.layers);
-    if (plan_.pp == 1 || !plan_.framework.tied_embedding_all_reduce || params <= 0 || (s != 0 && s != plan_.pp - 1))
+    const double bytes = tied_embedding_gradient_bytes(workload_.layers, plan_);
+    if (bytes <= 0 || (s != 0 && s != plan_.pp - 1))
       return 0;
     double slowest = 0;
     for (int r = 0; r < plan_.dp; ++r) {
       const std::vector<int> pair = {plan_.device(0, r, t), plan_.device(plan_.pp - 1, r, t)};
-      slowest = std::max(slowest, transfer_seconds(pair, CollectiveOp::all_reduce,
-                                                   params / plan_.tp * gradient_bytes_per_param()) +
-                                      call_seconds(pair));
+      slowest = std::max(slowest, transfer_seconds(pair, CollectiveOp::all_reduce, bytes) + call_seconds(pair));
     }
     return slowest;
   }

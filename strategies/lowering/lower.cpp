@@ -47,7 +47,8 @@ public:
   Lowering(const Plan& plan, const Problem& problem)
       : plan_(plan), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
         scale_(dtype_bytes(plan.dtype) / 2.0),
-        zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers())
+        zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers()),
+        tied_bytes_(tied_embedding_gradient_bytes(layers_, plan))
   {
     max_accum_ = *std::max_element(plan.grad_accum.begin(), plan.grad_accum.end());
     for (int s = 0; s < plan.pp; ++s)
@@ -394,13 +395,6 @@ private:
 
   bool gathers(int layer) const { return sharded_collectives(layer) > 0; }
 
-  /// Bytes of the embedding gradient the first and last stages all-reduce, 0 when they do not.
-  double tied_embedding_gradient_bytes() const
-  {
-    if (plan_.pp == 1 || !plan_.framework.tied_embedding_all_reduce)
-      return 0;
-    return tied_embedding_params(layers_) / plan_.tp * plan_.gradient_reduction_bytes();
-  }
 
   void lower_device(int s, int r, int t)
   {
@@ -439,12 +433,11 @@ private:
       lower_step(m, backward, sync);
     }
 
-    const double tied_bytes = tied_embedding_gradient_bytes();
-    if (tied_bytes > 0 && (s == 0 || s == plan_.pp - 1)) {
+    if (tied_bytes_ > 0 && (s == 0 || s == plan_.pp - 1)) {
       // The first stage's embedding and the last stage's output projection share their weights: their
       // gradients are summed once the backward pass and the data-parallel reduction are done.
       Task tie  = make_task(TaskKind::all_reduce, Stream::data_parallel, -1, true);
-      tie.bytes = tied_bytes;
+      tie.bytes = tied_bytes_;
       tie.deps  = {schedule_.queues[device_][static_cast<int>(Stream::compute)].back()};
       sync_tasks_.push_back(add_collective_task(std::move(tie), tied_group_ops_[r * plan_.tp + t], tied_issued_,
                                                 s == 0));
@@ -575,6 +568,7 @@ private:
   const double scale_; ///< activation bytes relative to 16-bit
   const bool zero3_;   ///< ZeRO-3 with something to shard over
   const bool sharding_; ///< layer_sharding shards some layers' slices over more than one replica
+  const double tied_bytes_; ///< the embedding gradient the first and last stages all-reduce, 0 when they do not
   int max_accum_ = 1;
   std::vector<StageLayout> stages_;
   Schedule schedule_;
@@ -606,9 +600,9 @@ Schedule lower(const Plan& plan, const Problem& problem)
   return lowering.run(problem.cluster->device_count());
 }
 
-double tied_embedding_params(const std::vector<models::Layer>& layers)
+double tied_embedding_gradient_bytes(const std::vector<models::Layer>& layers, const Plan& plan)
 {
-  if (layers.empty())
+  if (layers.empty() || plan.pp == 1 || !plan.framework.tied_embedding_all_reduce)
     return 0;
   const auto& head = layers.back().operators;
   const auto logits = std::find_if(head.begin(), head.end(), [](const auto& op) { return op.name == "logits"; });
@@ -616,7 +610,7 @@ double tied_embedding_params(const std::vector<models::Layer>& layers)
     return 0;
   for (const auto& op : layers.front().operators)
     if (op.name == "embedding_lookup")
-      return op.params;
+      return op.params / plan.tp * plan.gradient_reduction_bytes();
   return 0;
 }
 

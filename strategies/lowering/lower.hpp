@@ -32,8 +32,9 @@ int tensor_parallel_all_reduces(const models::Layer& layer, const Plan& plan);
 /// fast intra-node links, which is left out); without it (DeepSpeed's pipeline engine) every rank sends all of
 /// it and the GPT models' s x s boolean attention mask with it.
 double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples);
-/// Parameters of an input embedding that the output projection shares (the head's "logits" operator owns no
-/// weights), 0 otherwise: with pipelining the first and last stages all-reduce their gradients.
-double tied_embedding_params(const std::vector<models::Layer>& layers);
+/// Bytes of the tied embedding gradient one tensor-parallel rank of the first and of the last stage all-reduce
+/// before the optimizer step: with pipelining and the framework's tied_embedding_all_reduce, when the output
+/// projection shares the input embedding (the head's "logits" operator owns no weights); 0 otherwise.
+double tied_embedding_gradient_bytes(const std::vector<models::Layer>& layers, const Plan& plan);
 
 } // namespace hetsim::strategies

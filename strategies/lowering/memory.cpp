@@ -105,7 +105,8 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
   }
 
   // Megatron-LM accumulating in fp32 keeps its gradients in fp32 main-gradient buffers, not in the dtype.
-  if (plan.framework.name == Framework::megatron && reduces_in_fp32(plan.framework, plan.dtype))
+  const FrameworkSettings& framework = plan.framework;
+  if (framework.name == Framework::megatron && reduces_in_fp32(framework, plan.dtype))
     m.gradient_bytes *= 4 / weight_bytes;
 
   const int accum      = plan.grad_accum[replica];
@@ -113,7 +114,6 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
   const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale;
   m.activation_bytes = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
 
-  const FrameworkSettings& framework = plan.framework;
   if (!problem.workspace_bytes) // a workspace the user gives stands for these
     m.framework_bytes = framework.cuda_context_bytes + framework.gemm_workspace_bytes +
                         framework.communicator_buffer_bytes * communicators(plan, stage);
@@ -134,26 +134,20 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.pp);
 
   std::vector<DeviceMemory> memory(cluster.device_count());
+  for (int s = 0; s < plan.pp; ++s)
+    for (int r = 0; r < plan.dp; ++r) {
+      const DeviceMemory stage =
+          stage_device_memory(plan, problem, s, plan.stage_starts[s], plan.stage_end(s, layer_count), r);
+      for (int t = 0; t < plan.tp; ++t)
+        memory[plan.device(s, r, t)] = stage;
+    }
+  // What stage_device_memory leaves empty: which device, and what it offers.
   for (int d = 0; d < cluster.device_count(); ++d) {
     memory[d].device          = d;
     memory[d].gpu             = cluster.gpu_of(d).name;
     memory[d].workspace_bytes = problem.workspace_bytes.value_or(0);
     memory[d].capacity_bytes  = problem.memory_capacity(d);
   }
-  for (int s = 0; s < plan.pp; ++s)
-    for (int r = 0; r < plan.dp; ++r) {
-      const DeviceMemory stage =
-          stage_device_memory(plan, problem, s, plan.stage_starts[s], plan.stage_end(s, layer_count), r);
-      for (int t = 0; t < plan.tp; ++t) {
-        DeviceMemory& m    = memory[plan.device(s, r, t)];
-        m.parameter_bytes  = stage.parameter_bytes;
-        m.gradient_bytes   = stage.gradient_bytes;
-        m.optimizer_bytes  = stage.optimizer_bytes;
-        m.activation_bytes = stage.activation_bytes;
-        m.framework_bytes  = stage.framework_bytes;
-        m.transient_bytes  = stage.transient_bytes;
-      }
-    }
   return memory;
 }
 

@@ -572,11 +572,15 @@ TEST_CASE("the framework: gradient reduction dtype, buckets after the backward p
   megatron.plan.bucket_bytes = 0.5 * units::kMiB;
   const Schedule m = megatron.lower();
   CHECK(replay_problem(m) == "");
+  // Gradient bytes device 0 reduces.
+  auto reduced = [&](const Schedule& schedule) {
+    double bytes = 0;
+    for (int id : schedule.queues[0][static_cast<int>(dp)])
+      bytes += schedule.tasks[id].bytes;
+    return bytes;
+  };
   // bf16 under Megatron-LM: fp32 gradients, 2 layers x 2^19 parameters x 4 bytes per (stage, tp rank).
-  double reduced = 0;
-  for (int id : m.queues[0][static_cast<int>(dp)])
-    reduced += m.tasks[id].bytes;
-  CHECK(reduced == 2 * (1 << 19) * 4.0);
+  CHECK(reduced(m) == 2 * (1 << 19) * 4.0);
   // Scatter-gather: each tp rank sends half of the boundary.
   for (const Task& t : m.tasks)
     if (t.kind == TaskKind::send)
@@ -586,10 +590,7 @@ TEST_CASE("the framework: gradient reduction dtype, buckets after the backward p
   deepspeed.plan.framework   = framework_defaults(Framework::deepspeed);
   const Schedule d           = deepspeed.lower();
   CHECK(replay_problem(d) == "");
-  reduced = 0;
-  for (int id : d.queues[0][static_cast<int>(dp)])
-    reduced += d.tasks[id].bytes;
-  CHECK(reduced == 2 * (1 << 19) * 2.0); // bf16 gradients
+  CHECK(reduced(d) == 2 * (1 << 19) * 2.0); // bf16 gradients
   // Every rank sends the whole boundary and the 512 x 512 attention mask.
   for (const Task& t : d.tasks)
     if (t.kind == TaskKind::send)
