@@ -7,6 +7,7 @@
 #include "costmodel/calibration.hpp"
 #include "sim/replay_calibration.hpp"
 #include "traces/calibrate.hpp"
+#include "traces/kernel_fit.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -19,28 +20,40 @@ struct CalibrateOptions {
   std::vector<std::string> traces;
   std::vector<std::string> plans; ///< with cluster and model: refine the links by replaying these runs
   std::string cluster;
-  std::string model;
+  std::vector<std::string> models; ///< one for every run, or one per --trace
   std::string out;
 };
 
-/// Replays each calibration run in the simulator and rescales the link classes until it reproduces them.
-costmodel::Calibration refine_by_replay(const CalibrateOptions& options, const std::vector<traces::Trace>& measured,
-                                        const costmodel::Calibration& first_fit)
+/// The runs behind the traces: each --plan lowered on --cluster and --model, scaled as its trace was measured.
+std::vector<MeasuredRun> load_runs(const CalibrateOptions& options, const std::vector<traces::Trace>& measured)
 {
-  if (options.cluster.empty() || options.model.empty())
+  if (options.cluster.empty() || options.models.empty())
     throw InputError("calibrate: --plan needs --cluster and --model (the runs are replayed in the simulator)");
   if (options.plans.size() != options.traces.size())
     throw InputError("calibrate: give one --plan per --trace (got " + std::to_string(options.traces.size()) +
                      " traces and " + std::to_string(options.plans.size()) + " plans)");
+  if (options.models.size() != 1 && options.models.size() != options.traces.size())
+    throw InputError("calibrate: give one --model for all traces or one per --trace (got " +
+                     std::to_string(options.traces.size()) + " traces and " + std::to_string(options.models.size()) +
+                     " models)");
   std::vector<MeasuredRun> loaded;
-  std::vector<sim::CalibrationRun> runs;
   for (std::size_t i = 0; i < options.plans.size(); ++i) {
-    loaded.push_back(load_measured_run(options.cluster, options.model, options.plans[i], measured[i].scale));
+    const std::string& model = options.models[options.models.size() == 1 ? 0 : i];
+    loaded.push_back(load_measured_run(options.cluster, model, options.plans[i], measured[i].scale));
     if (loaded.back().schedule.tasks.size() != measured[i].events.size())
       throw InputError("calibrate: " + options.traces[i] + " has " + std::to_string(measured[i].events.size()) +
                        " tasks but the schedule of " + options.plans[i] + " has " +
                        std::to_string(loaded.back().schedule.tasks.size()) + " (was it measured with that plan?)");
   }
+  return loaded;
+}
+
+/// Replays each calibration run in the simulator and rescales the link classes until it reproduces them.
+costmodel::Calibration refine_by_replay(const std::vector<MeasuredRun>& loaded,
+                                        const std::vector<traces::Trace>& measured,
+                                        const costmodel::Calibration& first_fit)
+{
+  std::vector<sim::CalibrationRun> runs;
   for (std::size_t i = 0; i < loaded.size(); ++i)
     runs.push_back({&measured[i], &loaded[i].scenario->plan, &loaded[i].schedule, loaded[i].scenario->problem});
   std::vector<sim::ReplayFitRound> rounds;
@@ -55,13 +68,26 @@ costmodel::Calibration refine_by_replay(const CalibrateOptions& options, const s
   return refined;
 }
 
+/// Kernel constants per GPU type from the runs' compute tasks, through their layers' operators.
+std::map<std::string, costmodel::KernelConstants> fit_kernels(const std::vector<MeasuredRun>& loaded,
+                                                              const std::vector<traces::Trace>& measured,
+                                                              std::vector<std::string>& skipped)
+{
+  std::vector<traces::MeasuredSchedule> runs;
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    const Scenario& scenario = *loaded[i].scenario;
+    runs.push_back({&measured[i], &loaded[i].schedule, &scenario.workload, &scenario.cluster, scenario.plan.dtype});
+  }
+  return traces::fit_kernel_constants(runs, &skipped);
+}
+
 int run_calibrate(const CalibrateOptions& options)
 {
   auto inputs = options.traces;
   inputs.insert(inputs.end(), options.plans.begin(), options.plans.end());
-  for (const auto* file : {&options.cluster, &options.model})
-    if (!file->empty())
-      inputs.push_back(*file);
+  inputs.insert(inputs.end(), options.models.begin(), options.models.end());
+  if (!options.cluster.empty())
+    inputs.push_back(options.cluster);
   check_output_is_not_input(options.out, inputs, "--out");
   std::vector<traces::Trace> loaded;
   for (const auto& file : options.traces)
@@ -70,14 +96,26 @@ int run_calibrate(const CalibrateOptions& options)
   costmodel::Calibration calibration = traces::calibrate(loaded, &skipped);
   for (const auto& line : skipped)
     std::cerr << "warning: " << line << " (left out)\n";
-  if (!options.plans.empty())
-    calibration = refine_by_replay(options, loaded, calibration);
+  if (!options.plans.empty()) {
+    const std::vector<MeasuredRun> runs = load_runs(options, loaded);
+    if (!calibration.links.empty())
+      calibration = refine_by_replay(runs, loaded, calibration);
+    std::vector<std::string> unfitted;
+    calibration.kernels = fit_kernels(runs, loaded, unfitted);
+    for (const auto& line : unfitted)
+      std::cerr << "warning: " << line << " (left out)\n";
+  }
   for (const auto& [gpu, points] : calibration.efficiency_points) {
     std::cout << "compute " << gpu << ":";
     for (const auto& [tokens, efficiency] : points)
       std::printf(" %g tokens %.3g%%;", tokens, 100 * efficiency);
     std::cout << '\n';
   }
+  for (const auto& [gpu, c] : calibration.kernels)
+    std::printf("kernels %s: matrix-product ceiling %.3g, depth overhead %.3g, memory efficiency %.3g, launch gap "
+                "%.3g us, host dispatch %.3g us\n",
+                gpu.c_str(), c.gemm_ceiling, c.k_overhead, c.memory_efficiency, 1e6 * c.launch_gap_s,
+                1e6 * c.host_dispatch_s);
   for (const auto& [name, link] : calibration.links)
     std::printf("link %s: alpha %.4g s, beta %.4g s/byte (%.4g Gbit/s), collective overhead %.4g s\n", name.c_str(),
                 link.alpha_s, link.beta_seconds_per_byte, 8e-9 / link.beta_seconds_per_byte,
@@ -94,7 +132,8 @@ CommandRunner add_calibrate_command(CLI::App& app)
   auto options      = std::make_shared<CalibrateOptions>();
   CLI::App* command = app.add_subcommand(
       "calibrate", "Fit the cost model to traces measured by `hetsim run`: per GPU type, compute efficiency by "
-                   "micro-batch tokens; per link class (intra_node, inter_node, inter_region), latency alpha, "
+                   "micro-batch tokens (and, with --plan, the kernel constants of its layers' operators: matrix-product "
+                   "ceiling, depth overhead, memory efficiency, launch gap, host dispatch); per link class (intra_node, inter_node, inter_region), latency alpha, "
                    "seconds per byte beta and a per-collective overhead by least squares (refined by replaying the "
                    "runs when --plan is given). Use the result with --calibration.");
   command->add_option("--trace", options->traces, "measured trace (trace.json of `hetsim run`); repeat for several")
@@ -105,7 +144,9 @@ CommandRunner add_calibrate_command(CLI::App& app)
                       "simulator and each link class rescaled until the replay matches, so that links the "
                       "calibration runs shared are not mistaken for slow ones");
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME (with --plan)");
-  command->add_option("--model", options->model, "model JSON file, or preset:NAME (with --plan)");
+  command->add_option("--model", options->models,
+                      "model JSON file, or preset:NAME (with --plan): once for every run, or repeated in --trace "
+                      "order");
   command->add_option("--out", options->out, "calibration JSON to write")->required();
   return [options] { return run_calibrate(*options); };
 }

@@ -48,7 +48,7 @@ double Calibration::efficiency(const std::string& gpu, double tokens) const
 Calibration calibration_from_json(const nlohmann::json& json, const std::string& origin)
 {
   JsonInput root(json, origin);
-  root.allow_only({"efficiency", "links"});
+  root.allow_only({"efficiency", "kernels", "links"});
   Calibration calibration;
   if (auto efficiency = root.find("efficiency")) {
     if (!efficiency->is_object())
@@ -69,6 +69,28 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
         if (points[i].first == points[i - 1].first)
           throw InputError(efficiency->at(gpu).where() + ": expected distinct token counts, got " +
                            std::to_string(points[i].first) + " twice");
+    }
+  }
+  if (auto kernels = root.find("kernels")) {
+    if (!kernels->is_object())
+      kernels->fail("an object mapping GPU names to kernel constants");
+    for (const auto& [gpu, unused] : kernels->value().items()) {
+      JsonInput entry = kernels->at(gpu);
+      entry.allow_only({"gemm_ceiling", "memory_efficiency", "tile_m", "tile_n", "k_overhead", "launch_gap_s",
+                        "host_dispatch_s"});
+      KernelConstants c;
+      // Fitted on a device whose nominal peak understates it, a ceiling may pass 1: it is relative to the file.
+      c.gemm_ceiling      = entry.at("gemm_ceiling").positive_number();
+      c.memory_efficiency = entry.at("memory_efficiency").positive_number();
+      if (auto tile = entry.find("tile_m"))
+        c.tile_m = tile->positive_number();
+      if (auto tile = entry.find("tile_n"))
+        c.tile_n = tile->positive_number();
+      if (auto overhead = entry.find("k_overhead"))
+        c.k_overhead = overhead->non_negative_number();
+      c.launch_gap_s    = entry.at("launch_gap_s").non_negative_number();
+      c.host_dispatch_s = entry.at("host_dispatch_s").non_negative_number();
+      calibration.kernels[gpu] = c;
     }
   }
   if (auto links = root.find("links")) {
@@ -98,6 +120,11 @@ nlohmann::json calibration_to_json(const Calibration& calibration)
   for (const auto& [gpu, points] : calibration.efficiency_points)
     for (const auto& [tokens, eff] : points)
       out["efficiency"][gpu].push_back({tokens, eff});
+  for (const auto& [gpu, c] : calibration.kernels)
+    out["kernels"][gpu] = {{"gemm_ceiling", c.gemm_ceiling}, {"memory_efficiency", c.memory_efficiency},
+                           {"tile_m", c.tile_m},             {"tile_n", c.tile_n},
+                           {"k_overhead", c.k_overhead},     {"launch_gap_s", c.launch_gap_s},
+                           {"host_dispatch_s", c.host_dispatch_s}};
   for (const auto& [name, link] : calibration.links)
     out["links"][name] = {{"alpha_s", link.alpha_s},
                           {"beta_seconds_per_byte", link.beta_seconds_per_byte},

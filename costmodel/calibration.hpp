@@ -1,6 +1,9 @@
 #pragma once
-/// Fitted parameters that replace the cost model's defaults: per GPU type, compute efficiency as a function
+/// Fitted parameters that replace the cost model's defaults: per GPU type, the kernel constants of its
+/// operators (matrix-product ceiling, memory efficiency, launch cost), or else compute efficiency as a function
 /// of tokens per micro-batch (points interpolated monotonically); per link class, latency and bandwidth.
+
+#include "costmodel/kernel_time.hpp"
 
 #include <map>
 #include <string>
@@ -22,6 +25,9 @@ struct LinkCalibration {
 struct Calibration {
   /// GPU name -> (tokens, efficiency) points sorted by tokens.
   std::map<std::string, std::vector<std::pair<double, double>>> efficiency_points;
+  /// GPU name -> kernel constants fitted to measured layer times: they price a layer that has operators
+  /// (taking precedence over efficiency points there).
+  std::map<std::string, KernelConstants> kernels;
   /// "intra_node", "inter_node", "inter_region" -> fitted α, β.
   std::map<std::string, LinkCalibration> links;
 

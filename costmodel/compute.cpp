@@ -18,32 +18,38 @@ double ComputeModel::compute_seconds(const GpuSpec& gpu, double flops, Dtype dty
       return flops / (gpu.peak_flops(dtype) * fitted);
   }
   const double width = std::sqrt(flops / (2 * tokens));
-  return matmul_seconds(gpu, kernel_constants(gpu), tokens, width, width, 1, dtype);
+  return matmul_seconds(gpu, constants(gpu), tokens, width, width, 1, dtype);
 }
 
 double ComputeModel::modelled_layer_seconds(const GpuSpec& gpu, const models::Workload& workload, int l, int tp,
                                             double samples, Dtype dtype, bool backward) const
 {
   const models::Layer& layer = workload.layers[l];
-  const bool calibrated      = calibration_ && calibration_->calibrates(gpu.name);
-  if (calibrated || layer.operators.empty()) {
+  const bool fitted_kernels  = calibration_ && calibration_->kernels.count(gpu.name);
+  const bool fitted_layers   = calibration_ && calibration_->calibrates(gpu.name) && !fitted_kernels;
+  if (fitted_layers || layer.operators.empty()) {
     const double flops = backward ? layer.backward_flops_per_sample : layer.forward_flops_per_sample;
     return compute_seconds(gpu, flops * samples / tp, dtype, samples * workload.seq_len);
   }
-  const KernelConstants constants = kernel_constants(gpu);
-  const PassKey key{gpu.peak_flops(dtype),     gpu.memory_bandwidth_bytes_per_s, gpu.multiprocessors,
-                    constants.gemm_ceiling,    constants.tile_m,                 constants.tile_n,
-                    &layer,                    layer.forward_flops_per_sample,   tp,
-                    samples,                   dtype,                            backward};
+  const PassKey key{gpu.name, gpu.peak_flops(dtype), gpu.memory_bandwidth_bytes_per_s, gpu.multiprocessors,
+                    &layer,   layer.forward_flops_per_sample,  tp, samples, dtype, backward};
   {
     std::lock_guard lock(cache_->mutex);
     if (auto it = cache_->seconds.find(key); it != cache_->seconds.end())
       return it->second;
   }
-  const double seconds = operators_seconds(gpu, constants, layer.operators, tp, samples, dtype, backward);
+  const double seconds = operators_seconds(gpu, constants(gpu), layer.operators, tp, samples, dtype, backward);
   std::lock_guard lock(cache_->mutex);
   cache_->seconds.emplace(key, seconds);
   return seconds;
+}
+
+KernelConstants ComputeModel::constants(const GpuSpec& gpu) const
+{
+  if (calibration_)
+    if (auto it = calibration_->kernels.find(gpu.name); it != calibration_->kernels.end())
+      return it->second;
+  return kernel_constants(gpu);
 }
 
 double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,

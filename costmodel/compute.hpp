@@ -1,8 +1,8 @@
 #pragma once
 /// Time of computation on one GPU. A layer runs as its operators (costmodel/kernel_time.hpp): matrix products
 /// at a shape-dependent efficiency, memory-bound kernels at the bandwidth, a launch gap per kernel, and never
-/// faster than the host issues them. A Calibration with fitted efficiencies for a GPU type replaces that by
-/// FLOPs over the fitted efficiency, and a LayerProfile anchors whole layers' times wherever it covers the GPU
+/// faster than the host issues them; a Calibration's fitted kernel constants replace the family's. One with
+/// only fitted efficiencies for a GPU type replaces that by FLOPs over the fitted efficiency, and a LayerProfile anchors whole layers' times wherever it covers the GPU
 /// and tensor-parallel degree (costmodel/layer_profile.hpp).
 
 #include "core/dtype.hpp"
@@ -44,6 +44,9 @@ public:
   /// Adam step: reads and writes fp32 master weights, two moments and the 16-bit copy (memory bound).
   double optimizer_seconds(const GpuSpec& gpu, double params) const;
 
+  /// The kernel constants of `gpu`: fitted by the calibration, or its family's (kernel_time.hpp).
+  KernelConstants constants(const GpuSpec& gpu) const;
+
   /// The calibration behind the model, if any (its links' per-collective overheads serve the analytic estimate).
   const Calibration* calibration() const { return calibration_; }
 
@@ -57,10 +60,10 @@ private:
 
   /// Operator-priced passes already computed: planners and the estimate ask for the same ones many times.
   /// Shared by copies; the mutex lets parallel searches share a model.
-  /// What a pass's price depends on: the GPU's figures and family constants, the layer (its address, and its
-  /// FLOPs against a reused address), tp, batch, dtype and direction.
-  using PassKey = std::tuple<double, double, int, double, double, double, const models::Layer*, double, int, double,
-                             Dtype, bool>;
+  /// What a pass's price depends on: the GPU (its name decides its constants) and its figures, the layer (its
+  /// address, and its FLOPs against a reused address), tp, batch, dtype and direction.
+  using PassKey =
+      std::tuple<std::string, double, double, int, const models::Layer*, double, int, double, Dtype, bool>;
   struct PassCache {
     std::mutex mutex;
     std::map<PassKey, double> seconds;

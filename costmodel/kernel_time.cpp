@@ -42,6 +42,15 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
   } else if (starts_with(n, "H100") || starts_with(n, "H200")) {
     c.gemm_ceiling = 0.7;
     c.tile_m       = 256;
+  } else if (starts_with(n, "cpu")) {
+    // A CPU core running the cpu executor: Eigen's register block in a baseline x86-64 build (two SSE packets
+    // of 4 floats x 4 columns) is its tile, one core has no waves, and the core that issues a kernel is the one
+    // that runs it, so there is no separate dispatch cost. The ceiling and launch gap are what `hetsim
+    // calibrate` fits.
+    c.tile_m          = 8;
+    c.tile_n          = 4;
+    c.k_overhead      = 16;
+    c.host_dispatch_s = 0;
   }
   return c;
 }
@@ -69,60 +78,38 @@ double memory_seconds(const GpuSpec& gpu, const KernelConstants& c, double bytes
   return bytes / (gpu.memory_bandwidth_bytes_per_s * c.memory_efficiency);
 }
 
-double operator_seconds(const GpuSpec& gpu, const KernelConstants& c, const models::Operator& op, int tp,
-                        double samples, Dtype dtype, bool backward)
+double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models::Kernel& kernel, Dtype dtype)
 {
-  using models::OperatorKind;
-  using models::TensorSplit;
-  const double divisor = op.tensor_parallel_divisor(tp);
-  const double scale   = dtype_bytes(dtype) / 2.0; // operator bytes are 16-bit
-  switch (op.kind) {
-  case OperatorKind::linear:
-  case OperatorKind::batched_matmul: {
-    const bool batched = op.kind == OperatorKind::batched_matmul;
-    double m = batched ? op.m : op.m * samples;
-    double n = op.n, k = op.k, batch = batched ? op.count * samples : 1;
-    if (op.split == TensorSplit::columns)
-      n /= divisor;
-    else if (op.split == TensorSplit::rows)
-      k /= divisor;
-    else if (op.split == TensorSplit::heads)
-      batch /= divisor;
-    if (!backward)
-      return matmul_seconds(gpu, c, m, n, k, batch, dtype);
-    // The gradient of the input (m x n times n x k) and of the second operand (k x m times m x n).
-    return matmul_seconds(gpu, c, m, k, n, batch, dtype) + matmul_seconds(gpu, c, k, n, m, batch, dtype);
-  }
-  case OperatorKind::fused_attention: {
-    // FlashAttention-2 (Dao, 2023): forward near the matrix-product ceiling, backward 2.5x the forward's
-    // matrix products (five against two, the scores recomputed).
-    const double flops = op.fixed_flops_per_sample * samples / divisor * (backward ? 2.5 : 1);
-    const double bytes = op.bytes_per_sample * samples / divisor * scale * (backward ? 2 : 1);
-    return std::max(flops / (gpu.peak_flops(dtype) * c.gemm_ceiling), memory_seconds(gpu, c, bytes));
-  }
-  case OperatorKind::memory_bound: {
-    // Backward reads the output gradient and what was saved and writes the input gradient: twice the forward.
-    // A vocabulary-parallel lookup still writes a whole (masked) output; only its table is divided.
-    const double per_sample = op.split == TensorSplit::vocabulary ? 1.0 : divisor;
-    double bytes = op.bytes_per_sample * samples / per_sample * scale * (backward ? 2 : 1);
-    if (backward)
-      bytes += op.backward_fixed_bytes / divisor * scale;
+  const double bytes = kernel.bytes * dtype_bytes(dtype) / 2.0;
+  switch (kernel.kind) {
+  case models::Kernel::Kind::matmul:
+    return matmul_seconds(gpu, c, kernel.m, kernel.n, kernel.k, kernel.batch, dtype);
+  case models::Kernel::Kind::fused_attention:
+    return std::max(kernel.flops / (gpu.peak_flops(dtype) * c.gemm_ceiling), memory_seconds(gpu, c, bytes));
+  case models::Kernel::Kind::stream:
     return memory_seconds(gpu, c, bytes);
   }
-  }
   return 0;
+}
+
+double kernels_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Kernel>& kernels,
+                       Dtype dtype)
+{
+  double device = 0;
+  for (const auto& kernel : kernels)
+    device += kernel_seconds(gpu, c, kernel, dtype);
+  const auto launched = static_cast<double>(kernels.size());
+  return std::max(device + launched * c.launch_gap_s, launched * c.host_dispatch_s);
 }
 
 double operators_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Operator>& ops,
                          int tp, double samples, Dtype dtype, bool backward)
 {
-  double device = 0;
-  int launched  = 0;
-  for (const auto& op : ops) {
-    device += operator_seconds(gpu, c, op, tp, samples, dtype, backward);
-    launched += models::kernels(op, backward);
-  }
-  return std::max(device + launched * c.launch_gap_s, launched * c.host_dispatch_s);
+  std::vector<models::Kernel> kernels;
+  for (const auto& op : ops)
+    for (auto& kernel : models::operator_kernels(op, tp, samples, backward))
+      kernels.push_back(std::move(kernel));
+  return kernels_seconds(gpu, c, kernels, dtype);
 }
 
 } // namespace hetsim::costmodel

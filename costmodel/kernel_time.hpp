@@ -30,13 +30,15 @@ double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, do
 /// A kernel that streams `bytes` through memory.
 double memory_seconds(const GpuSpec& gpu, const KernelConstants& c, double bytes);
 
-/// Device time of one operator (without launch gaps) for `samples` sequences on one member of a tp group.
-double operator_seconds(const GpuSpec& gpu, const KernelConstants& c, const models::Operator& op, int tp,
-                        double samples, Dtype dtype, bool backward);
+/// Device time of one kernel (without its launch gap); its bytes are 16-bit, rescaled for `dtype`.
+double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models::Kernel& kernel, Dtype dtype);
 
-/// A layer's forward or backward pass over its operators: device time plus launch gaps, or the host's
-/// dispatch time when that is longer.
+/// A layer's forward or backward pass over its operators' kernels (models::operator_kernels): device time plus
+/// launch gaps, or the host's dispatch time when that is longer.
 double operators_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Operator>& ops,
                          int tp, double samples, Dtype dtype, bool backward);
+/// The same over a list of kernels.
+double kernels_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Kernel>& kernels,
+                       Dtype dtype);
 
 } // namespace hetsim::costmodel

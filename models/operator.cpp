@@ -20,10 +20,71 @@ double Operator::flops_per_sample() const
   return 0; // elementwise arithmetic is not counted, as in Megatron-LM's FLOP formula
 }
 
-int kernels(const Operator& op, bool backward)
+namespace {
+
+Kernel matmul(const std::string& name, double m, double n, double k, double batch)
 {
-  const bool product = op.kind == OperatorKind::linear || op.kind == OperatorKind::batched_matmul;
-  return backward && product ? 2 : 1;
+  Kernel kernel;
+  kernel.name  = name;
+  kernel.kind  = Kernel::Kind::matmul;
+  kernel.m     = m;
+  kernel.n     = n;
+  kernel.k     = k;
+  kernel.batch = batch;
+  kernel.flops = 2 * m * n * k * batch;
+  kernel.bytes = 2 * (m * k + k * n + m * n) * batch;
+  return kernel;
+}
+
+} // namespace
+
+std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward)
+{
+  const double divisor = op.tensor_parallel_divisor(tp);
+  switch (op.kind) {
+  case OperatorKind::linear:
+  case OperatorKind::batched_matmul: {
+    const bool batched = op.kind == OperatorKind::batched_matmul;
+    const double m     = batched ? op.m : op.m * samples;
+    double n = op.n, k = op.k, batch = batched ? op.count * samples : 1;
+    if (op.split == TensorSplit::columns)
+      n /= divisor;
+    else if (op.split == TensorSplit::rows)
+      k /= divisor;
+    else if (op.split == TensorSplit::heads)
+      batch /= divisor;
+    if (!backward)
+      return {matmul(op.name, m, n, k, batch)};
+    // The gradient of the input (m x n times n x k) and of the second operand (k x m times m x n).
+    return {matmul(op.name + ".dgrad", m, k, n, batch), matmul(op.name + ".wgrad", k, n, m, batch)};
+  }
+  case OperatorKind::fused_attention: {
+    // FlashAttention-2 (Dao, 2023): the backward runs five products against the forward's two (the scores are
+    // recomputed), 2.5 times the FLOPs, and moves twice the bytes.
+    Kernel kernel;
+    kernel.name  = op.name;
+    kernel.kind  = Kernel::Kind::fused_attention;
+    kernel.m     = op.m;
+    kernel.n     = op.n;
+    kernel.k     = op.k;
+    kernel.batch = op.count * samples / divisor;
+    kernel.flops = op.fixed_flops_per_sample * samples / divisor * (backward ? 2.5 : 1);
+    kernel.bytes = op.bytes_per_sample * samples / divisor * (backward ? 2 : 1);
+    return {kernel};
+  }
+  case OperatorKind::memory_bound: {
+    // Backward reads the output gradient and what was saved and writes the input gradient: twice the forward.
+    // A vocabulary-parallel lookup still writes a whole (masked) output; only its table is divided.
+    Kernel kernel;
+    kernel.name             = op.name;
+    const double per_sample = op.split == TensorSplit::vocabulary ? 1.0 : divisor;
+    kernel.bytes            = op.bytes_per_sample * samples / per_sample * (backward ? 2 : 1);
+    if (backward)
+      kernel.bytes += op.backward_fixed_bytes / divisor;
+    return {kernel};
+  }
+  }
+  return {};
 }
 
 void apply_operator_totals(Layer& layer)

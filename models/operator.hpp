@@ -27,7 +27,9 @@ struct Operator {
   std::string name;
   OperatorKind kind  = OperatorKind::memory_bound;
   TensorSplit split  = TensorSplit::replicated;
-  double m = 0, n = 0, k = 0; ///< matrix products: rows per sample (linear) or per matrix (batched), out, in
+  /// Matrix products: rows per sample (linear) or per matrix (batched), out, in. Fused attention: sequence,
+  /// sequence, head size.
+  double m = 0, n = 0, k = 0;
   double count  = 1;          ///< matrices per sample (batched_matmul, fused_attention: the heads)
   double params = 0;          ///< weights it owns (16-bit during the step)
   /// Bytes read and written by one forward pass on one sample, 16-bit activations (memory-bound operators and
@@ -50,8 +52,23 @@ struct Operator {
   }
 };
 
-/// Kernels one forward (backward = false) or backward pass of the operator launches: two per matrix product
-/// in backward (input and weight gradients), one otherwise.
-int kernels(const Operator& op, bool backward);
+/// One kernel an operator launches: what the cost model prices and the executors run.
+struct Kernel {
+  enum class Kind {
+    matmul,          ///< `batch` independent m x k times k x n products
+    fused_attention, ///< flash attention over `batch` heads: `flops` of products, `bytes` through memory
+    stream,          ///< an elementwise pass reading and writing `bytes` in all
+  };
+  std::string name; ///< the operator's, with ".dgrad" / ".wgrad" for a product's two backward kernels
+  Kind kind = Kind::stream;
+  double m = 0, n = 0, k = 0, batch = 1; ///< matmul; fused_attention: m = n = sequence, k = head size
+  double flops = 0; ///< matmul and fused attention
+  double bytes = 0; ///< 16-bit: operands and result of a matmul, what a stream or fused attention moves
+};
+
+/// The kernels of one forward (backward = false) or backward pass of `op` over `samples` sequences on one
+/// member of a tensor-parallel group of `tp`: two per matrix product in backward (the input's gradient, then
+/// the weight's or second operand's), one otherwise.
+std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward);
 
 } // namespace hetsim::models

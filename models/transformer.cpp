@@ -93,6 +93,9 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     fused.kind                   = OperatorKind::fused_attention;
     fused.split                  = TensorSplit::heads;
     fused.count                  = d.a;
+    fused.m                      = d.s; // its shape, for the executors; FLOPs are fixed_flops_per_sample
+    fused.n                      = d.s;
+    fused.k                      = head;
     fused.fixed_flops_per_sample = 4 * d.s * d.s * d.h;
     // Reads Q, K, V; writes the context and the fp32 log-sum-exp.
     fused.bytes_per_sample       = 4 * d.s * d.h + 4 * d.s * d.kv + 4 * d.a * d.s;

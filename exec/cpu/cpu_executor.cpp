@@ -9,7 +9,8 @@
 /// it throws OutOfMemory, as a GPU's would.
 
 #include "exec/executor.hpp"
-#include "exec/gemm_shape.hpp"
+#include "exec/kernel_products.hpp"
+#include "strategies/lowering/task_kernels.hpp"
 #include "exec/memory_budget.hpp"
 #include "exec/task_channel.hpp"
 #include "exec/training_memory.hpp"
@@ -25,6 +26,7 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -43,13 +45,33 @@ using strategies::TaskKind;
 
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
 
-/// Operands of one GEMM shape, column-major, in counted memory.
-struct GemmBuffers {
-  explicit GemmBuffers(MemoryBudget& budget)
+/// Operands every kernel of the compute stream runs on (its tasks run one at a time), sized for the largest,
+/// in counted memory: products' A, B and C, column-major, `count` of each one after another; a stream's input
+/// and output.
+struct KernelBuffers {
+  explicit KernelBuffers(MemoryBudget& budget)
       : a(CountingAllocator<float>(budget)), b(CountingAllocator<float>(budget)), c(CountingAllocator<float>(budget))
   {
   }
+  void fit(const Product& p)
+  {
+    grow(a, p.m * p.k * p.count, 0.5f);
+    grow(b, p.k * p.n * p.count, 0.25f);
+    grow(c, p.m * p.n * p.count, 0.0f);
+  }
+  void fit_stream(std::size_t elements)
+  {
+    grow(a, static_cast<long>(elements), 0.5f);
+    grow(c, static_cast<long>(elements), 0.0f);
+  }
   CountedVector<float> a, b, c;
+
+private:
+  static void grow(CountedVector<float>& v, long elements, float value)
+  {
+    if (static_cast<std::size_t>(elements) > v.size())
+      v.assign(static_cast<std::size_t>(elements), value);
+  }
 };
 
 /// Floats that hold `bytes` (at least one).
@@ -60,10 +82,16 @@ std::size_t floats_for(double bytes)
 
 class CpuExecutor final : public Executor {
 public:
+  static constexpr int kKeptBytes = 256 << 20;
+
   void connect(const RankSetup& setup) override
   {
     // One rank is one device: its GEMMs run on its own thread only, whatever Eigen was built with.
     Eigen::setNbThreads(1);
+    // Memory freed is kept for the next allocation, as a framework's caching allocator keeps it: otherwise the
+    // C library hands the GEMMs' packing buffers back to the system and the next task faults them in again.
+    mallopt(M_TRIM_THRESHOLD, kKeptBytes);
+    mallopt(M_MMAP_THRESHOLD, kKeptBytes);
     setup_ = setup;
     gloo::transport::tcp::attr attr;
     attr.hostname = setup.bind_address;
@@ -106,13 +134,11 @@ public:
         if (strategies::is_compute(task.kind)) {
           if (task.kind == TaskKind::optimizer)
             optimizer_elements_ = std::max(optimizer_elements_, optimizer_elements(task, workload.scale));
-          for (const Gemm& g : task_gemms(task, *workload.model, s.tp, workload.scale)) {
-            auto [it, fresh] = gemms_.try_emplace({g.m, g.k, g.n}, budget_);
-            if (fresh) {
-              it->second.a.assign(static_cast<std::size_t>(g.m * g.k), 0.5f);
-              it->second.b.assign(static_cast<std::size_t>(g.k * g.n), 0.25f);
-              it->second.c.assign(static_cast<std::size_t>(g.m * g.n), 0.0f);
-            }
+          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale)) {
+            if (kernel.kind == models::Kernel::Kind::stream)
+              kernels_.fit_stream(stream_elements(kernel));
+            for (const Product& p : kernel_products(kernel))
+              kernels_.fit(p);
           }
           continue;
         }
@@ -141,12 +167,13 @@ public:
       activations_.begin(task, *workload_.model, tp, workload_.dtype, workload_.scale,
                          [&](std::size_t bytes) { return HeldBlock(budget_, bytes); });
     TaskResult result;
-    for (const Gemm& g : task_gemms(task, *workload_.model, tp, workload_.scale)) {
-      auto& buffers = gemms_.at({g.m, g.k, g.n});
-      Eigen::Map<Matrix> c(buffers.c.data(), g.m, g.n);
-      c.noalias() =
-          Eigen::Map<const Matrix>(buffers.a.data(), g.m, g.k) * Eigen::Map<const Matrix>(buffers.b.data(), g.k, g.n);
-      result.flops += g.flops();
+    for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale)) {
+      if (kernel.kind == models::Kernel::Kind::stream)
+        stream(stream_elements(kernel));
+      for (const Product& p : kernel_products(kernel)) {
+        multiply(p);
+        result.flops += p.flops();
+      }
     }
     if (workload_.hold_training_memory)
       activations_.end(task);
@@ -396,6 +423,25 @@ private:
     pipelined_ring(context, output.data(), share, false, collective);
   }
 
+  /// The product's `count` matrices, each from its own operands.
+  void multiply(const Product& p)
+  {
+    for (long i = 0; i < p.count; ++i) {
+      Eigen::Map<Matrix> c(kernels_.c.data() + i * p.m * p.n, p.m, p.n);
+      c.noalias() = Eigen::Map<const Matrix>(kernels_.a.data() + i * p.m * p.k, p.m, p.k) *
+                    Eigen::Map<const Matrix>(kernels_.b.data() + i * p.k * p.n, p.k, p.n);
+    }
+  }
+
+  /// An elementwise pass: reads `elements` and writes as many, as a norm, an activation or a residual does.
+  void stream(std::size_t elements)
+  {
+    const float* in = kernels_.a.data();
+    float* out      = kernels_.c.data();
+    for (std::size_t i = 0; i < elements; ++i)
+      out[i] = in[i] * 0.5f + 1.0f;
+  }
+
   /// Adam over `elements` parameters: memory bound, like the real step.
   void adam_step(long elements)
   {
@@ -417,7 +463,7 @@ private:
   std::shared_ptr<gloo::Context> p2p_upward_;
   std::shared_ptr<gloo::Context> p2p_downward_;
   std::map<int, std::shared_ptr<gloo::Context>> group_of_; ///< collective index -> its group's context
-  std::map<std::tuple<long, long, long>, GemmBuffers> gemms_;
+  KernelBuffers kernels_{budget_};
   std::map<TaskChannel, CountedVector<float>> buffers_; ///< by task_channel
   std::map<int, CountedVector<float>> scratch_;
   long optimizer_elements_ = 0;

@@ -13,7 +13,8 @@
 /// OutOfMemory.
 
 #include "exec/executor.hpp"
-#include "exec/gemm_shape.hpp"
+#include "exec/kernel_products.hpp"
+#include "strategies/lowering/task_kernels.hpp"
 #include "exec/memory_budget.hpp"
 #include "exec/task_channel.hpp"
 #include "exec/training_memory.hpp"
@@ -122,7 +123,9 @@ private:
   MemoryBudget* budget_ = nullptr;
 };
 
-struct GemmBuffers {
+/// Operands every kernel of the compute stream runs on (its tasks run one at a time), sized for the largest:
+/// products' A, B and C, `count` of each one after another; a stream's input (a) and output (c).
+struct KernelBuffers {
   DeviceBuffer a, b, c;
 };
 
@@ -242,11 +245,16 @@ public:
           optimizer_.reserve(budget_, static_cast<std::size_t>(optimizer_elements(task, workload.scale)) * states *
                                           sizeof(float));
         } else if (strategies::is_compute(task.kind)) {
-          for (const Gemm& g : task_gemms(task, *workload.model, s.tp, workload.scale)) {
-            auto& buffers = gemms_[{g.m, g.k, g.n}];
-            buffers.a.reserve(budget_, static_cast<std::size_t>(g.m * g.k) * element_bytes_);
-            buffers.b.reserve(budget_, static_cast<std::size_t>(g.k * g.n) * element_bytes_);
-            buffers.c.reserve(budget_, static_cast<std::size_t>(g.m * g.n) * element_bytes_);
+          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale)) {
+            if (kernel.kind == models::Kernel::Kind::stream) {
+              kernels_.a.reserve(budget_, stream_elements(kernel) * element_bytes_);
+              kernels_.c.reserve(budget_, stream_elements(kernel) * element_bytes_);
+            }
+            for (const Product& p : kernel_products(kernel)) {
+              kernels_.a.reserve(budget_, static_cast<std::size_t>(p.m * p.k * p.count) * element_bytes_);
+              kernels_.b.reserve(budget_, static_cast<std::size_t>(p.k * p.n * p.count) * element_bytes_);
+              kernels_.c.reserve(budget_, static_cast<std::size_t>(p.m * p.n * p.count) * element_bytes_);
+            }
           }
         } else {
           buffers_[task_channel(task)].reserve(budget_, elements(task) * element_bytes_ * 2);
@@ -280,15 +288,22 @@ public:
       }
       double flops    = 0;
       const float one = 1, zero = 0;
-      for (const Gemm& g : task_gemms(task, *workload_.model, tp, workload_.scale)) {
-        auto& b = gemms_.at({g.m, g.k, g.n});
-        // Column-major C (n x m) = B^T-shaped (n x k) * A (k x m): the row-major (m x k) * (k x n) product.
-        check_cublas(cublasGemmEx(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(g.n), static_cast<int>(g.m),
-                                  static_cast<int>(g.k), &one, b.b.data, data_type_, static_cast<int>(g.n), b.a.data,
-                                  data_type_, static_cast<int>(g.k), &zero, b.c.data, data_type_, static_cast<int>(g.n),
-                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                     "cublasGemmEx");
-        flops += g.flops();
+      for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale)) {
+        if (kernel.kind == models::Kernel::Kind::stream) // an elementwise pass: reads as many as it writes
+          check_cuda(cudaMemcpyAsync(kernels_.c.data, kernels_.a.data, stream_elements(kernel) * element_bytes_,
+                                     cudaMemcpyDeviceToDevice, stream),
+                     "cudaMemcpyAsync");
+        for (const Product& p : kernel_products(kernel)) {
+          // Column-major C (n x m) = B^T-shaped (n x k) * A (k x m): the row-major (m x k) * (k x n) product.
+          check_cublas(cublasGemmStridedBatchedEx(
+                           cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p.n), static_cast<int>(p.m),
+                           static_cast<int>(p.k), &one, kernels_.b.data, data_type_, static_cast<int>(p.n), p.k * p.n,
+                           kernels_.a.data, data_type_, static_cast<int>(p.k), p.m * p.k, &zero, kernels_.c.data,
+                           data_type_, static_cast<int>(p.n), p.m * p.n, static_cast<int>(p.count),
+                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                       "cublasGemmStridedBatchedEx");
+          flops += p.flops();
+        }
       }
       return flops;
     });
@@ -466,7 +481,7 @@ private:
   std::map<std::pair<int, int>, ncclComm_t> comms_; ///< (0, n): groups; (1, src * world + dst): pipeline pairs
   std::map<int, ncclComm_t> collective_comm_;       ///< collective index -> its group's communicator
   std::map<TaskChannel, TimedStream> streams_; ///< by task_channel, created in prepare
-  std::map<std::tuple<long, long, long>, GemmBuffers> gemms_;
+  KernelBuffers kernels_;
   std::map<TaskChannel, DeviceBuffer> buffers_; ///< by task_channel
   DeviceBuffer optimizer_;
   DeviceBuffer barrier_buffer_;

@@ -28,6 +28,24 @@ double scaled_bytes(const Task& task, double scale)
   return task.bytes * bytes_factor(task.stream, scale);
 }
 
+models::Operator scaled_operator(models::Operator op, double scale)
+{
+  using models::OperatorKind;
+  if (op.kind == OperatorKind::linear) {
+    op.n *= scale;
+    op.k *= scale;
+  } else if (op.kind == OperatorKind::batched_matmul || op.kind == OperatorKind::fused_attention) {
+    op.count *= scale * scale;
+    op.fixed_flops_per_sample *= scale * scale;
+  }
+  op.params *= scale * scale;
+  op.backward_fixed_bytes *= scale * scale; // a table of parameters' gradients
+  op.bytes_per_sample *= scale;
+  op.saved_bytes_per_sample *= scale;
+  op.transient_bytes_per_sample *= scale;
+  return op;
+}
+
 Schedule scale_schedule(Schedule schedule, double scale)
 {
   HETSIM_ASSERT(scale > 0);

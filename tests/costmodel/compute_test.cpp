@@ -46,9 +46,12 @@ TEST_CASE("attention-shaped products and elementwise kernels are priced by their
   models::Operator softmax;
   softmax.bytes_per_sample = 1e8;
   softmax.split            = models::TensorSplit::heads;
-  CHECK(operator_seconds(v100, c, softmax, 2, 4, Dtype::fp16, false) == doctest::Approx(memory_seconds(v100, c, 2e8)));
-  CHECK(operator_seconds(v100, c, softmax, 2, 4, Dtype::fp16, true) == doctest::Approx(memory_seconds(v100, c, 4e8)));
-  CHECK(operator_seconds(v100, c, softmax, 1, 4, Dtype::fp32, false) == doctest::Approx(memory_seconds(v100, c, 8e8)));
+  auto seconds_of = [&](int tp, bool backward, Dtype dtype) {
+    return kernels_seconds(v100, c, models::operator_kernels(softmax, tp, 4, backward), dtype) - c.launch_gap_s;
+  };
+  CHECK(seconds_of(2, false, Dtype::fp16) == doctest::Approx(memory_seconds(v100, c, 2e8)));
+  CHECK(seconds_of(2, true, Dtype::fp16) == doctest::Approx(memory_seconds(v100, c, 4e8)));
+  CHECK(seconds_of(1, false, Dtype::fp32) == doctest::Approx(memory_seconds(v100, c, 8e8)));
 }
 
 TEST_CASE("a layer of small kernels runs no faster than the host issues them")
@@ -129,4 +132,29 @@ TEST_CASE("bad calibration input")
                        "cal.json: efficiency.T4[0]: expected a [tokens, efficiency] pair, got array", InputError);
   CHECK_THROWS_WITH_AS(parse(R"({"links": {"x": {"alpha_s": 1}}})"),
                        "cal.json: links.x: missing required field 'beta_seconds_per_byte'", InputError);
+}
+
+TEST_CASE("fitted kernel constants price a GPU's layers, even beside fitted efficiencies")
+{
+  const GpuSpec& v100          = *find_catalog_gpu("V100");
+  const models::Workload gpt   = models::build_transformer(models::testing::gpt_shape(2));
+  const auto json              = nlohmann::json::parse(R"({
+    "efficiency": {"V100-SXM2-16GB": [[1024, 0.05]]},
+    "kernels": {"V100-SXM2-16GB": {"gemm_ceiling": 0.4, "memory_efficiency": 0.85, "launch_gap_s": 3e-6,
+                                   "host_dispatch_s": 1e-5}}})");
+  const Calibration fitted     = calibration_from_json(json, "cal.json");
+  const Calibration efficiency = calibration_from_json(nlohmann::json::parse(R"({"efficiency": {"V100-SXM2-16GB": [[1024, 0.05]]}})"), "cal.json");
+  CHECK(ComputeModel(&fitted).constants(v100).gemm_ceiling == doctest::Approx(0.4));
+  CHECK(ComputeModel().constants(v100).gemm_ceiling == doctest::Approx(0.8));
+  // Half the family's ceiling: a block whose time is mostly products takes well over 1.4 times as long.
+  const double family = ComputeModel().layers_seconds(v100, gpt, 1, 2, 1, 8, Dtype::fp16, false);
+  const double slower = ComputeModel(&fitted).layers_seconds(v100, gpt, 1, 2, 1, 8, Dtype::fp16, false);
+  CHECK(slower / family > 1.4);
+  CHECK(slower / family < 2.0);
+  // With efficiencies alone the 5% point prices the layer instead, far slower still.
+  CHECK(ComputeModel(&efficiency).layers_seconds(v100, gpt, 1, 2, 1, 8, Dtype::fp16, false) > 4 * slower);
+  CHECK(calibration_to_json(calibration_from_json(calibration_to_json(fitted), "x")) == calibration_to_json(fitted));
+  CHECK_THROWS_WITH_AS(calibration_from_json(nlohmann::json::parse(R"({"kernels": {"V100": {"gemm_ceiling": 0.4}}})"),
+                                             "cal.json"),
+                       "cal.json: kernels.V100: missing required field 'memory_efficiency'", InputError);
 }

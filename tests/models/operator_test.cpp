@@ -73,7 +73,20 @@ TEST_CASE("flash attention replaces the s x s kernels by one that keeps no score
 TEST_CASE("kernels: a product's backward launches its input and weight gradients")
 {
   const Layer block = build_transformer(gpt(false)).layers[1];
-  CHECK(kernels(*find(block, "qkv"), false) == 1);
-  CHECK(kernels(*find(block, "qkv"), true) == 2);
-  CHECK(kernels(*find(block, "softmax"), true) == 1);
+  const Operator& qkv = *find(block, "qkv");
+  CHECK(operator_kernels(qkv, 1, 2, false).size() == 1);
+  const std::vector<Kernel> backward = operator_kernels(qkv, 2, 2, true);
+  REQUIRE(backward.size() == 2);
+  // Column-parallel: each member computes n / 2 outputs over all k inputs, for 2 sequences' tokens.
+  CHECK(backward[0].name == "qkv.dgrad");
+  CHECK(backward[0].m == doctest::Approx(2 * qkv.m));
+  CHECK(backward[0].n == doctest::Approx(qkv.k));
+  CHECK(backward[0].k == doctest::Approx(qkv.n / 2));
+  CHECK(backward[1].m == doctest::Approx(qkv.k));
+  CHECK(backward[1].n == doctest::Approx(qkv.n / 2));
+  CHECK(backward[1].k == doctest::Approx(2 * qkv.m));
+  // Together the two gradients cost twice the forward's FLOPs.
+  CHECK(backward[0].flops + backward[1].flops ==
+        doctest::Approx(2 * operator_kernels(qkv, 2, 2, false)[0].flops));
+  CHECK(operator_kernels(*find(block, "softmax"), 1, 1, true).size() == 1);
 }

@@ -1,0 +1,34 @@
+#pragma once
+/// How an executor runs a task's kernels (strategies/lowering/task_kernels.hpp): the matrix products and
+/// passes over memory behind each, shared by every executor so that they all run the same work.
+
+#include "models/operator.hpp"
+#include "strategies/lowering/schedule.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace hetsim::exec {
+
+/// `count` independent row-major (m x k) * (k x n) products, one after another in memory.
+struct Product {
+  long m = 1, n = 1, k = 1, count = 1;
+  double flops() const
+  {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+           static_cast<double>(count);
+  }
+};
+
+/// The products that run a matmul or fused-attention kernel; none for a stream. Flash attention runs, per head,
+/// blocks of 128 queries against all keys: two products in the forward (scores, context), five in the
+/// backward, so no s x s matrix is ever whole.
+std::vector<Product> kernel_products(const models::Kernel& kernel);
+
+/// Elements a stream kernel reads (it writes as many): its 16-bit bytes are half reads, half writes.
+std::size_t stream_elements(const models::Kernel& kernel);
+
+/// Elements an optimizer task updates.
+long optimizer_elements(const strategies::Task& task, double scale);
+
+} // namespace hetsim::exec

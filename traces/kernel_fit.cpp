@@ -1,0 +1,136 @@
+#include "traces/kernel_fit.hpp"
+
+#include "core/error.hpp"
+#include "strategies/lowering/task_kernels.hpp"
+
+#include <Eigen/Dense>
+#include <unsupported/Eigen/NonLinearOptimization>
+#include <unsupported/Eigen/NumericalDiff>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hetsim::traces {
+namespace {
+
+using costmodel::KernelConstants;
+
+// Every constant is fitted through its logarithm, so that none can turn negative; the offsets let a constant
+// that is truly zero (no dispatch cost worth the name) be reached.
+constexpr double kSecondsFloor = 1e-9;
+constexpr double kDepthFloor   = 1;
+constexpr int kFitted          = 5;
+
+Eigen::VectorXd to_parameters(const KernelConstants& c)
+{
+  Eigen::VectorXd x(kFitted);
+  x << std::log(c.gemm_ceiling), std::log(c.k_overhead + kDepthFloor), std::log(c.memory_efficiency),
+      std::log(c.launch_gap_s + kSecondsFloor), std::log(c.host_dispatch_s + kSecondsFloor);
+  return x;
+}
+
+KernelConstants from_parameters(const Eigen::VectorXd& x, KernelConstants c)
+{
+  c.gemm_ceiling      = std::exp(x(0));
+  c.k_overhead        = std::max(0.0, std::exp(x(1)) - kDepthFloor);
+  c.memory_efficiency = std::exp(x(2));
+  c.launch_gap_s      = std::max(0.0, std::exp(x(3)) - kSecondsFloor);
+  c.host_dispatch_s   = std::max(0.0, std::exp(x(4)) - kSecondsFloor);
+  return c;
+}
+
+/// Weight of the pull of each log-constant towards its starting value: small against a timing's log error, so
+/// that the timings decide wherever they can, while a constant they cannot tell apart (memory efficiency when
+/// products dominate every task) stays at its family's value instead of wandering off.
+constexpr double kPrior = 0.05;
+
+/// log(predicted / measured) per timing, then the pulls towards the start, in the form Eigen's NumericalDiff
+/// and LevenbergMarquardt expect.
+struct LogErrors {
+  using Scalar       = double;
+  using InputType    = Eigen::VectorXd;
+  using ValueType    = Eigen::VectorXd;
+  using JacobianType = Eigen::MatrixXd;
+  enum { InputsAtCompileTime = Eigen::Dynamic, ValuesAtCompileTime = Eigen::Dynamic };
+
+  const GpuSpec* gpu;
+  Dtype dtype;
+  const std::vector<KernelTiming>* timings;
+  KernelConstants start;
+
+  int inputs() const { return kFitted; }
+  int values() const { return static_cast<int>(timings->size()) + kFitted; }
+  int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& errors) const
+  {
+    const KernelConstants c = from_parameters(x, start);
+    for (std::size_t i = 0; i < timings->size(); ++i) {
+      const KernelTiming& t = (*timings)[i];
+      errors(static_cast<Eigen::Index>(i)) =
+          std::log(costmodel::kernels_seconds(*gpu, c, t.kernels, dtype) / t.seconds);
+    }
+    const Eigen::VectorXd origin = to_parameters(start);
+    for (int j = 0; j < kFitted; ++j)
+      errors(static_cast<Eigen::Index>(timings->size()) + j) = kPrior * (x(j) - origin(j));
+    return 0;
+  }
+};
+
+bool has_operators(const models::Workload& workload, const strategies::Task& task)
+{
+  if (task.first_layer < 0 || task.layer_count <= 0)
+    return false;
+  for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l)
+    if (workload.layers[l].operators.empty())
+      return false;
+  return true;
+}
+
+} // namespace
+
+KernelConstants fit_kernel_constants(const GpuSpec& gpu, Dtype dtype, const std::vector<KernelTiming>& timings,
+                                     KernelConstants start)
+{
+  HETSIM_ASSERT(timings.size() >= static_cast<std::size_t>(kFitted));
+  LogErrors errors{&gpu, dtype, &timings, start};
+  Eigen::NumericalDiff<LogErrors> differences(errors);
+  Eigen::LevenbergMarquardt<Eigen::NumericalDiff<LogErrors>> solver(differences);
+  Eigen::VectorXd x = to_parameters(start);
+  solver.minimize(x);
+  return from_parameters(x, start);
+}
+
+std::map<std::string, KernelConstants> fit_kernel_constants(const std::vector<MeasuredSchedule>& runs,
+                                                            std::vector<std::string>* skipped)
+{
+  std::map<std::string, std::vector<KernelTiming>> timings;
+  std::map<std::string, std::pair<const GpuSpec*, Dtype>> gpus;
+  for (const MeasuredSchedule& run : runs)
+    for (const TraceEvent& event : run.trace->events) {
+      if (event.kind != "forward" && event.kind != "backward")
+        continue;
+      if (event.task_id < 0 || event.task_id >= static_cast<int>(run.schedule->tasks.size()))
+        continue;
+      const strategies::Task& task = run.schedule->tasks[event.task_id];
+      if (!strategies::is_compute(task.kind) || !has_operators(*run.workload, task) || event.end_s <= event.start_s)
+        continue;
+      const GpuSpec& gpu = run.cluster->gpu_of(task.device);
+      timings[gpu.name].push_back(
+          {strategies::task_kernels(task, *run.workload, run.schedule->tp, run.trace->scale),
+           event.end_s - event.start_s});
+      gpus[gpu.name] = {&gpu, run.dtype};
+    }
+  std::map<std::string, KernelConstants> fitted;
+  for (const auto& [name, measured] : timings) {
+    if (measured.size() < static_cast<std::size_t>(kFitted)) {
+      if (skipped)
+        skipped->push_back("kernel constants of " + name + ": " + std::to_string(measured.size()) +
+                           " compute tasks with operators, at least " + std::to_string(kFitted) + " needed");
+      continue;
+    }
+    const auto [gpu, dtype] = gpus.at(name);
+    fitted[name]            = fit_kernel_constants(*gpu, dtype, measured, costmodel::kernel_constants(*gpu));
+  }
+  return fitted;
+}
+
+} // namespace hetsim::traces
