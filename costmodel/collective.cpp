@@ -7,22 +7,19 @@
 namespace hetsim::costmodel {
 namespace {
 
-/// Latency and bandwidth of one ring step: the slowest edge of the ring bounds every step.
+/// Step latency and bandwidth of one ring step: the slowest edge of the ring bounds every step.
 Link slowest_ring_edge(const Cluster& cluster, const std::vector<int>& devices)
 {
   Link worst{std::numeric_limits<double>::infinity(), 0};
   const std::size_t n = devices.size();
   for (std::size_t i = 0; i < n; ++i) {
-    const Link edge             = cluster.path(devices[i], devices[(i + 1) % n]);
-    worst.latency_s             = std::max(worst.latency_s, edge.latency_s);
+    const int a = devices[i], b = devices[(i + 1) % n];
+    const Link edge             = cluster.path(a, b);
+    const bool same_node        = cluster.device(a).node == cluster.device(b).node;
+    worst.latency_s             = std::max(worst.latency_s, ring_step_latency(edge.latency_s, same_node));
     worst.bandwidth_bytes_per_s = std::min(worst.bandwidth_bytes_per_s, edge.bandwidth_bytes_per_s);
   }
   return worst;
-}
-
-int ring_steps(CollectiveOp op, int n)
-{
-  return op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1;
 }
 
 double ring_with_edge(Link edge, CollectiveOp op, int n, double bytes)
@@ -33,6 +30,25 @@ double ring_with_edge(Link edge, CollectiveOp op, int n, double bytes)
 }
 
 } // namespace
+
+double ring_step_latency(double wire_latency_s, bool same_node)
+{
+  return std::max(wire_latency_s, same_node ? kIntraNodeStepLatency : kNetworkStepLatency);
+}
+
+int ring_steps(CollectiveOp op, int n)
+{
+  return op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1;
+}
+
+double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls)
+{
+  const int n = static_cast<int>(devices.size());
+  if (n <= 1 || calls <= 0)
+    return 0;
+  const double steps = ring_steps(op, n) * slowest_ring_edge(cluster, devices).latency_s;
+  return calls * kCallLatency + (calls - 1) * steps;
+}
 
 double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes)
 {

@@ -13,6 +13,25 @@ enum class CollectiveOp { all_reduce, reduce_scatter, all_gather };
 /// Same order as strategies::CollectiveAlgorithm.
 enum class Algorithm { ring, tree, hierarchical };
 
+/// NCCL's own latency beside the wire's, from its tuning model (src/graph/tuning.cc, ring with the Simple
+/// protocol that large messages use): a base cost per call, and per ring step over NVLink/PCIe inside a node or
+/// over the network between nodes. A step takes the larger of this and its wire latency.
+inline constexpr double kCallLatency            = 8.4e-6;
+inline constexpr double kIntraNodeStepLatency   = 5.7e-6;
+inline constexpr double kNetworkStepLatency     = 6.6e-6;
+
+/// Latency of one ring step over a wire of `wire_latency_s`, inside a node or between nodes.
+double ring_step_latency(double wire_latency_s, bool same_node);
+
+/// Ring steps of `op` over n members: 2(n-1) for all-reduce, n-1 for the others.
+int ring_steps(CollectiveOp op, int n);
+
+/// What a collective that the library runs as `calls` calls over `devices` costs beyond moving its bytes once
+/// (which collective_seconds and the simulator's flows price): every call's base latency, and the ring steps'
+/// latency of every call after the first. ZeRO-3 under DeepSpeed gathers a layer tensor by tensor: at a
+/// thousand ranks, a thousand steps per call make this most of its communication.
+double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls);
+
 /// One transfer of `bytes` from src to dst: latency plus size over the path's bottleneck bandwidth.
 double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes);
 
@@ -22,8 +41,8 @@ double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes);
 double concurrent_transfers_seconds(const Cluster& cluster, const std::vector<std::pair<int, int>>& transfers,
                                     double bytes);
 
-/// Ring over `devices` in the given order: 2(n-1) steps for all-reduce, n-1 for the others, each step
-/// moving bytes/n per member and bounded by the slowest ring edge.
+/// Ring over `devices` in the given order: ring_steps steps, each moving bytes/n per member and bounded by the
+/// slowest ring edge (its bandwidth, and its step latency).
 double ring_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes);
 
 /// Binary tree (reduce to the root, broadcast back) pipelined in `chunks` pieces.

@@ -94,8 +94,10 @@ void apply_operator_totals(Layer& layer)
   layer.saved_activation_bytes_per_sample = 0;
   layer.tensor_parallel_all_reduces       = 0;
   layer.transient_bytes_per_sample        = 0;
+  layer.parameter_tensors                 = 0;
   for (const Operator& op : layer.operators) {
     layer.params += op.params;
+    layer.parameter_tensors += op.params > 0 ? std::max(1, op.tensors) : 0;
     layer.forward_flops_per_sample += op.flops_per_sample();
     layer.saved_activation_bytes_per_sample += op.saved_bytes_per_sample;
     layer.transient_bytes_per_sample = std::max(layer.transient_bytes_per_sample, op.transient_bytes_per_sample);

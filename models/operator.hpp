@@ -32,6 +32,7 @@ struct Operator {
   double m = 0, n = 0, k = 0;
   double count  = 1;          ///< matrices per sample (batched_matmul, fused_attention: the heads)
   double params = 0;          ///< weights it owns (16-bit during the step)
+  int tensors   = 0;          ///< parameter tensors holding them (a weight and a bias are two)
   /// Bytes read and written by one forward pass on one sample, 16-bit activations (memory-bound operators and
   /// fused attention; the matrix products' bytes follow from their shapes).
   double bytes_per_sample = 0;

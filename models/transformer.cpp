@@ -36,7 +36,8 @@ Operator linear(std::string name, TensorSplit split, double rows, double out, do
   op.m      = rows;
   op.n      = out;
   op.k      = in;
-  op.params = out * in + (bias ? out : 0);
+  op.params  = out * in + (bias ? out : 0);
+  op.tensors = bias ? 2 : 1;
   return op;
 }
 
@@ -48,6 +49,7 @@ Operator memory_bound(std::string name, TensorSplit split, double bytes, double 
   op.bytes_per_sample       = bytes;
   op.saved_bytes_per_sample = saved;
   op.params                 = params;
+  op.tensors                = params > 0 ? 1 : 0;
   return op;
 }
 
@@ -55,8 +57,10 @@ Operator memory_bound(std::string name, TensorSplit split, double bytes, double 
 Operator norm(std::string name, const TransformerShape& shape, bool with_params = true)
 {
   const Dims d = dims_of(shape);
-  return memory_bound(std::move(name), TensorSplit::replicated, 4 * d.s * d.h, 2 * d.s * d.h,
-                      with_params ? norm_params(shape) : 0);
+  Operator op  = memory_bound(std::move(name), TensorSplit::replicated, 4 * d.s * d.h, 2 * d.s * d.h,
+                              with_params ? norm_params(shape) : 0);
+  op.tensors   = with_params ? (shape.rms_norm ? 1 : 2) : 0; // a scale, and a bias unless RMSNorm
+  return op;
 }
 
 /// Megatron's fused bias-dropout-add after a row-parallel projection: reads the output, bias and residual,
@@ -193,6 +197,7 @@ Layer embedding_layer(const TransformerShape& shape)
   if (positions > 0) {
     Operator add = memory_bound("position_embedding", TensorSplit::replicated, 6 * d.s * d.h, 0, positions * d.h);
     add.backward_fixed_bytes = 2 * positions * d.h;
+    add.tensors              = (shape.max_positions > 0 ? 1 : 0) + (shape.type_vocab > 0 ? 1 : 0);
     ops.push_back(add);
   }
   if (shape.post_norm)

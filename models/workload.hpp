@@ -23,6 +23,9 @@ struct Layer {
   /// Megatron-style tensor-parallel all-reduces of the layer's output per forward pass (backward has as many):
   /// 2 for a transformer block, 1 for attention, MLP, embedding; 0 for layers that are not split.
   int tensor_parallel_all_reduces = 0;
+  /// Parameter tensors the params are held in (from the operators; 0 when unknown: a layer list's layer,
+  /// taken as one tensor when it has parameters).
+  int parameter_tensors = 0;
   /// The forward pass as kernels, in order; empty for a layer list's layers, which give only the figures above.
   std::vector<Operator> operators;
 };

@@ -115,11 +115,16 @@ void CollectiveRun::run_ring(Ring& ring, int position, int first_step, int steps
 {
   const int n    = static_cast<int>(ring.devices.size());
   const int next = (position + 1) % n;
+  const int src = ring.devices[position], dst = ring.devices[next];
+  // The wire's latency comes with each transfer; the collective library's own per-step cost beyond it does not.
+  const double wire      = network_.platform().latency(src, dst);
+  const bool same_node   = network_.platform().cluster().device(src).node ==
+                           network_.platform().cluster().device(dst).node;
+  const double step      = costmodel::ring_step_latency(wire, same_node);
   if (pipelined_rings_ && steps > 1) {
-    const int src = ring.devices[position], dst = ring.devices[next];
     ring.started[position].raise_to(first_step + steps);
     ring.started[next].wait_for(first_step + 1); // the receiver is in this phase too
-    sg4::this_actor::sleep_for((steps - 1) * network_.platform().latency(src, dst));
+    sg4::this_actor::sleep_for(steps * step - wire);
     network_.transfer(src, dst, steps * chunk_bytes);
     ring.received[next].raise_to(first_step + steps);
     ring.received[position].wait_for(first_step + steps);
@@ -128,7 +133,9 @@ void CollectiveRun::run_ring(Ring& ring, int position, int first_step, int steps
   for (int k = first_step; k < first_step + steps; ++k) {
     ring.started[position].raise_to(k + 1);
     ring.started[next].wait_for(k + 1); // the receiver is at this step too
-    network_.transfer(ring.devices[position], ring.devices[next], chunk_bytes);
+    if (step > wire)
+      sg4::this_actor::sleep_for(step - wire);
+    network_.transfer(src, dst, chunk_bytes);
     ring.received[next].raise_to(k + 1);
     ring.received[position].wait_for(k + 1);
   }

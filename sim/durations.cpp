@@ -2,11 +2,25 @@
 
 #include "costmodel/collective.hpp"
 #include "costmodel/compute.hpp"
+#include "costmodel/link_class.hpp"
 
 
 namespace hetsim::sim {
 
 using strategies::TaskKind;
+
+namespace {
+
+costmodel::CollectiveOp operation_of(const strategies::Collective& collective)
+{
+  if (collective.kind == TaskKind::reduce_scatter)
+    return costmodel::CollectiveOp::reduce_scatter;
+  if (collective.kind == TaskKind::all_gather)
+    return costmodel::CollectiveOp::all_gather;
+  return costmodel::CollectiveOp::all_reduce;
+}
+
+} // namespace
 
 std::function<double(const strategies::Task&)> compute_time_model(const Cluster& cluster,
                                                                    const models::Workload& workload,
@@ -37,13 +51,20 @@ std::function<std::optional<double>(const strategies::Collective&)> analytic_int
     for (int d : collective.devices)
       if (cluster.device(d).node != cluster.device(collective.devices[0]).node)
         return std::nullopt;
-    costmodel::CollectiveOp op = costmodel::CollectiveOp::all_reduce;
-    if (collective.kind == TaskKind::reduce_scatter)
-      op = costmodel::CollectiveOp::reduce_scatter;
-    else if (collective.kind == TaskKind::all_gather)
-      op = costmodel::CollectiveOp::all_gather;
-    return costmodel::collective_seconds(cluster, collective.devices, op,
+    return costmodel::collective_seconds(cluster, collective.devices, operation_of(collective),
                                          static_cast<costmodel::Algorithm>(collective.algorithm), collective.bytes);
+  };
+}
+
+std::function<double(const strategies::Collective&)> collective_call_time(const Cluster& cluster,
+                                                                          const costmodel::Calibration* calibration)
+{
+  return [&cluster, calibration](const strategies::Collective& collective) {
+    const double calibrated =
+        calibration ? collective.calls * costmodel::collective_overhead_seconds(cluster, *calibration, collective.devices)
+                    : 0;
+    return calibrated +
+           costmodel::library_latency_seconds(cluster, collective.devices, operation_of(collective), collective.calls);
   };
 }
 

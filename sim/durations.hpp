@@ -28,6 +28,12 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
 /// twin of the flows); nothing for the others, which run as flows (`--analytic-intra-node`).
 std::function<std::optional<double>(const strategies::Collective&)> analytic_intra_node_time(const Cluster& cluster);
 
+/// The software cost each member of a collective waits before its flows: the collective library's latency beyond
+/// moving the bytes once (costmodel::library_latency_seconds over its calls), plus each call's calibrated
+/// overhead when `calibration` fits one. Every argument must outlive the function.
+std::function<double(const strategies::Collective&)> collective_call_time(const Cluster& cluster,
+                                                                          const costmodel::Calibration* calibration);
+
 /// Whether a collective's time is already inside profiled layer times: a tensor-parallel all-reduce whose members'
 /// GPUs `profile` covers at the plan's tp. Always false without a profile. `schedule` and `profile` must outlive it.
 std::function<bool(const strategies::Collective&)> inside_layer_profile(const Cluster& cluster,

@@ -1,24 +1,11 @@
 #include "sim/simulate.hpp"
 
 #include "core/error.hpp"
-#include "costmodel/link_class.hpp"
 #include "models/workload.hpp"
 #include "sim/durations.hpp"
 #include "sim/replay.hpp"
 
 namespace hetsim::sim {
-namespace {
-
-/// The calibrated software cost of each collective, by the slowest link class its ring crosses.
-std::function<double(const strategies::Collective&)> calibrated_collective_overhead(
-    const Cluster& cluster, const costmodel::Calibration& calibration)
-{
-  return [&cluster, &calibration](const strategies::Collective& collective) {
-    return costmodel::collective_overhead_seconds(cluster, calibration, collective.devices);
-  };
-}
-
-} // namespace
 
 SimResult simulate(const strategies::Plan& plan, const strategies::Problem& problem,
                    const strategies::Schedule& schedule, const SimOptions& options)
@@ -42,11 +29,10 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
       return std::optional<double>(0.0);
     return intra_node ? intra_node(collective) : std::nullopt;
   };
-  if (options.calibration)
-    replay_options.collective_overhead_seconds = [profiled, overhead = calibrated_collective_overhead(
-                                                                cluster, *options.calibration)](const auto& collective) {
-      return profiled(collective) ? 0.0 : overhead(collective);
-    };
+  replay_options.collective_overhead_seconds = [profiled, call = collective_call_time(cluster, options.calibration)](
+                                                  const strategies::Collective& collective) {
+    return profiled(collective) ? 0.0 : call(collective);
+  };
   const std::vector<TaskTiming> timings = replay_isolated(cluster, schedule, replay_options);
 
   SimResult result;

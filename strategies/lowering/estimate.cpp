@@ -113,7 +113,7 @@ private:
     if (tp_all_reduces > 0 && !compute_.profiled(cluster_, tp_group, plan_.tp))
       tensor_parallel = tp_all_reduces * (transfer_seconds(tp_group, CollectiveOp::all_reduce,
                                                            tp_bytes_total / tp_all_reduces) +
-                                          call_seconds(tp_group));
+                                          call_seconds(tp_group, CollectiveOp::all_reduce));
     double to_next = 0, from_next = 0;
     if (s + 1 < plan_.pp) {
       // Every replica crosses this boundary at about the same time, sharing NICs and WAN links.
@@ -133,9 +133,12 @@ private:
     const double busy = compute + tensor_parallel;
     const bool every_micro_batch = plan_.zero_stage >= 2 || sharding_;
     const bool overlapped        = plan_.zero_stage == 3 || sharding_; // gathers interleave with the compute
-    const double sync = every_micro_batch ? per_micro_batch_sync_seconds(s) : 0;
-    const double fill = (overlapped ? std::max(busy, sync) : busy) + to_next + from_next;
-    return StageTime{fill, std::max({busy, sync, to_next, from_next})};
+    // ZeRO-3 gathers of layers larger than the prefetch distance wait for the compute before them and hold
+    // the next computation back: they add to it instead of overlapping.
+    const double serial = plan_.zero_stage == 3 && !sharding_ ? unprefetched_gather_seconds(s) : 0;
+    const double sync   = (every_micro_batch ? per_micro_batch_sync_seconds(s) : 0) - serial;
+    const double fill   = (overlapped ? std::max(busy, sync) : busy) + serial + to_next + from_next;
+    return StageTime{fill, std::max({busy + serial, sync, to_next, from_next})};
   }
 
   /// How much slower a data-parallel ring step is when the groups of stages [first, end) synchronise at once
@@ -167,12 +170,15 @@ private:
     return costmodel::collective_seconds(cluster_, group, op, algorithm_, bytes);
   }
 
-  /// The calibrated software cost of one collective call over `group` (γ; 0 without calibration). Links shared
-  /// with other groups slow the transfers, not this.
-  double call_seconds(const std::vector<int>& group) const
+  /// The software cost of a collective of `op` that takes `calls` library calls over `group`: the library's
+  /// latency beyond moving the bytes once, and each call's calibrated overhead (γ; 0 without calibration).
+  /// Links shared with other groups slow the transfers, not this.
+  double call_seconds(const std::vector<int>& group, CollectiveOp op, int calls = 1) const
   {
     const costmodel::Calibration* calibration = compute_.calibration();
-    return calibration ? costmodel::collective_overhead_seconds(cluster_, *calibration, group) : 0;
+    const double calibrated =
+        calibration ? calls * costmodel::collective_overhead_seconds(cluster_, *calibration, group) : 0;
+    return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls);
   }
 
   /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing): `slowdown` times
@@ -186,7 +192,7 @@ private:
     if (rest > 0)
       seconds += transfer_seconds(group, op, rest);
     const double calls = full + (rest > 0 ? 1 : 0);
-    return slowdown * seconds + calls * call_seconds(group);
+    return slowdown * seconds + calls * call_seconds(group, op);
   }
 
   double per_micro_batch_sync_seconds(int s) const
@@ -205,17 +211,43 @@ private:
       }
       // ZeRO-3 goes layer by layer, as the lowering issues it: each layer's parameters gathered before its
       // forward and again before its backward, its gradients reduce-scattered after; every collective pays its
-      // own latency and call.
+      // own latency and calls.
       double seconds = 0;
       for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
         const double params = workload_.layers[l].params / plan_.tp;
         if (params <= 0)
           continue;
-        seconds += stage_slowdown_[s] *
-                       (2 * transfer_seconds(group, CollectiveOp::all_gather, params * dtype_bytes(plan_.dtype)) +
-                        transfer_seconds(group, CollectiveOp::reduce_scatter, params * gradient_bytes_per_param())) +
-                   3 * call_seconds(group);
+        seconds += 2 * gather_seconds(s, group, l) +
+                   stage_slowdown_[s] *
+                       transfer_seconds(group, CollectiveOp::reduce_scatter, params * gradient_bytes_per_param()) +
+                   call_seconds(group, CollectiveOp::reduce_scatter, zero3_calls(workload_.layers[l], plan_));
       }
+      worst = std::max(worst, seconds);
+    }
+    return worst;
+  }
+
+  /// One ZeRO-3 gather of layer `l`'s parameters over `group`, its calls' latency included.
+  double gather_seconds(int s, const std::vector<int>& group, int l) const
+  {
+    const double bytes = workload_.layers[l].params / plan_.tp * dtype_bytes(plan_.dtype);
+    return stage_slowdown_[s] * transfer_seconds(group, CollectiveOp::all_gather, bytes) +
+           call_seconds(group, CollectiveOp::all_gather, zero3_calls(workload_.layers[l], plan_));
+  }
+
+  /// The forward and backward gathers of stage `s`'s layers that the framework cannot prefetch
+  /// (zero3_prefetch_layers 0), on its slowest data-parallel group.
+  double unprefetched_gather_seconds(int s) const
+  {
+    if (plan_.dp == 1)
+      return 0;
+    double worst = 0;
+    for (int t = 0; t < plan_.tp; ++t) {
+      const auto group = dp_group(s, t);
+      double seconds   = 0;
+      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+        if (workload_.layers[l].params > 0 && zero3_prefetch_layers(workload_.layers[l], plan_) == 0)
+          seconds += 2 * gather_seconds(s, group, l);
       worst = std::max(worst, seconds);
     }
     return worst;
@@ -238,7 +270,9 @@ private:
                                      transfer_seconds(group, CollectiveOp::reduce_scatter, bytes));
         calls += 3 * choice.sharded;
       }
-      worst = std::max(worst, stage_slowdown_[s] * seconds + calls * call_seconds(group));
+      worst = std::max(worst, stage_slowdown_[s] * seconds +
+                                  calls / 3 * (2 * call_seconds(group, CollectiveOp::all_gather) +
+                                               call_seconds(group, CollectiveOp::reduce_scatter)));
     }
     return worst;
   }
@@ -270,7 +304,8 @@ private:
     double slowest = 0;
     for (int r = 0; r < plan_.dp; ++r) {
       const std::vector<int> pair = {plan_.device(0, r, t), plan_.device(plan_.pp - 1, r, t)};
-      slowest = std::max(slowest, transfer_seconds(pair, CollectiveOp::all_reduce, bytes) + call_seconds(pair));
+      slowest = std::max(slowest, transfer_seconds(pair, CollectiveOp::all_reduce, bytes) +
+                                     call_seconds(pair, CollectiveOp::all_reduce));
     }
     return slowest;
   }

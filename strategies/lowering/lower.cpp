@@ -4,6 +4,8 @@
 #include "strategies/plan/plan_json.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <utility>
 #include <string>
 
@@ -379,7 +381,7 @@ private:
 
   /// ZeRO-3: gathers a layer's parameters (or its sharded slices, one by one) on the data-parallel stream
   /// (ordered only by that stream); returns the last gather.
-  int add_gather(int layer, int micro_batch, bool backward)
+  int add_gather(int layer, int micro_batch, bool backward, int after = -1)
   {
     int last = -1;
     for (int slice = 0; slice < sharded_collectives(layer); ++slice) {
@@ -388,10 +390,22 @@ private:
       task.layer_count = 1;
       task.piece       = slice;
       task.bytes       = sharded_collective_bytes(layer);
+      if (after >= 0)
+        task.deps = {after};
       last             = add_dp_collective(std::move(task));
+      schedule_.collectives[schedule_.tasks[last].collective].calls = library_calls(layer);
     }
     return last;
   }
+
+  /// Layers ahead of the compute that a ZeRO-3 gather of `layer` may run (zero3_prefetch_layers).
+  int prefetch_layers(int layer) const
+  {
+    return zero3_ && !sharding_ ? zero3_prefetch_layers(layers_[layer], plan_) : std::numeric_limits<int>::max();
+  }
+
+  /// Calls one of `layer`'s collectives takes (a sharded slice's: one).
+  int library_calls(int layer) const { return zero3_ && !sharding_ ? zero3_calls(layers_[layer], plan_) : 1; }
 
   bool gathers(int layer) const { return sharded_collectives(layer) > 0; }
 
@@ -484,10 +498,16 @@ private:
     int gathered       = -1; // ZeRO-3 gather of the current layer
     int gathered_layer = -1;
     int last           = -1;
+    std::vector<int> finished; // the compute task that ends each layer of this pass, in the pass's order
     for (const Piece& piece : pieces) {
       const int layer = piece.first_layer;
       if (piece.piece == 0 && gathers(layer) && gathered_layer != layer) {
-        gathered       = add_gather(layer, m, backward);
+        // The gather waits until the compute is within its prefetch distance: the layer that many before it.
+        const int ahead = prefetch_layers(layer);
+        const int after = ahead < static_cast<int>(finished.size())
+                              ? finished[finished.size() - 1 - static_cast<std::size_t>(ahead)]
+                              : -1;
+        gathered       = add_gather(layer, m, backward, after);
         gathered_layer = layer;
       }
       Task compute = make_task(backward ? TaskKind::backward : TaskKind::forward, Stream::compute, m, backward);
@@ -508,6 +528,8 @@ private:
       const int id = add_task(std::move(compute));
       ready        = -1;
       last         = id;
+      if (piece.ends_layer)
+        finished.push_back(id);
 
       if (piece.tp_all_reduce) {
         Task reduce        = make_task(TaskKind::all_reduce, Stream::tensor_parallel, m, backward);
@@ -532,7 +554,7 @@ private:
       if (backward && (zero3_ || sharding_) && piece.ends_layer) {
         // Prefetch the next layer's parameters before reducing this one's gradients.
         if (layer - 1 >= stage.first && gathers(layer - 1)) {
-          gathered       = add_gather(layer - 1, m, true);
+          gathered       = add_gather(layer - 1, m, true, prefetch_layers(layer - 1) == 0 ? id : -1);
           gathered_layer = layer - 1;
         }
         for (int slice = 0; slice < sharded_collectives(layer); ++slice) {
@@ -542,7 +564,9 @@ private:
           scatter.piece       = slice;
           scatter.bytes       = sharded_collective_bytes(layer, true);
           scatter.deps        = {id};
-          sync_tasks_.push_back(add_dp_collective(std::move(scatter)));
+          const int added     = add_dp_collective(std::move(scatter));
+          schedule_.collectives[schedule_.tasks[added].collective].calls = library_calls(layer);
+          sync_tasks_.push_back(added);
         }
       }
     }
@@ -598,6 +622,19 @@ Schedule lower(const Plan& plan, const Problem& problem)
   validate_plan(plan, *problem.cluster, *problem.workload, "plan");
   Lowering lowering(plan, problem);
   return lowering.run(problem.cluster->device_count());
+}
+
+int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)
+{
+  const double prefetch = plan.framework.prefetch_params;
+  if (prefetch <= 0 || layer.params <= 0)
+    return 1;
+  return static_cast<int>(std::floor(prefetch / (layer.params / plan.tp)));
+}
+
+int zero3_calls(const models::Layer& layer, const Plan& plan)
+{
+  return plan.framework.gather_per_tensor ? std::max(1, layer.parameter_tensors) : 1;
 }
 
 double tied_embedding_gradient_bytes(const std::vector<models::Layer>& layers, const Plan& plan)

@@ -22,6 +22,14 @@ namespace hetsim::strategies {
 /// becomes ready, so its all-reduce overlaps the rest). Ids follow device order (rank order), then issue order.
 Schedule lower(const Plan& plan, const Problem& problem);
 
+/// Library calls one ZeRO-3 gather or reduce-scatter of `layer` takes under `plan`'s framework: one per
+/// parameter tensor with gather_per_tensor, else one.
+int zero3_calls(const models::Layer& layer, const Plan& plan);
+/// Layers a ZeRO-3 gather of `layer` may run ahead of the compute: prefetch_params over the layer's parameters
+/// on a device (0 when the layer is larger: gathered only once the previous layer is done), or one without a
+/// prefetch size.
+int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan);
+
 /// Megatron's tensor-parallel all-reduces of `layer` for one micro-batch under `plan`: as many in backward as in
 /// forward, and the forward's again when the backward recomputes it (6 per transformer block with recompute, 4
 /// without); 0 without tensor parallelism. The lowering, the estimate and the planners' stage costs all count them

@@ -60,6 +60,7 @@ struct Collective {
   std::vector<int> tasks;   ///< one task per member, same order
   double bytes = 0;
   int algorithm = 0;        ///< a CollectiveAlgorithm value
+  int calls     = 1;        ///< library calls that move the bytes (one per parameter tensor for DeepSpeed's ZeRO-3)
 };
 
 struct Schedule {

@@ -14,7 +14,10 @@ constexpr EnumNames<Framework, 3> kFrameworkNames{
 // accumulation and reduction forced with bf16) and its p2p communication (scatter-gather of the boundary over
 // the tensor-parallel ranks); DeepSpeed's config defaults (fp32_allreduce false, reduce_bucket_size 5e8
 // elements, overlap_comm false) and PipelineEngine (sends every tensor of the boundary tuple, the GPT models'
-// attention mask included); PyTorch DDP's bucket_cap_mb of 25 MiB, which FSDP's unsharded parts reduce with.
+// attention mask included), and ZeRO-3's fetch of a module's partitioned parameters one tensor at a time, at
+// most stage3_prefetch_bucket_size (5e7) parameters ahead;
+// PyTorch DDP's bucket_cap_mb of 25 MiB, which FSDP's unsharded parts reduce with; FSDP's one flat parameter
+// per wrapped module, with limit_all_gathers keeping the next module's all-gather in flight.
 // Memory: a CUDA 12 context with lazily loaded modules takes about 0.5 GiB; NCCL keeps NCCL_BUFFSIZE (4 MiB)
 // per channel and direction, 16 channels to two ring peers, per communicator; PyTorch's default cuBLAS
 // workspace is 32 MiB (CUBLAS_WORKSPACE_CONFIG :4096:8); the caching allocator's rounding and split blocks
@@ -30,6 +33,8 @@ FrameworkSettings framework_defaults(Framework framework)
     s.bucket_params          = 5e8;
     s.reduce_during_backward = false;
     s.scatter_gather_sends   = false;
+    s.gather_per_tensor      = true;
+    s.prefetch_params        = 5e7;
     break;
   case Framework::fsdp:
     s.bucket_params             = 0; // bucket_mib, 25 MiB by default

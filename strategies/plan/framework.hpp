@@ -27,6 +27,14 @@ struct FrameworkSettings {
   /// Each tensor-parallel rank sends 1/tp of the boundary activation (Megatron's scatter-gather); otherwise
   /// every rank sends all of it, and a 1-byte s x s attention mask rides along (DeepSpeed's pipeline engine).
   bool scatter_gather_sends = true;
+  /// ZeRO-3 gathers and reduce-scatters each parameter tensor with a call of its own (DeepSpeed fetches a
+  /// module's parameters one by one); otherwise a layer's parameters go in one call (FSDP's flat parameter per
+  /// wrapped block). Each call pays the collective library's latency over the whole group.
+  bool gather_per_tensor = false;
+  /// ZeRO-3 gathers run ahead of the compute by at most this many parameters (DeepSpeed's
+  /// stage3_prefetch_bucket_size): a layer larger than that is gathered only once the previous one is done.
+  /// 0: one layer ahead, whatever its size (FSDP's rate limiter keeps one block's all-gather in flight).
+  double prefetch_params = 0;
   /// Memory held beyond the model: CUDA context and loaded kernels, NCCL's buffers per communicator the device
   /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations.
   double cuda_context_bytes         = 0.5 * (1 << 30);

@@ -48,8 +48,9 @@ TEST_CASE("the slowest edge bounds a heterogeneous ring")
   const int gpu = 0;
   c.add_device(c.add_node(0, "slow", Link{1e15, 0}, Link{1 * units::kGbps, 0}), gpu);
   const double bytes = 50e6;
+  // Wires without latency: each of the 8 steps still pays NCCL's per-step cost between nodes.
   CHECK(ring_seconds(c, first(5), CollectiveOp::all_reduce, bytes) ==
-        doctest::Approx(8 * bytes / 5 / (1 * units::kGbps)));
+        doctest::Approx(8 * (kNetworkStepLatency + bytes / 5 / (1 * units::kGbps))));
 }
 
 TEST_CASE("tree and hierarchical algorithms")
@@ -76,9 +77,22 @@ TEST_CASE("tree and hierarchical algorithms")
   const double flat = ring_seconds(two, first(8), CollectiveOp::all_reduce, bytes);
   CHECK(hier < flat);
   // Inter-node phase: 4 rings of bytes/4 share each 100 Gb/s NIC, 2(2-1) steps of bytes/4/2.
-  const double intra = 3 * bytes / 4 / 300e9;
-  const double inter = 2 * (bytes / 4 / 2) / (100 * units::kGbps / 4);
+  const double intra = 3 * (kIntraNodeStepLatency + bytes / 4 / 300e9);
+  const double inter = 2 * (kNetworkStepLatency + (bytes / 4 / 2) / (100 * units::kGbps / 4));
   CHECK(hier == doctest::Approx(2 * intra + inter));
+}
+
+TEST_CASE("a collective in many calls pays the library's latency for each")
+{
+  const Cluster c    = uniform_ring(16, 10, 0);
+  const double one   = library_latency_seconds(c, first(16), CollectiveOp::all_gather, 1);
+  const double many  = library_latency_seconds(c, first(16), CollectiveOp::all_gather, 12);
+  CHECK(one == doctest::Approx(kCallLatency));
+  // Every call after the first runs its 15 ring steps again.
+  CHECK(many == doctest::Approx(12 * kCallLatency + 11 * 15 * kNetworkStepLatency));
+  // Ring steps grow with the group: twice the members, about twice the latency per call.
+  CHECK(library_latency_seconds(uniform_ring(32, 10, 0), first(32), CollectiveOp::all_gather, 12) > 1.9 * many);
+  CHECK(library_latency_seconds(c, {0}, CollectiveOp::all_gather, 12) == 0);
 }
 
 TEST_CASE("pipeline formula (AMP eq. 5)")

@@ -269,7 +269,16 @@ TEST_CASE("ZeRO stages emit their collectives")
     CHECK(s.tasks[s.queues[0][0].back()].deps.size() == 12);
     for (const Task& t : s.tasks) {
       if (t.kind == TaskKind::all_gather) {
-        CHECK(t.deps.empty()); // prefetching: ordered by the stream only
+        // Prefetching one layer ahead: a forward gather waits for the compute two layers back.
+        if (!t.backward && t.first_layer >= 2) {
+          REQUIRE(t.deps.size() == 1);
+          const Task& before = s.tasks[t.deps[0]];
+          CHECK(before.kind == TaskKind::forward);
+          CHECK(before.first_layer == t.first_layer - 2);
+          CHECK(before.micro_batch == t.micro_batch);
+        } else {
+          CHECK(t.deps.empty());
+        }
         CHECK(t.bytes == 2.0 * (1 << 20));
       }
       if ((t.kind == TaskKind::forward || t.kind == TaskKind::backward)) {
@@ -646,4 +655,41 @@ TEST_CASE("a tied embedding's gradient is all-reduced between the first and last
   CHECK(ties(tied, Framework::fsdp, 2) == 0);
   CHECK(ties(untied, Framework::megatron, 2) == 0);
   CHECK(ties(tied, Framework::megatron, 1) == 0);
+}
+
+TEST_CASE("DeepSpeed's ZeRO-3 gathers tensor by tensor, and no further ahead than its prefetch size")
+{
+  const models::Workload gpt = models::build_transformer(models::testing::gpt_shape(4, 1024, 16, 1000, 64));
+  const Cluster cluster      = make_cluster(1, 4);
+  auto lower_with = [&](Framework framework, double prefetch_params) {
+    Plan plan                       = make_plan(cluster, gpt, 1, 1, 4, 1, 1);
+    plan.zero_stage                 = 3;
+    plan.framework                  = framework_defaults(framework);
+    plan.framework.prefetch_params  = prefetch_params;
+    const Schedule schedule         = lower(plan, make_problem(cluster, gpt));
+    CHECK(replay_problem(schedule) == "");
+    return schedule;
+  };
+  const Schedule deepspeed = lower_with(Framework::deepspeed, 1e6); // less than a block's 12.6 M parameters
+  const Schedule fsdp      = lower_with(Framework::fsdp, 0);
+  for (const Collective& c : deepspeed.collectives) {
+    const Task& first = deepspeed.tasks[c.tasks.front()];
+    if (c.kind != TaskKind::all_gather && c.kind != TaskKind::reduce_scatter)
+      continue;
+    CHECK(c.calls == gpt.layers[first.first_layer].parameter_tensors);
+    if (gpt.layers[first.first_layer].kind == "transformer")
+      CHECK(c.calls == 12); // two norms (scale, bias) and four projections (weight, bias)
+  }
+  for (const Collective& c : fsdp.collectives)
+    CHECK(c.calls == 1);
+  // A block's forward gather waits until the layer before it is computed.
+  for (const Task& t : deepspeed.tasks)
+    if (t.kind == TaskKind::all_gather && !t.backward && gpt.layers[t.first_layer].kind == "transformer") {
+      REQUIRE(t.deps.size() == 1);
+      CHECK(deepspeed.tasks[t.deps[0]].first_layer == t.first_layer - 1);
+    }
+  Plan defaults      = make_plan(cluster, gpt, 1, 1, 4, 1, 1);
+  defaults.framework = framework_defaults(Framework::deepspeed);
+  CHECK(zero3_prefetch_layers(gpt.layers[1], defaults) == 3); // 5e7 parameters over a block's 12.6 M
+  CHECK(zero3_calls(gpt.layers[1], defaults) == 12);
 }

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""ZeRO-3 at scale (Narayanan et al., SC'21, Table 2): GPT-3 175B with DeepSpeed ZeRO-3 and no model
+parallelism on Selene (DGX A100 80GB, eight 200 Gb/s HDR adapters per node), the global batch of 1,536 fixed
+while the GPUs double, so each GPU's micro-batch halves. Published TFLOP/s per GPU fall from 144 to 44; the
+prediction is Megatron's FLOP formula (recompute included) over the simulated iteration, under the deepspeed
+framework's defaults (per-tensor gathers, 5e7-parameter prefetch). The table's 530B rows are left out: at
+their micro-batch of 4, HetSim's memory model puts 93 GiB on each 80 GB GPU (the checkpoints of 105 layers
+alone take 35 GB), so the published runs must have partitioned or offloaded activations, which HetSim does
+not model.
+
+Usage: run.py [--rows 1-3] [--out DIR] [--max-drop-error PCT]
+Writes results.csv under --out (default out/zero3_scaling). With --max-drop-error, exits 1 when a model's
+predicted fall in TFLOP/s per GPU from its first to its last row run is further than that from the published
+fall (the ctest zero3_scaling runs the 175B rows 1 and 3 with 15)."""
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import common  # noqa: E402
+
+OUT = os.path.join(common.ROOT, "out", "zero3_scaling")  # --out replaces it
+VOCAB, SEQ = 51200, 2048
+# SC'21 Table 2, "ZeRO-3 without model parallelism": parameters, layers, hidden, heads, GPUs, global batch,
+# micro-batch, published TFLOP/s per GPU.
+ROWS = [
+    {"model": "175B", "layers": 96, "hidden": 12288, "heads": 96, "gpus": 384, "batch": 1536, "mb": 4, "tflops": 144},
+    {"model": "175B", "layers": 96, "hidden": 12288, "heads": 96, "gpus": 768, "batch": 1536, "mb": 2, "tflops": 88},
+    {"model": "175B", "layers": 96, "hidden": 12288, "heads": 96, "gpus": 1536, "batch": 1536, "mb": 1, "tflops": 44},
+]
+
+
+def megatron_flops(row):
+    """FLOPs of one iteration by the paper's eq. 3 (with activation recomputation)."""
+    b, l, h = row["batch"], row["layers"], row["hidden"]
+    return 96 * b * SEQ * l * h * h * (1 + SEQ / (6 * h) + VOCAB / (16 * l * h))
+
+
+def write(out, name, content):
+    path = os.path.join(out, name)
+    with open(path, "w") as f:
+        json.dump(content, f, indent=1)
+    return path
+
+
+def simulate(out, row):
+    """(iteration seconds, wall seconds) of one row."""
+    name = f"{row['model']}-{row['gpus']}"
+    cluster = write(out, name + ".cluster.json", {
+        "name": f"selene_{row['gpus']}", "description": "DGX A100 80GB nodes as on Selene",
+        "regions": [{"name": "fabric", "latency_us": 2, "nodes": [
+            {"name": "dgx", "gpu": "A100-SXM4-80GB", "devices": 8, "repeat": row["gpus"] // 8,
+             "intra_node": {"bandwidth_GBps": 300, "latency_us": 2},
+             "nic": {"bandwidth_gbps": 1600, "latency_us": 3}}]}]})
+    model = write(out, name + ".model.json", {
+        "model_type": "gpt2", "n_embd": row["hidden"], "n_head": row["heads"], "n_layer": row["layers"],
+        "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "tie_word_embeddings": True})
+    plan = write(out, name + ".plan.json", {
+        "tp": 1, "pp": 1, "dp": row["gpus"], "micro_batch": row["mb"], "global_batch": row["batch"],
+        "zero_stage": 3, "schedule": "1f1b", "recompute": True, "dtype": "fp16", "collective_algorithm": "ring",
+        "framework": "deepspeed"})
+    report = os.path.join(out, name + ".report.json")
+    command = [common.hetsim_binary(), "simulate", "--cluster", cluster, "--model", model, "--plan", plan,
+               "--pipelined-rings", "--report", report]
+    print("$", " ".join(command[1:]), flush=True)
+    start = time.time()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{name}: {done.stderr.strip()}")
+    with open(report) as f:
+        return json.load(f)["iteration_time_s"], time.time() - start
+
+
+def parse_rows(text):
+    if "-" in text:
+        first, last = map(int, text.split("-"))
+        return list(range(first, last + 1))
+    return [int(r) for r in text.split(",")]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", default="1-3")
+    parser.add_argument("--out", default=OUT)
+    parser.add_argument("--max-drop-error", type=float)
+    args = parser.parse_args()
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    results = []
+    for r in parse_rows(args.rows):
+        row = ROWS[r - 1]
+        seconds, wall = simulate(out, row)
+        predicted = megatron_flops(row) / seconds / row["gpus"] / 1e12
+        error = predicted / row["tflops"] - 1
+        results.append((row, seconds, predicted))
+        print(f"{row['model']} on {row['gpus']:5d} GPUs, micro-batch {row['mb']}: iteration {seconds:7.2f} s, "
+              f"{predicted:6.1f} TFLOP/s per GPU (published {row['tflops']}, {100 * error:+.1f}%), "
+              f"simulated in {wall:.0f} s", flush=True)
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["model", "gpus", "micro_batch", "iteration_s", "predicted_tflops", "published_tflops"])
+        for row, seconds, predicted in results:
+            writer.writerow([row["model"], row["gpus"], row["mb"], f"{seconds:.4g}", f"{predicted:.4g}",
+                             row["tflops"]])
+    worst = 0.0
+    for model in sorted({row["model"] for row, _, _ in results}):
+        runs = [(row, p) for row, _, p in results if row["model"] == model]
+        if len(runs) < 2:
+            continue
+        (first, p_first), (last, p_last) = runs[0], runs[-1]
+        predicted_drop, published_drop = p_first / p_last, first["tflops"] / last["tflops"]
+        error = predicted_drop / published_drop - 1
+        worst = max(worst, abs(error))
+        print(f"{model}: TFLOP/s per GPU fall {predicted_drop:.2f}x from {first['gpus']} to {last['gpus']} GPUs "
+              f"(published {published_drop:.2f}x, {100 * error:+.1f}%)")
+    if args.max_drop_error is not None and 100 * worst > args.max_drop_error:
+        sys.exit(f"a fall is {100 * worst:.1f}% off the published one, beyond {args.max_drop_error}%")
+
+
+if __name__ == "__main__":
+    main()
