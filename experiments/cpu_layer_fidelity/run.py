@@ -7,9 +7,9 @@ projection, MLP, residuals) between an embedding and a head over a vocabulary of
 or backward task is that layer. Calibration measures hidden 48, 96, 384 and 768 at micro-batches 1-16; the test
 grid is hidden 64-1024 against micro-batches 1-32 (no point shared with calibration). Every run is one device,
 fp32 (what the cpu executor computes in), sequence 128. Calibration and measurement run back to back on the
-same machine, so a machine that is busy throughout moves both alike. Each point runs --repeat times and keeps
-each task's fastest median: one run's memory placement can slow all its iterations by a quarter on a virtual
-machine, which no model of the kernels should learn.
+same machine, so a machine that is busy throughout moves both alike. Each point runs --repeat times, in rounds
+over all points, and keeps its fastest run: one run's memory placement, or a slow spell of a virtual machine,
+can slow all of a run's iterations by a fifth, which no model of the kernels should learn.
 
 Usage: run.py [--grid small|full] [--iterations N] [--repeat N] [--out DIR] [--max-error PCT]
 Writes results.csv under --out (default out/cpu_layer_fidelity); with --max-error, exits 1 when a task's
@@ -73,26 +73,29 @@ def compute_tasks(trace_file):
             if e.get("ph") == "X" and e.get("args", {}).get("kind") in ("forward", "backward")}
 
 
-def measure(binary, out, cluster, hidden, micro_batch, iterations, repeat):
-    """(model, plan, measured trace file) of one point: the run whose compute tasks took least in all."""
-    model, plan = inputs(out, hidden, micro_batch)
-    best, best_seconds = None, float("inf")
+def measure(binary, out, cluster, points, iterations, repeat):
+    """{point: (model, plan, measured trace file)}: for each point the run whose compute tasks took least in all.
+    Points are run in rounds, one run of each per round, so that a slow spell of the machine costs every point
+    a run instead of all of one point's."""
+    best = {}
     for attempt in range(repeat):
-        trace_dir = os.path.join(out, f"run-h{hidden}-mb{micro_batch}-{attempt}")
-        run(binary, "run", "--executor", "cpu", "--cluster", cluster, "--model", model, "--plan", plan,
-            "--trace-dir", trace_dir, "--warmup", 1, "--iterations", iterations)
-        trace = os.path.join(trace_dir, "trace.json")
-        seconds = sum(compute_tasks(trace).values())
-        if seconds < best_seconds:
-            best, best_seconds = trace, seconds
-    return model, plan, best
+        for hidden, micro_batch in points:
+            model, plan = inputs(out, hidden, micro_batch)
+            trace_dir = os.path.join(out, f"run-h{hidden}-mb{micro_batch}-{attempt}")
+            run(binary, "run", "--executor", "cpu", "--cluster", cluster, "--model", model, "--plan", plan,
+                "--trace-dir", trace_dir, "--warmup", 1, "--iterations", iterations)
+            trace = os.path.join(trace_dir, "trace.json")
+            seconds = sum(compute_tasks(trace).values())
+            if (hidden, micro_batch) not in best or seconds < best[(hidden, micro_batch)][3]:
+                best[(hidden, micro_batch)] = (model, plan, trace, seconds)
+    return {point: found[:3] for point, found in best.items()}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--grid", choices=sorted(GRIDS), default="small")
     parser.add_argument("--iterations", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", default=OUT)
     parser.add_argument("--max-error", type=float)
     args = parser.parse_args()
@@ -102,15 +105,17 @@ def main():
     cluster = write(out, "cluster.json", CLUSTER)
 
     calibration_args = []
-    for hidden, micro_batch in CALIBRATION:
-        model, plan, trace = measure(binary, out, cluster, hidden, micro_batch, args.iterations, args.repeat)
+    calibration_runs = measure(binary, out, cluster, CALIBRATION, args.iterations, args.repeat)
+    for point in CALIBRATION:
+        model, plan, trace = calibration_runs[point]
         calibration_args += ["--trace", trace, "--plan", plan, "--model", model]
     calibration = os.path.join(out, "calibration.json")
     print(run(binary, "calibrate", *calibration_args, "--cluster", cluster, "--out", calibration), end="")
 
     rows, worst = [], 0.0
+    grid_runs = measure(binary, out, cluster, GRIDS[args.grid], args.iterations, args.repeat)
     for hidden, micro_batch in GRIDS[args.grid]:
-        model, plan, trace = measure(binary, out, cluster, hidden, micro_batch, args.iterations, args.repeat)
+        model, plan, trace = grid_runs[(hidden, micro_batch)]
         predicted_trace = os.path.join(out, f"sim-h{hidden}-mb{micro_batch}.json")
         run(binary, "simulate", "--cluster", cluster, "--model", model, "--plan", plan,
             "--calibration", calibration, "--trace", predicted_trace)
