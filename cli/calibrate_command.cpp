@@ -132,8 +132,9 @@ CommandRunner add_calibrate_command(CLI::App& app)
   auto options      = std::make_shared<CalibrateOptions>();
   CLI::App* command = app.add_subcommand(
       "calibrate", "Fit the cost model to traces measured by `hetsim run`: per GPU type, compute efficiency by "
-                   "micro-batch tokens (and, with --plan, the kernel constants of its layers' operators: matrix-product "
-                   "ceiling, depth overhead, memory efficiency, launch gap, host dispatch); per link class (intra_node, inter_node, inter_region), latency alpha, "
+                   "micro-batch tokens (and, with --plan, the kernel constants of its layers' operators: "
+                   "matrix-product ceiling, depth overhead, memory efficiency, launch gap, host dispatch); per link "
+                   "class (intra_node, inter_node, inter_region), latency alpha, "
                    "seconds per byte beta and a per-collective overhead by least squares (refined by replaying the "
                    "runs when --plan is given). Use the result with --calibration.");
   command->add_option("--trace", options->traces, "measured trace (trace.json of `hetsim run`); repeat for several")

@@ -2,8 +2,8 @@
 /// Time of computation on one GPU. A layer runs as its operators (costmodel/kernel_time.hpp): matrix products
 /// at a shape-dependent efficiency, memory-bound kernels at the bandwidth, a launch gap per kernel, and never
 /// faster than the host issues them; a Calibration's fitted kernel constants replace the family's. One with
-/// only fitted efficiencies for a GPU type replaces that by FLOPs over the fitted efficiency, and a LayerProfile anchors whole layers' times wherever it covers the GPU
-/// and tensor-parallel degree (costmodel/layer_profile.hpp).
+/// only fitted efficiencies for a GPU type replaces that by FLOPs over the fitted efficiency, and a LayerProfile
+/// anchors whole layers' times wherever it covers the GPU and tensor-parallel degree (costmodel/layer_profile.hpp).
 
 #include "core/dtype.hpp"
 #include "core/gpu_spec.hpp"

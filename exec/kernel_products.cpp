@@ -37,6 +37,19 @@ std::size_t stream_elements(const Kernel& kernel)
   return std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(kernel.bytes / 4)));
 }
 
+Operands kernel_operands(const Kernel& kernel)
+{
+  if (kernel.kind == Kernel::Kind::stream)
+    return {stream_elements(kernel), 0, stream_elements(kernel)};
+  Operands operands;
+  for (const Product& p : kernel_products(kernel)) {
+    operands.a = std::max(operands.a, static_cast<std::size_t>(p.m * p.k * p.count));
+    operands.b = std::max(operands.b, static_cast<std::size_t>(p.k * p.n * p.count));
+    operands.c = std::max(operands.c, static_cast<std::size_t>(p.m * p.n * p.count));
+  }
+  return operands;
+}
+
 long optimizer_elements(const strategies::Task& task, double scale)
 {
   return std::max(1L, std::lround(strategies::scaled_params(task, scale)));

@@ -28,6 +28,13 @@ std::vector<Product> kernel_products(const models::Kernel& kernel);
 /// Elements a stream kernel reads (it writes as many): its 16-bit bytes are half reads, half writes.
 std::size_t stream_elements(const models::Kernel& kernel);
 
+/// Elements of the A, B and C operand buffers a kernel runs on: its products' operands one after another, or a
+/// stream's input (A) and output (C). The executors size their buffers by the largest.
+struct Operands {
+  std::size_t a = 0, b = 0, c = 0;
+};
+Operands kernel_operands(const models::Kernel& kernel);
+
 /// Elements an optimizer task updates.
 long optimizer_elements(const strategies::Task& task, double scale);
 

@@ -4,7 +4,6 @@
 #include "costmodel/compute.hpp"
 #include "costmodel/link_class.hpp"
 
-
 namespace hetsim::sim {
 
 using strategies::TaskKind;

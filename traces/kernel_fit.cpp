@@ -57,6 +57,7 @@ struct LogErrors {
   Dtype dtype;
   const std::vector<KernelTiming>* timings;
   KernelConstants start;
+  Eigen::VectorXd origin; ///< to_parameters(start)
 
   int inputs() const { return kFitted; }
   int values() const { return static_cast<int>(timings->size()) + kFitted; }
@@ -68,7 +69,6 @@ struct LogErrors {
       errors(static_cast<Eigen::Index>(i)) =
           std::log(costmodel::kernels_seconds(*gpu, c, t.kernels, dtype) / t.seconds);
     }
-    const Eigen::VectorXd origin = to_parameters(start);
     for (int j = 0; j < kFitted; ++j)
       errors(static_cast<Eigen::Index>(timings->size()) + j) = kPrior * (x(j) - origin(j));
     return 0;
@@ -91,10 +91,10 @@ KernelConstants fit_kernel_constants(const GpuSpec& gpu, Dtype dtype, const std:
                                      KernelConstants start)
 {
   HETSIM_ASSERT(timings.size() >= static_cast<std::size_t>(kFitted));
-  LogErrors errors{&gpu, dtype, &timings, start};
+  LogErrors errors{&gpu, dtype, &timings, start, to_parameters(start)};
   Eigen::NumericalDiff<LogErrors> differences(errors);
   Eigen::LevenbergMarquardt<Eigen::NumericalDiff<LogErrors>> solver(differences);
-  Eigen::VectorXd x = to_parameters(start);
+  Eigen::VectorXd x = errors.origin;
   solver.minimize(x);
   return from_parameters(x, start);
 }

@@ -10,13 +10,13 @@
 
 #include "exec/executor.hpp"
 #include "exec/kernel_products.hpp"
-#include "strategies/lowering/task_kernels.hpp"
 #include "exec/memory_budget.hpp"
 #include "exec/task_channel.hpp"
 #include "exec/training_memory.hpp"
 
 #include "core/error.hpp"
 #include "strategies/lowering/scale.hpp"
+#include "strategies/lowering/task_kernels.hpp"
 
 #include <Eigen/Dense>
 #include <gloo/allreduce.h>
@@ -53,24 +53,19 @@ struct KernelBuffers {
       : a(CountingAllocator<float>(budget)), b(CountingAllocator<float>(budget)), c(CountingAllocator<float>(budget))
   {
   }
-  void fit(const Product& p)
+  void fit(const Operands& operands)
   {
-    grow(a, p.m * p.k * p.count, 0.5f);
-    grow(b, p.k * p.n * p.count, 0.25f);
-    grow(c, p.m * p.n * p.count, 0.0f);
-  }
-  void fit_stream(std::size_t elements)
-  {
-    grow(a, static_cast<long>(elements), 0.5f);
-    grow(c, static_cast<long>(elements), 0.0f);
+    grow(a, operands.a, 0.5f);
+    grow(b, operands.b, 0.25f);
+    grow(c, operands.c, 0.0f);
   }
   CountedVector<float> a, b, c;
 
 private:
-  static void grow(CountedVector<float>& v, long elements, float value)
+  static void grow(CountedVector<float>& v, std::size_t elements, float value)
   {
-    if (static_cast<std::size_t>(elements) > v.size())
-      v.assign(static_cast<std::size_t>(elements), value);
+    if (elements > v.size())
+      v.assign(elements, value);
   }
 };
 
@@ -134,12 +129,8 @@ public:
         if (strategies::is_compute(task.kind)) {
           if (task.kind == TaskKind::optimizer)
             optimizer_elements_ = std::max(optimizer_elements_, optimizer_elements(task, workload.scale));
-          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale)) {
-            if (kernel.kind == models::Kernel::Kind::stream)
-              kernels_.fit_stream(stream_elements(kernel));
-            for (const Product& p : kernel_products(kernel))
-              kernels_.fit(p);
-          }
+          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale))
+            kernels_.fit(kernel_operands(kernel));
           continue;
         }
         auto& buffer = buffer_for(task);

@@ -14,13 +14,13 @@
 
 #include "exec/executor.hpp"
 #include "exec/kernel_products.hpp"
-#include "strategies/lowering/task_kernels.hpp"
 #include "exec/memory_budget.hpp"
 #include "exec/task_channel.hpp"
 #include "exec/training_memory.hpp"
 
 #include "core/error.hpp"
 #include "strategies/lowering/scale.hpp"
+#include "strategies/lowering/task_kernels.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -246,15 +246,10 @@ public:
                                           sizeof(float));
         } else if (strategies::is_compute(task.kind)) {
           for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale)) {
-            if (kernel.kind == models::Kernel::Kind::stream) {
-              kernels_.a.reserve(budget_, stream_elements(kernel) * element_bytes_);
-              kernels_.c.reserve(budget_, stream_elements(kernel) * element_bytes_);
-            }
-            for (const Product& p : kernel_products(kernel)) {
-              kernels_.a.reserve(budget_, static_cast<std::size_t>(p.m * p.k * p.count) * element_bytes_);
-              kernels_.b.reserve(budget_, static_cast<std::size_t>(p.k * p.n * p.count) * element_bytes_);
-              kernels_.c.reserve(budget_, static_cast<std::size_t>(p.m * p.n * p.count) * element_bytes_);
-            }
+            const Operands operands = kernel_operands(kernel);
+            kernels_.a.reserve(budget_, operands.a * element_bytes_);
+            kernels_.b.reserve(budget_, operands.b * element_bytes_);
+            kernels_.c.reserve(budget_, operands.c * element_bytes_);
           }
         } else {
           buffers_[task_channel(task)].reserve(budget_, elements(task) * element_bytes_ * 2);

@@ -135,9 +135,10 @@ private:
     const bool overlapped        = plan_.zero_stage == 3 || sharding_; // gathers interleave with the compute
     // ZeRO-3 gathers of layers larger than the prefetch distance wait for the compute before them and hold
     // the next computation back: they add to it instead of overlapping.
-    const double serial = plan_.zero_stage == 3 && !sharding_ ? unprefetched_gather_seconds(s) : 0;
-    const double sync   = (every_micro_batch ? per_micro_batch_sync_seconds(s) : 0) - serial;
-    const double fill   = (overlapped ? std::max(busy, sync) : busy) + serial + to_next + from_next;
+    const SyncSeconds synced = every_micro_batch ? per_micro_batch_sync_seconds(s) : SyncSeconds{};
+    const double serial      = synced.unprefetched;
+    const double sync        = synced.all - serial;
+    const double fill        = (overlapped ? std::max(busy, sync) : busy) + serial + to_next + from_next;
     return StageTime{fill, std::max({busy + serial, sync, to_next, from_next})};
   }
 
@@ -195,60 +196,50 @@ private:
     return slowdown * seconds + calls * call_seconds(group, op);
   }
 
-  double per_micro_batch_sync_seconds(int s) const
+  /// Per-micro-batch synchronisation of stage `s` on its slowest data-parallel group, and the part of it made of
+  /// ZeRO-3 gathers that the framework cannot prefetch (zero3_prefetch_layers 0: they wait for the compute
+  /// before them), on the group slowest at those.
+  struct SyncSeconds {
+    double all          = 0;
+    double unprefetched = 0;
+  };
+  SyncSeconds per_micro_batch_sync_seconds(int s) const
   {
     if (plan_.dp == 1)
-      return 0;
+      return {};
     if (sharding_)
-      return sharded_sync_seconds(s);
+      return {sharded_sync_seconds(s), 0};
     const double bytes = stage_params(s) * gradient_bytes_per_param();
-    double worst       = 0;
+    SyncSeconds worst;
     for (int t = 0; t < plan_.tp; ++t) {
       const auto group = dp_group(s, t);
       if (plan_.zero_stage != 3) {
-        worst = std::max(worst, bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, stage_slowdown_[s]));
+        worst.all =
+            std::max(worst.all, bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, stage_slowdown_[s]));
         continue;
       }
       // ZeRO-3 goes layer by layer, as the lowering issues it: each layer's parameters gathered before its
       // forward and again before its backward, its gradients reduce-scattered after; every collective pays its
       // own latency and calls.
-      double seconds = 0;
+      SyncSeconds seconds;
       for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
-        const double params = workload_.layers[l].params / plan_.tp;
+        const models::Layer& layer = workload_.layers[l];
+        const double params        = layer.params / plan_.tp;
         if (params <= 0)
           continue;
-        seconds += 2 * gather_seconds(s, group, l) +
-                   stage_slowdown_[s] *
-                       transfer_seconds(group, CollectiveOp::reduce_scatter, params * gradient_bytes_per_param()) +
-                   call_seconds(group, CollectiveOp::reduce_scatter, zero3_calls(workload_.layers[l], plan_));
+        const int calls       = zero3_calls(layer, plan_);
+        const double gathers  = 2 * (stage_slowdown_[s] * transfer_seconds(group, CollectiveOp::all_gather,
+                                                                           params * dtype_bytes(plan_.dtype)) +
+                                    call_seconds(group, CollectiveOp::all_gather, calls));
+        seconds.all += gathers +
+                       stage_slowdown_[s] *
+                           transfer_seconds(group, CollectiveOp::reduce_scatter, params * gradient_bytes_per_param()) +
+                       call_seconds(group, CollectiveOp::reduce_scatter, calls);
+        if (zero3_prefetch_layers(layer, plan_) == 0)
+          seconds.unprefetched += gathers;
       }
-      worst = std::max(worst, seconds);
-    }
-    return worst;
-  }
-
-  /// One ZeRO-3 gather of layer `l`'s parameters over `group`, its calls' latency included.
-  double gather_seconds(int s, const std::vector<int>& group, int l) const
-  {
-    const double bytes = workload_.layers[l].params / plan_.tp * dtype_bytes(plan_.dtype);
-    return stage_slowdown_[s] * transfer_seconds(group, CollectiveOp::all_gather, bytes) +
-           call_seconds(group, CollectiveOp::all_gather, zero3_calls(workload_.layers[l], plan_));
-  }
-
-  /// The forward and backward gathers of stage `s`'s layers that the framework cannot prefetch
-  /// (zero3_prefetch_layers 0), on its slowest data-parallel group.
-  double unprefetched_gather_seconds(int s) const
-  {
-    if (plan_.dp == 1)
-      return 0;
-    double worst = 0;
-    for (int t = 0; t < plan_.tp; ++t) {
-      const auto group = dp_group(s, t);
-      double seconds   = 0;
-      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
-        if (workload_.layers[l].params > 0 && zero3_prefetch_layers(workload_.layers[l], plan_) == 0)
-          seconds += 2 * gather_seconds(s, group, l);
-      worst = std::max(worst, seconds);
+      worst.all          = std::max(worst.all, seconds.all);
+      worst.unprefetched = std::max(worst.unprefetched, seconds.unprefetched);
     }
     return worst;
   }

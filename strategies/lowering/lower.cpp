@@ -409,7 +409,6 @@ private:
 
   bool gathers(int layer) const { return sharded_collectives(layer) > 0; }
 
-
   void lower_device(int s, int r, int t)
   {
     stage_     = s;

@@ -44,10 +44,9 @@ std::vector<std::vector<const Operator*>> all_reduce_groups(const std::vector<Op
   return groups;
 }
 
-/// Operators of piece `piece` of `pieces` of one pass, in the order the pass runs them: the backward runs the
-/// forward's groups, and the operators in them, in reverse. When the operators do not fall into `pieces`
-/// groups the pass is cut into equal runs of operators.
-std::vector<const Operator*> piece_operators(const std::vector<Operator>& ops, int piece, int pieces, bool backward)
+/// The groups of operators a pass of `pieces` pieces runs, in the forward's order: the all-reduce groups, or,
+/// when the operators do not fall into `pieces` of them, equal runs of operators.
+std::vector<std::vector<const Operator*>> piece_groups(const std::vector<Operator>& ops, int pieces)
 {
   auto groups = all_reduce_groups(ops);
   if (static_cast<int>(groups.size()) != pieces) {
@@ -55,34 +54,31 @@ std::vector<const Operator*> piece_operators(const std::vector<Operator>& ops, i
     for (std::size_t i = 0; i < ops.size(); ++i)
       groups[i * static_cast<std::size_t>(pieces) / ops.size()].push_back(&ops[i]);
   }
-  if (backward) {
-    std::reverse(groups.begin(), groups.end());
-    for (auto& group : groups)
-      std::reverse(group.begin(), group.end());
-  }
-  return groups[static_cast<std::size_t>(piece)];
+  return groups;
 }
 
-void append_pass(std::vector<Kernel>& kernels, const std::vector<const Operator*>& ops, int tp, double samples,
-                 bool backward, double scale)
+/// Appends the kernels of piece `piece` of one pass over `groups`: the backward runs the forward's groups, and
+/// the operators in them, in reverse.
+void append_piece(std::vector<Kernel>& kernels, const std::vector<std::vector<const Operator*>>& groups, int piece,
+                  int tp, double samples, bool backward, double scale)
 {
-  for (const Operator* op : ops)
+  const auto& group = groups[static_cast<std::size_t>(backward ? static_cast<int>(groups.size()) - 1 - piece : piece)];
+  auto append = [&](const Operator* op) {
     for (Kernel& kernel : models::operator_kernels(scaled_operator(*op, scale), tp, samples, backward))
       kernels.push_back(std::move(kernel));
+  };
+  if (backward)
+    std::for_each(group.rbegin(), group.rend(), append);
+  else
+    std::for_each(group.begin(), group.end(), append);
 }
 
-/// One product for the task's share of FLOPs on a layer given only by its totals.
-Kernel totals_product(const Task& task, const models::Workload& model, int l, int tp, double scale)
+/// One product for the layer's share (`share` of the task's FLOPs) on a layer given only by its totals.
+Kernel totals_product(const Task& task, const models::Layer& layer, double share, int tp, double scale)
 {
-  const bool backward = task.kind == TaskKind::backward;
-  double total        = 0;
-  for (int i = task.first_layer; i < task.first_layer + task.layer_count; ++i)
-    total += layer_flops(model.layers[i], backward);
-  const models::Layer& layer = model.layers[l];
-  const double share         = total > 0 ? layer_flops(layer, backward) / total : 1.0 / task.layer_count;
-  const double flops         = scaled_flops(task, scale) * share;
-  const double hidden        = hidden_size(layer);
-  const double width         = layer.params > 0 ? layer.params / tp / hidden : hidden;
+  const double flops  = scaled_flops(task, scale) * share;
+  const double hidden = hidden_size(layer);
+  const double width  = layer.params > 0 ? layer.params / tp / hidden : hidden;
   Kernel kernel;
   kernel.name  = layer.name;
   kernel.kind  = Kernel::Kind::matmul;
@@ -99,24 +95,30 @@ Kernel totals_product(const Task& task, const models::Workload& model, int l, in
 std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model, int tp, double scale)
 {
   HETSIM_ASSERT(task.first_layer >= 0 && task.first_layer + task.layer_count <= static_cast<int>(model.layers.size()));
-  const bool backward = task.kind == TaskKind::backward && !task.recomputed;
-  const bool rerun    = backward && task.recomputes; // a recomputed piece is a forward of its own
+  const bool backward  = task.kind == TaskKind::backward && !task.recomputed;
+  const bool rerun     = backward && task.recomputes; // a recomputed piece is a forward of its own
+  const int pieces     = std::max(1, task.pieces);
+  const int piece      = task.piece % pieces;
   const double samples = task.samples;
+  // Layers given by their totals share the task's FLOPs in proportion to theirs.
+  const bool by_flops = task.kind == TaskKind::backward;
+  double total        = 0;
+  for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l)
+    total += layer_flops(model.layers[l], by_flops);
   std::vector<Kernel> kernels;
   for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l) {
     const models::Layer& layer = model.layers[l];
     if (layer.operators.empty()) {
-      Kernel product = totals_product(task, model, l, tp, scale);
+      const double share = total > 0 ? layer_flops(layer, by_flops) / total : 1.0 / task.layer_count;
+      Kernel product     = totals_product(task, layer, share, tp, scale);
       if (product.flops > 0)
         kernels.push_back(std::move(product));
       continue;
     }
-    const int pieces = std::max(1, task.pieces);
-    const auto ops   = piece_operators(layer.operators, task.piece % pieces, pieces, backward);
+    const auto groups = piece_groups(layer.operators, pieces);
     if (rerun) // the forward again, then the backward
-      append_pass(kernels, piece_operators(layer.operators, task.piece % pieces, pieces, false), tp, samples, false,
-                  scale);
-    append_pass(kernels, ops, tp, samples, backward, scale);
+      append_piece(kernels, groups, piece, tp, samples, false, scale);
+    append_piece(kernels, groups, piece, tp, samples, backward, scale);
   }
   return kernels;
 }
