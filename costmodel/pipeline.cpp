@@ -1,23 +1,70 @@
 #include "costmodel/pipeline.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
-#include <numeric>
 
 namespace hetsim::costmodel {
+namespace {
 
-double pipeline_seconds(const std::vector<double>& stage_seconds, int micro_batches)
-{
-  return pipeline_seconds(stage_seconds, stage_seconds, micro_batches);
-}
+constexpr double kUnknown = -1;
 
-double pipeline_seconds(const std::vector<double>& fill_seconds, const std::vector<double>& period_seconds,
-                        int micro_batches)
+} // namespace
+
+std::vector<double> pipeline_finish_seconds(const std::vector<std::vector<PipelineStep>>& orders,
+                                            const PipelineDurations& durations)
 {
-  if (fill_seconds.empty() || micro_batches <= 0)
-    return 0;
-  const double slowest = *std::max_element(period_seconds.begin(), period_seconds.end());
-  const double fill    = std::accumulate(fill_seconds.begin(), fill_seconds.end(), 0.0);
-  return (micro_batches - 1) * slowest + fill;
+  const int stages = static_cast<int>(orders.size());
+  HETSIM_ASSERT(static_cast<int>(durations.forward_transfer_s.size()) >= stages - 1 &&
+                static_cast<int>(durations.backward_transfer_s.size()) >= stages - 1);
+  int micro_batches = 0;
+  for (const auto& order : orders)
+    for (const PipelineStep& step : order)
+      micro_batches = std::max(micro_batches, step.micro_batch + 1);
+
+  // arrival[s][m]: when stage s has micro-batch m's input for that direction (kUnknown until the peer sent it).
+  const auto table = [&] { return std::vector<std::vector<double>>(stages, std::vector<double>(micro_batches, kUnknown)); };
+  auto forward_input = table(), backward_input = table();
+  std::vector<double> forward_link_free(std::max(stages - 1, 0), 0), backward_link_free(std::max(stages - 1, 0), 0);
+  std::vector<double> stage_free(stages, 0);
+  std::vector<std::size_t> next(stages, 0);
+
+  // Advance every stage as far as its inputs allow, round after round; a valid order never stalls every stage.
+  std::size_t remaining = 0;
+  for (const auto& order : orders)
+    remaining += order.size();
+  while (remaining > 0) {
+    std::size_t advanced = 0;
+    for (int s = 0; s < stages; ++s)
+      for (; next[s] < orders[s].size(); ++next[s], ++advanced) {
+        const PipelineStep& step = orders[s][next[s]];
+        const int m              = step.micro_batch;
+        double ready             = stage_free[s];
+        if (!step.backward && s > 0) {
+          if (forward_input[s][m] == kUnknown)
+            break;
+          ready = std::max(ready, forward_input[s][m]);
+        } else if (step.backward && s + 1 < stages) {
+          if (backward_input[s][m] == kUnknown)
+            break;
+          ready = std::max(ready, backward_input[s][m]);
+        }
+        const double end = ready + durations.step_seconds(s, step);
+        stage_free[s]    = end;
+        if (!step.backward && s + 1 < stages) {
+          const double start     = std::max(end, forward_link_free[s]);
+          forward_link_free[s]   = start + durations.forward_transfer_s[s];
+          forward_input[s + 1][m] = forward_link_free[s];
+        } else if (step.backward && s > 0) {
+          const double start        = std::max(end, backward_link_free[s - 1]);
+          backward_link_free[s - 1] = start + durations.backward_transfer_s[s - 1];
+          backward_input[s - 1][m]  = backward_link_free[s - 1];
+        }
+      }
+    HETSIM_ASSERT(advanced > 0); // a stage waiting on a step that no stage will ever run
+    remaining -= advanced;
+  }
+  return stage_free;
 }
 
 } // namespace hetsim::costmodel

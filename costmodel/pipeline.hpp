@@ -1,17 +1,31 @@
 #pragma once
-/// Closed-form pipeline time (AMP eq. 5): with stage times t_i (forward+backward of one micro-batch,
-/// including the boundary transfer) and g micro-batches, an iteration takes (g - 1) * max_i t_i + sum_i t_i.
+/// Pipeline timing without a simulator: every stage runs its forward and backward steps in its schedule's
+/// order, a step starting once the stage is free and its input has crossed the boundary. Transfers over one
+/// boundary in one direction queue behind each other (a link carries one micro-batch's tensor at a time), and
+/// none of them holds the sending stage back. This is the replay's dependency graph with fixed durations and no
+/// contention beyond what the durations already hold, so bubbles, warm-up and transfer-bound steady states come
+/// out of the schedule instead of a closed form.
 
+#include <functional>
 #include <vector>
 
 namespace hetsim::costmodel {
 
-double pipeline_seconds(const std::vector<double>& stage_seconds, int micro_batches);
+struct PipelineStep {
+  int micro_batch = 0;
+  bool backward   = false;
+};
 
-/// The same with the steady state set apart: once the pipeline is full each micro-batch costs the largest
-/// `period` (a stage's compute, or one direction of its boundary link, which are busy at the same time), while
-/// filling and draining costs the sum of `fill` (compute and transfers one after the other).
-double pipeline_seconds(const std::vector<double>& fill_seconds, const std::vector<double>& period_seconds,
-                        int micro_batches);
+struct PipelineDurations {
+  /// Seconds a step takes on a stage, everything that holds the stage's compute back included.
+  std::function<double(int stage, const PipelineStep& step)> step_seconds;
+  std::vector<double> forward_transfer_s;  ///< per boundary s → s+1: one micro-batch's activations
+  std::vector<double> backward_transfer_s; ///< per boundary s+1 → s: one micro-batch's input gradient
+};
+
+/// When each stage ends its last step, from time 0. `orders[s]` is stage s's steps: every micro-batch's forward
+/// before its backward, and an order the stages can run together (GPipe, 1F1B).
+std::vector<double> pipeline_finish_seconds(const std::vector<std::vector<PipelineStep>>& orders,
+                                            const PipelineDurations& durations);
 
 } // namespace hetsim::costmodel

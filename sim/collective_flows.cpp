@@ -23,6 +23,8 @@ struct CollectiveRun::Ring {
   std::vector<int> devices;
   std::vector<Counter> started;  ///< k+1 once the member has started step k
   std::vector<Counter> received; ///< k+1 once the member's step-k receive is done
+  Counter edges_done;            ///< pipelined phases ended, summed over the members' outgoing edges
+  std::vector<long> phases = std::vector<long>(devices.size()); ///< pipelined phases each member has started
 };
 
 CollectiveRun::CollectiveRun(const strategies::Collective& collective, const Network& network,
@@ -127,7 +129,10 @@ void CollectiveRun::run_ring(Ring& ring, int position, int first_step, int steps
     sg4::this_actor::sleep_for(steps * step - wire);
     network_.transfer(src, dst, steps * chunk_bytes);
     ring.received[next].raise_to(first_step + steps);
-    ring.received[position].wait_for(first_step + steps);
+    // The phase's data crosses every edge of the ring, so no member has its result before the slowest edge is
+    // done: a member behind fast links waits for the data still on the slow ones.
+    ring.edges_done.increment();
+    ring.edges_done.wait_for(static_cast<long>(n) * ++ring.phases[position]);
     return;
   }
   for (int k = first_step; k < first_step + steps; ++k) {

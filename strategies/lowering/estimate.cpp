@@ -5,6 +5,7 @@
 #include "costmodel/link_class.hpp"
 #include "costmodel/pipeline.hpp"
 #include "strategies/lowering/lower.hpp"
+#include "strategies/lowering/pass_order.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,34 +28,37 @@ public:
   PlanEstimate run() const
   {
     PlanEstimate result;
-    // Pipelines: the slowest replica sets the pace; every replica meets at the gradient synchronisation.
+    // Every replica runs its pipeline; a stage's data-parallel group synchronises once all of its replicas have
+    // ended their last backward.
+    std::vector<double> stage_finish(plan_.pp, 0);
     for (int r = 0; r < plan_.dp; ++r) {
-      std::vector<double> fill(plan_.pp), period(plan_.pp);
-      for (int s = 0; s < plan_.pp; ++s) {
-        const StageTime stage = stage_time(s, r, plan_.micro_batch[r]);
-        fill[s]               = stage.fill_s;
-        period[s]             = stage.period_s;
-      }
-      double pipeline = 0;
-      if (plan_.last_micro_batch.empty()) {
-        pipeline = costmodel::pipeline_seconds(fill, period, plan_.grad_accum[r]);
-      } else { // pp is 1: the full micro-batches, then the smaller last one
-        const StageTime last = stage_time(0, r, plan_.last_micro_batch[r]);
-        pipeline = (plan_.grad_accum[r] > 1 ? costmodel::pipeline_seconds(fill, period, plan_.grad_accum[r] - 1) : 0) +
-                   last.fill_s;
-      }
-      if (pipeline > result.pipeline_s) {
-        result.pipeline_s    = pipeline;
-        result.stage_seconds = fill;
-      }
+      const std::vector<double> finish = pipeline_finish_seconds(r);
+      for (int s = 0; s < plan_.pp; ++s)
+        stage_finish[s] = std::max(stage_finish[s], finish[s]);
     }
-    for (int s = 0; s < plan_.pp; ++s)
+    result.pipeline_s = *std::max_element(stage_finish.begin(), stage_finish.end());
+
+    std::vector<double> synced(plan_.pp), optimizer(plan_.pp, 0);
+    for (int s = 0; s < plan_.pp; ++s) {
+      double sync = 0;
       for (int t = 0; t < plan_.tp; ++t) {
-        result.data_parallel_s = std::max(result.data_parallel_s, exposed_sync_seconds(s, t));
+        sync = std::max(sync, data_parallel_sync_seconds(s, t));
         for (int r = 0; r < plan_.dp; ++r)
-          result.optimizer_s = std::max(result.optimizer_s, optimizer_seconds(s, r, t));
+          optimizer[s] = std::max(optimizer[s], optimizer_seconds(s, r, t));
       }
-    result.iteration_time_s = result.pipeline_s + result.data_parallel_s + result.optimizer_s;
+      synced[s] = stage_finish[s] + sync;
+    }
+    // The tied embedding's all-reduce joins the first and last stages once both have synchronised.
+    if (const double tied = tied_embedding_seconds(); tied > 0)
+      synced.front() = synced.back() = std::max(synced.front(), synced.back()) + tied;
+
+    double synced_end = 0;
+    for (int s = 0; s < plan_.pp; ++s) {
+      result.iteration_time_s = std::max(result.iteration_time_s, synced[s] + optimizer[s]);
+      synced_end              = std::max(synced_end, synced[s]);
+    }
+    result.data_parallel_s = synced_end - result.pipeline_s;
+    result.optimizer_s     = result.iteration_time_s - synced_end;
     return result;
   }
 
@@ -79,42 +83,95 @@ private:
     return devices;
   }
 
-  struct StageTime {
-    double fill_s   = 0; ///< compute, then the boundary transfers, one after the other
-    double period_s = 0; ///< steady state: compute and each direction of the boundary overlap
+  /// One replica's pipeline: when each of its stages ends its last backward.
+  std::vector<double> pipeline_finish_seconds(int r) const
+  {
+    std::vector<StageSteps> full, last;
+    for (int s = 0; s < plan_.pp; ++s)
+      full.push_back(stage_steps(s, r, plan_.micro_batch[r]));
+    if (!plan_.last_micro_batch.empty()) // a smaller last micro-batch (pp is 1)
+      for (int s = 0; s < plan_.pp; ++s)
+        last.push_back(stage_steps(s, r, plan_.last_micro_batch[r]));
+
+    costmodel::PipelineDurations durations;
+    durations.step_seconds = [&](int s, const costmodel::PipelineStep& step) {
+      const bool final        = step.micro_batch + 1 == plan_.grad_accum[r];
+      const StageSteps& steps = final && !last.empty() ? last[s] : full[s];
+      if (!step.backward)
+        return steps.forward_s;
+      return final ? steps.final_backward_s : steps.backward_s;
+    };
+    std::vector<std::vector<costmodel::PipelineStep>> orders;
+    for (int s = 0; s < plan_.pp; ++s) {
+      orders.push_back(pass_order(plan_.schedule, plan_.pp, s, plan_.grad_accum[r]));
+      if (s + 1 < plan_.pp) {
+        durations.forward_transfer_s.push_back(full[s].to_next_s);
+        durations.backward_transfer_s.push_back(full[s].from_next_s);
+      }
+    }
+    return costmodel::pipeline_finish_seconds(orders, durations);
+  }
+
+  struct StageSteps {
+    double forward_s   = 0; ///< one micro-batch's forward, with all that holds the stage's compute back
+    double backward_s  = 0; ///< its backward, likewise
+    double final_backward_s = 0; ///< the last micro-batch's backward, whose ZeRO-2 reduction ends the iteration
+    double to_next_s   = 0; ///< its activations to stage s+1, every replica crossing the boundary at once
+    double from_next_s = 0; ///< its input gradient back from stage s+1, likewise
   };
 
-  /// Forward + backward of one micro-batch on the slowest TP member with its TP all-reduces, and the boundary
-  /// transfers to the next stage (AMP's per-stage term, communication included).
-  StageTime stage_time(int s, int r, int mb) const
+  /// One micro-batch of `mb` samples on stage `s` of replica `r`: forward and backward on the slowest TP member
+  /// with their TP all-reduces and the per-micro-batch ZeRO traffic, and the boundary transfers.
+  StageSteps stage_steps(int s, int r, int mb) const
   {
-    double tp_bytes_total = 0;
-    int tp_all_reduces    = 0;
-    const int first       = plan_.stage_starts[s];
-    const int end         = plan_.stage_end(s, layer_count());
-    for (int l = first; l < end; ++l) {
-      const auto& layer = workload_.layers[l];
-      const int reductions = tensor_parallel_all_reduces(layer, plan_);
-      tp_all_reduces += reductions;
-      tp_bytes_total += reductions * layer.activation_bytes_per_sample * mb * activation_scale();
-    }
-    double compute = 0;
+    const int first = plan_.stage_starts[s];
+    const int end   = plan_.stage_end(s, layer_count());
+    StageSteps steps;
     std::vector<int> tp_group;
     for (int t = 0; t < plan_.tp; ++t) {
       const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
-      compute            = std::max(
-          compute,
-          compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, false) +
-              compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, true, plan_.recompute));
+      steps.forward_s =
+          std::max(steps.forward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, false));
+      steps.backward_s = std::max(steps.backward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb,
+                                                                            plan_.dtype, true, plan_.recompute));
       tp_group.push_back(plan_.device(s, r, t));
     }
-    double tensor_parallel = 0;
+
     // Measured layer times hold their all-reduces already.
-    if (tp_all_reduces > 0 && !compute_.profiled(cluster_, tp_group, plan_.tp))
-      tensor_parallel = tp_all_reduces * (transfer_seconds(tp_group, CollectiveOp::all_reduce,
-                                                           tp_bytes_total / tp_all_reduces) +
-                                          call_seconds(tp_group, CollectiveOp::all_reduce));
-    double to_next = 0, from_next = 0;
+    if (plan_.tp > 1 && !compute_.profiled(cluster_, tp_group, plan_.tp)) {
+      double bytes = 0;
+      int forward = 0, all = 0;
+      for (int l = first; l < end; ++l) {
+        const auto& layer = workload_.layers[l];
+        const int reductions = tensor_parallel_all_reduces(layer, plan_);
+        forward += layer.tensor_parallel_all_reduces;
+        all += reductions;
+        bytes += reductions * layer.activation_bytes_per_sample * mb * activation_scale();
+      }
+      if (all > 0) {
+        const double each = transfer_seconds(tp_group, CollectiveOp::all_reduce, bytes / all) +
+                            call_seconds(tp_group, CollectiveOp::all_reduce);
+        steps.forward_s += forward * each;
+        steps.backward_s += (all - forward) * each;
+      }
+    }
+
+    // ZeRO-2/3 synchronise every micro-batch on the data-parallel stream, beside the compute of the whole
+    // micro-batch. ZeRO-3 gathers of layers larger than the prefetch distance wait for the compute before them and
+    // hold the next computation back: they add to it instead of overlapping. ZeRO-2's last reduction is counted
+    // with the synchronisation after the pipeline.
+    steps.final_backward_s = steps.backward_s;
+    if (plan_.zero_stage >= 2 || sharding_) {
+      const SyncSeconds synced = per_micro_batch_sync_seconds(s);
+      const double serial      = synced.unprefetched;
+      const double overlapped  = synced.all - serial;
+      steps.backward_s         = std::max(steps.backward_s, overlapped - steps.forward_s);
+      steps.forward_s += serial / 2;
+      steps.backward_s += serial / 2;
+      if (plan_.zero_stage == 3 || sharding_)
+        steps.final_backward_s = steps.backward_s;
+    }
+
     if (s + 1 < plan_.pp) {
       // Every replica crosses this boundary at about the same time, sharing NICs and WAN links.
       // Each tensor-parallel rank sends its 1/tp share (as the lowering does).
@@ -125,21 +182,10 @@ private:
           forward.emplace_back(plan_.device(s, other, t), plan_.device(s + 1, other, t));
           backward.emplace_back(plan_.device(s + 1, other, t), plan_.device(s, other, t));
         }
-      to_next   = costmodel::concurrent_transfers_seconds(cluster_, forward, bytes);
-      from_next = costmodel::concurrent_transfers_seconds(cluster_, backward, bytes);
+      steps.to_next_s   = costmodel::concurrent_transfers_seconds(cluster_, forward, bytes);
+      steps.from_next_s = costmodel::concurrent_transfers_seconds(cluster_, backward, bytes);
     }
-    // ZeRO-2/3 synchronise every micro-batch; in the steady state that traffic overlaps the compute it
-    // interleaves with. ZeRO-2's last reduction is counted with the exposed synchronisation instead.
-    const double busy = compute + tensor_parallel;
-    const bool every_micro_batch = plan_.zero_stage >= 2 || sharding_;
-    const bool overlapped        = plan_.zero_stage == 3 || sharding_; // gathers interleave with the compute
-    // ZeRO-3 gathers of layers larger than the prefetch distance wait for the compute before them and hold
-    // the next computation back: they add to it instead of overlapping.
-    const SyncSeconds synced = every_micro_batch ? per_micro_batch_sync_seconds(s) : SyncSeconds{};
-    const double serial      = synced.unprefetched;
-    const double sync        = synced.all - serial;
-    const double fill        = (overlapped ? std::max(busy, sync) : busy) + serial + to_next + from_next;
-    return StageTime{fill, std::max({busy + serial, sync, to_next, from_next})};
+    return steps;
   }
 
   /// How much slower a data-parallel ring step is when the groups of stages [first, end) synchronise at once
@@ -150,18 +196,25 @@ private:
   {
     if (plan_.dp == 1)
       return 1;
-    constexpr double kProbeBytes = 256.0 * 1024 * 1024; // large enough that latency does not matter
     std::vector<std::pair<int, int>> edges;
-    double alone = 0;
     for (int s = first; s < end; ++s)
       for (int t = 0; t < plan_.tp; ++t) {
         const auto group = dp_group(s, t);
-        for (std::size_t i = 0; i < group.size(); ++i) {
+        for (std::size_t i = 0; i < group.size(); ++i)
           edges.emplace_back(group[i], group[(i + 1) % group.size()]);
-          alone = std::max(alone, costmodel::transfer_seconds(cluster_, edges.back().first, edges.back().second,
-                                                              kProbeBytes));
-        }
       }
+    return sharing_slowdown(edges);
+  }
+
+  /// How much slower the slowest of `edges` is when they all carry a large transfer at once than alone.
+  double sharing_slowdown(const std::vector<std::pair<int, int>>& edges) const
+  {
+    constexpr double kProbeBytes = 256.0 * 1024 * 1024; // large enough that latency does not matter
+    double alone                 = 0;
+    for (const auto& [from, to] : edges)
+      alone = std::max(alone, costmodel::transfer_seconds(cluster_, from, to, kProbeBytes));
+    if (alone <= 0)
+      return 1;
     return std::max(1.0, costmodel::concurrent_transfers_seconds(cluster_, edges, kProbeBytes) / alone);
   }
 
@@ -286,27 +339,30 @@ private:
     return params;
   }
 
-  /// The first and last stages' all-reduce of a tied embedding's gradient, after everything else.
-  double tied_embedding_seconds(int s, int t) const
+  /// The first and last stages' all-reduce of a tied embedding's gradient, after everything else. Every replica
+  /// and TP rank has its pair, and all pairs reduce at once over the links between the two stages.
+  double tied_embedding_seconds() const
   {
     const double bytes = tied_embedding_gradient_bytes(workload_.layers, plan_);
-    if (bytes <= 0 || (s != 0 && s != plan_.pp - 1))
+    if (bytes <= 0)
       return 0;
-    double slowest = 0;
-    for (int r = 0; r < plan_.dp; ++r) {
-      const std::vector<int> pair = {plan_.device(0, r, t), plan_.device(plan_.pp - 1, r, t)};
-      slowest = std::max(slowest, transfer_seconds(pair, CollectiveOp::all_reduce, bytes) +
-                                     call_seconds(pair, CollectiveOp::all_reduce));
+    std::vector<std::pair<int, int>> edges;
+    for (int r = 0; r < plan_.dp; ++r)
+      for (int t = 0; t < plan_.tp; ++t) {
+        edges.emplace_back(plan_.device(0, r, t), plan_.device(plan_.pp - 1, r, t));
+        edges.emplace_back(plan_.device(plan_.pp - 1, r, t), plan_.device(0, r, t));
+      }
+    const double slowdown = sharing_slowdown(edges);
+    double slowest        = 0;
+    for (const auto& [first, last] : edges) {
+      const std::vector<int> pair = {first, last};
+      slowest = std::max(slowest, slowdown * transfer_seconds(pair, CollectiveOp::all_reduce, bytes) +
+                                      call_seconds(pair, CollectiveOp::all_reduce));
     }
     return slowest;
   }
 
-  /// Synchronisation after the last backward that the pipeline does not hide.
-  double exposed_sync_seconds(int s, int t) const
-  {
-    return data_parallel_sync_seconds(s, t) + tied_embedding_seconds(s, t);
-  }
-
+  /// Synchronisation after stage `s`'s last backward on TP rank `t`, less what the backward hides.
   double data_parallel_sync_seconds(int s, int t) const
   {
     if (plan_.dp == 1 || plan_.zero_stage == 3)

@@ -1,6 +1,7 @@
 #include "strategies/lowering/lower.hpp"
 
 #include "core/error.hpp"
+#include "strategies/lowering/pass_order.hpp"
 #include "strategies/plan/plan_json.hpp"
 
 #include <algorithm>
@@ -421,28 +422,12 @@ private:
     sync_tasks_.clear();
 
     const int accum = plan_.grad_accum[r];
-    order_.clear();
-    if (plan_.schedule == PipelineSchedule::gpipe) {
-      for (int m = 0; m < accum; ++m)
-        order_.emplace_back(m, false);
-      for (int m = accum - 1; m >= 0; --m)
-        order_.emplace_back(m, true);
-    } else {
-      const int warmup = std::min(plan_.pp - s - 1, accum);
-      for (int m = 0; m < warmup; ++m)
-        order_.emplace_back(m, false);
-      for (int m = 0; m + warmup < accum; ++m) {
-        order_.emplace_back(m + warmup, false);
-        order_.emplace_back(m, true);
-      }
-      for (int m = accum - warmup; m < accum; ++m)
-        order_.emplace_back(m, true);
-    }
+    const std::vector<costmodel::PipelineStep> order = pass_order(plan_.schedule, plan_.pp, s, accum);
 
     const bool buckets = plan_.dp > 1 && plan_.zero_stage <= 2;
-    for (std::size_t i = 0; i < order_.size(); ++i) {
-      const auto [m, backward] = order_[i];
-      const bool sync = backward && buckets && (plan_.zero_stage == 2 || i + 1 == order_.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const auto [m, backward] = order[i];
+      const bool sync = backward && buckets && (plan_.zero_stage == 2 || i + 1 == order.size());
       lower_step(m, backward, sync);
     }
 
@@ -610,7 +595,6 @@ private:
   int dp_issued_ = 0;
   int tied_issued_ = 0;
   std::vector<int> sync_tasks_;
-  std::vector<std::pair<int, bool>> order_;
 };
 
 } // namespace

@@ -1,5 +1,4 @@
 #include "costmodel/collective.hpp"
-#include "costmodel/pipeline.hpp"
 #include "core/units.hpp"
 
 #include <doctest/doctest.h>
@@ -93,11 +92,4 @@ TEST_CASE("a collective in many calls pays the library's latency for each")
   // Ring steps grow with the group: twice the members, about twice the latency per call.
   CHECK(library_latency_seconds(uniform_ring(32, 10, 0), first(32), CollectiveOp::all_gather, 12) > 1.9 * many);
   CHECK(library_latency_seconds(c, {0}, CollectiveOp::all_gather, 12) == 0);
-}
-
-TEST_CASE("pipeline formula (AMP eq. 5)")
-{
-  CHECK(pipeline_seconds({1, 2, 1}, 4) == doctest::Approx(3 * 2 + 4));
-  CHECK(pipeline_seconds({1}, 1) == doctest::Approx(1));
-  CHECK(pipeline_seconds({}, 3) == 0);
 }

@@ -1,0 +1,96 @@
+/// Pipeline timing: bubbles, steady states bound by a stage, by a round trip or by a link, from the step order.
+
+#include "costmodel/pipeline.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace hetsim::costmodel;
+
+namespace {
+
+/// GPipe or 1F1B orders of `stages` stages (the lowering's pass_order, written out so this room tests alone).
+std::vector<std::vector<PipelineStep>> orders(int stages, int micro_batches, bool one_f_one_b)
+{
+  std::vector<std::vector<PipelineStep>> result(stages);
+  for (int s = 0; s < stages; ++s) {
+    auto& order = result[s];
+    if (!one_f_one_b) {
+      for (int m = 0; m < micro_batches; ++m)
+        order.push_back({m, false});
+      for (int m = micro_batches - 1; m >= 0; --m)
+        order.push_back({m, true});
+      continue;
+    }
+    const int warmup = std::min(stages - s - 1, micro_batches);
+    for (int m = 0; m < warmup; ++m)
+      order.push_back({m, false});
+    for (int m = 0; m + warmup < micro_batches; ++m) {
+      order.push_back({m + warmup, false});
+      order.push_back({m, true});
+    }
+    for (int m = micro_batches - warmup; m < micro_batches; ++m)
+      order.push_back({m, true});
+  }
+  return result;
+}
+
+PipelineDurations uniform(int stages, double forward, double backward, double transfer)
+{
+  PipelineDurations durations;
+  durations.step_seconds        = [=](int, const PipelineStep& step) { return step.backward ? backward : forward; };
+  durations.forward_transfer_s  = std::vector<double>(stages - 1, transfer);
+  durations.backward_transfer_s = std::vector<double>(stages - 1, transfer);
+  return durations;
+}
+
+} // namespace
+
+TEST_CASE("without transfers GPipe and 1F1B take (m + p - 1) steps of forward plus backward")
+{
+  for (bool one_f_one_b : {false, true})
+    for (int stages : {1, 2, 4})
+      for (int micro_batches : {1, 3, 8}) {
+        CAPTURE(one_f_one_b);
+        CAPTURE(stages);
+        CAPTURE(micro_batches);
+        const auto finish = pipeline_finish_seconds(orders(stages, micro_batches, one_f_one_b),
+                                                    uniform(stages, 1, 2, 0));
+        REQUIRE(finish.size() == static_cast<std::size_t>(stages));
+        CHECK(finish.front() == doctest::Approx((micro_batches + stages - 1) * 3.0)); // the first stage ends last
+        // The last stage ends one backward per stage before the first.
+        CHECK(finish.back() == doctest::Approx(finish.front() - (stages - 1) * 2.0));
+      }
+}
+
+TEST_CASE("1F1B with transfers: every micro-batch pays one round trip over a boundary")
+{
+  // Two stages: stage 0's forward m+2 waits for its backward m, which waits for stage 1's forward and backward
+  // of m and both transfers: two micro-batches take 2 (f + b) + 2 T, not 2 max(f + b, T).
+  const double f = 1, b = 2, t = 0.5;
+  const auto at = [&](int m) { return pipeline_finish_seconds(orders(2, m, true), uniform(2, f, b, t)).front(); };
+  CHECK(at(102) - at(100) == doctest::Approx(2 * (f + b + t)));
+}
+
+TEST_CASE("transfers over one boundary queue: a slow link paces the pipeline")
+{
+  // GPipe over 2 stages, each transfer 3 s against 1 s of compute: stage 1 gets a forward input every 3 s
+  // (F9 at 31 s), runs its backwards from 32 s to 42 s, and stage 0 gets their gradients every 3 s from 36 s.
+  const auto finish = pipeline_finish_seconds(orders(2, 10, false), uniform(2, 1, 1, 3));
+  CHECK(finish[1] == doctest::Approx(42));
+  CHECK(finish[0] == doctest::Approx(64));
+}
+
+TEST_CASE("a slower stage sets the steady state; step durations may depend on the micro-batch")
+{
+  PipelineDurations durations = uniform(3, 1, 2, 0);
+  durations.step_seconds      = [](int s, const PipelineStep& step) {
+    const double scale = s == 1 ? 2.0 : 1.0;            // stage 1 is twice as slow
+    const double last  = step.micro_batch == 7 ? 0.5 : 1; // a smaller last micro-batch
+    return scale * last * (step.backward ? 2.0 : 1.0);
+  };
+  const auto slow = pipeline_finish_seconds(orders(3, 8, true), durations);
+  const auto fast = pipeline_finish_seconds(orders(3, 8, true), uniform(3, 1, 2, 0));
+  // Eight micro-batches at stage 1's 6 s (the last one 3 s), plus at least the other stages' fill.
+  CHECK(slow.front() >= 7 * 6.0 + 3.0 + 2 * 1.5);
+  CHECK(slow.front() > fast.front() * 1.5);
+}
