@@ -58,36 +58,87 @@ double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes)
   return path.latency_s + bytes / path.bandwidth_bytes_per_s;
 }
 
+namespace {
+
+/// The flows that cross one link, shared fairly: while n flows are on it each gets 1/n of it, so a flow of b
+/// bytes ends once the link has carried min(b, b_j) of every flow j (processor sharing).
+class FairLink {
+public:
+  void add(double bytes) { bytes_.push_back(bytes); }
+
+  /// Call once every flow is added.
+  void seal()
+  {
+    std::sort(bytes_.begin(), bytes_.end());
+    prefix_.assign(bytes_.size() + 1, 0);
+    for (std::size_t i = 0; i < bytes_.size(); ++i)
+      prefix_[i + 1] = prefix_[i] + bytes_[i];
+  }
+
+  /// Bytes the link carries until a flow of `bytes` among them ends.
+  double carried_until(double bytes) const
+  {
+    const auto smaller = static_cast<std::size_t>(std::upper_bound(bytes_.begin(), bytes_.end(), bytes) - bytes_.begin());
+    return prefix_[smaller] + static_cast<double>(bytes_.size() - smaller) * bytes;
+  }
+
+private:
+  std::vector<double> bytes_;
+  std::vector<double> prefix_;
+};
+
+} // namespace
+
+std::vector<double> shared_flow_seconds(const Cluster& cluster, const std::vector<Flow>& flows)
+{
+  std::map<int, FairLink> leaving, entering;           // NIC out of / into each node
+  std::map<std::pair<int, int>, FairLink> region_pairs; // WAN link from one region to another
+  for (const Flow& flow : flows) {
+    const int from = cluster.device(flow.src).node, to = cluster.device(flow.dst).node;
+    if (from == to)
+      continue;
+    leaving[from].add(flow.bytes);
+    entering[to].add(flow.bytes);
+    region_pairs[{cluster.region_of(flow.src), cluster.region_of(flow.dst)}].add(flow.bytes);
+  }
+  for (auto* links : {&leaving, &entering})
+    for (auto& [node, link] : *links)
+      link.seal();
+  for (auto& [pair, link] : region_pairs)
+    link.seal();
+
+  std::vector<double> seconds;
+  seconds.reserve(flows.size());
+  for (const Flow& flow : flows) {
+    const Link path = cluster.path(flow.src, flow.dst);
+    const int from = cluster.device(flow.src).node, to = cluster.device(flow.dst).node;
+    if (from == to) {
+      seconds.push_back(path.latency_s + flow.bytes / path.bandwidth_bytes_per_s);
+      continue;
+    }
+    const Node& a = cluster.nodes()[from];
+    const Node& b = cluster.nodes()[to];
+    double busy   = std::max({flow.bytes / a.intra.bandwidth_bytes_per_s, flow.bytes / b.intra.bandwidth_bytes_per_s,
+                              leaving[from].carried_until(flow.bytes) / a.nic.bandwidth_bytes_per_s,
+                              entering[to].carried_until(flow.bytes) / b.nic.bandwidth_bytes_per_s});
+    const Link middle = cluster.between_nodes(from, to);
+    const bool shared = a.region != b.region && cluster.wan_sharing() == WanSharing::shared;
+    const double wan  = shared ? region_pairs[{a.region, b.region}].carried_until(flow.bytes) : flow.bytes;
+    busy              = std::max(busy, wan / middle.bandwidth_bytes_per_s);
+    seconds.push_back(path.latency_s + busy);
+  }
+  return seconds;
+}
+
 double concurrent_transfers_seconds(const Cluster& cluster, const std::vector<std::pair<int, int>>& transfers,
                                     double bytes)
 {
-  std::map<int, int> leaving, entering;           // transfers per source / destination node
-  std::map<std::pair<int, int>, int> region_pairs; // transfers per (source region, destination region)
-  for (const auto& [src, dst] : transfers) {
-    if (cluster.device(src).node == cluster.device(dst).node)
-      continue;
-    ++leaving[cluster.device(src).node];
-    ++entering[cluster.device(dst).node];
-    ++region_pairs[{cluster.region_of(src), cluster.region_of(dst)}];
-  }
-  double slowest = 0;
-  for (const auto& [src, dst] : transfers) {
-    const Link path = cluster.path(src, dst);
-    if (cluster.device(src).node == cluster.device(dst).node) {
-      slowest = std::max(slowest, path.latency_s + bytes / path.bandwidth_bytes_per_s);
-      continue;
-    }
-    const Node& a = cluster.node_of(src);
-    const Node& b = cluster.node_of(dst);
-    double bandwidth = std::min({a.intra.bandwidth_bytes_per_s, b.intra.bandwidth_bytes_per_s,
-                                 a.nic.bandwidth_bytes_per_s / leaving[cluster.device(src).node],
-                                 b.nic.bandwidth_bytes_per_s / entering[cluster.device(dst).node]});
-    const Link middle = cluster.between_nodes(cluster.device(src).node, cluster.device(dst).node);
-    const bool shared = a.region != b.region && cluster.wan_sharing() == WanSharing::shared;
-    bandwidth = std::min(bandwidth, middle.bandwidth_bytes_per_s / (shared ? region_pairs[{a.region, b.region}] : 1));
-    slowest = std::max(slowest, path.latency_s + bytes / bandwidth);
-  }
-  return slowest;
+  std::vector<Flow> flows;
+  flows.reserve(transfers.size());
+  for (const auto& [src, dst] : transfers)
+    flows.push_back({src, dst, bytes});
+  const std::vector<double> seconds = shared_flow_seconds(cluster, flows);
+  return seconds.empty() ? 0 : *std::max_element(seconds.begin(), seconds.end());
 }
 
 double ring_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes)

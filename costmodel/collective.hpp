@@ -35,9 +35,20 @@ double library_latency_seconds(const Cluster& cluster, const std::vector<int>& d
 /// One transfer of `bytes` from src to dst: latency plus size over the path's bottleneck bandwidth.
 double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes);
 
-/// Several transfers of `bytes` each that start together (e.g. every replica crossing the same pipeline
-/// boundary): the time of the slowest, with each NIC shared by the transfers of its node and each WAN link by
-/// the transfers between its two regions (unless the cluster's WAN sharing is per flow).
+/// One transfer in a set that starts together.
+struct Flow {
+  int src      = 0;
+  int dst      = 0;
+  double bytes = 0;
+};
+
+/// Seconds each of `flows` takes when all start together: a node's NIC out and in, and each WAN link (unless the
+/// cluster's WAN sharing is per flow), are shared fairly by the flows that cross them, and a flow ends once each
+/// of its links has carried its bytes and as much of every other flow (or all of a smaller one). Alike flows
+/// (every replica crossing one pipeline boundary) take n times as long as one alone.
+std::vector<double> shared_flow_seconds(const Cluster& cluster, const std::vector<Flow>& flows);
+
+/// Several transfers of `bytes` each that start together: the time of the slowest (shared_flow_seconds).
 double concurrent_transfers_seconds(const Cluster& cluster, const std::vector<std::pair<int, int>>& transfers,
                                     double bytes);
 

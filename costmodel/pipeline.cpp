@@ -9,6 +9,12 @@ namespace {
 
 constexpr double kUnknown = -1;
 
+double occupancy(const std::vector<double>& occupancy_s, const std::vector<double>& transfer_s, int boundary)
+{
+  const double transfer = transfer_s[boundary];
+  return occupancy_s.empty() ? transfer : std::max(transfer, occupancy_s[boundary]);
+}
+
 } // namespace
 
 std::vector<double> pipeline_finish_seconds(const std::vector<std::vector<PipelineStep>>& orders,
@@ -52,13 +58,14 @@ std::vector<double> pipeline_finish_seconds(const std::vector<std::vector<Pipeli
         const double end = ready + durations.step_seconds(s, step);
         stage_free[s]    = end;
         if (!step.backward && s + 1 < stages) {
-          const double start     = std::max(end, forward_link_free[s]);
-          forward_link_free[s]   = start + durations.forward_transfer_s[s];
-          forward_input[s + 1][m] = forward_link_free[s];
+          const double start      = std::max(end, forward_link_free[s]);
+          forward_link_free[s]    = start + occupancy(durations.forward_occupancy_s, durations.forward_transfer_s, s);
+          forward_input[s + 1][m] = start + durations.forward_transfer_s[s];
         } else if (step.backward && s > 0) {
-          const double start        = std::max(end, backward_link_free[s - 1]);
-          backward_link_free[s - 1] = start + durations.backward_transfer_s[s - 1];
-          backward_input[s - 1][m]  = backward_link_free[s - 1];
+          const double start = std::max(end, backward_link_free[s - 1]);
+          backward_link_free[s - 1] =
+              start + occupancy(durations.backward_occupancy_s, durations.backward_transfer_s, s - 1);
+          backward_input[s - 1][m] = start + durations.backward_transfer_s[s - 1];
         }
       }
     HETSIM_ASSERT(advanced > 0); // a stage waiting on a step that no stage will ever run

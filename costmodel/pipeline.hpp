@@ -1,8 +1,8 @@
 #pragma once
 /// Pipeline timing without a simulator: every stage runs its forward and backward steps in its schedule's
 /// order, a step starting once the stage is free and its input has crossed the boundary. Transfers over one
-/// boundary in one direction queue behind each other (a link carries one micro-batch's tensor at a time), and
-/// none of them holds the sending stage back. This is the replay's dependency graph with fixed durations and no
+/// boundary in one direction queue behind each other (each keeps the way busy for its occupancy), and none of
+/// them holds the sending stage back. This is the replay's dependency graph with fixed durations and no
 /// contention beyond what the durations already hold, so bubbles, warm-up and transfer-bound steady states come
 /// out of the schedule instead of a closed form.
 
@@ -21,6 +21,9 @@ struct PipelineDurations {
   std::function<double(int stage, const PipelineStep& step)> step_seconds;
   std::vector<double> forward_transfer_s;  ///< per boundary s → s+1: one micro-batch's activations
   std::vector<double> backward_transfer_s; ///< per boundary s+1 → s: one micro-batch's input gradient
+  /// Per boundary and direction, how long a transfer keeps the way busy for the next one: the transfer itself,
+  /// or more where its links also carry other traffic every micro-batch (empty: the transfer times).
+  std::vector<double> forward_occupancy_s, backward_occupancy_s;
 };
 
 /// When each stage ends its last step, from time 0. `orders[s]` is stage s's steps: every micro-batch's forward

@@ -15,14 +15,22 @@ namespace {
 
 using costmodel::CollectiveOp;
 
+constexpr double kProbeBytes = 256.0 * 1024 * 1024; ///< a transfer large enough that latency does not matter
+constexpr double kMaxLoad    = 0.9; ///< others' share of a link beyond which a transfer's time stops growing (the
+                                    ///< occupancy queue paces the pipeline by then)
+
 class Estimator {
 public:
   Estimator(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute)
-      : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload), compute_(compute), algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)),
-        end_slowdown_(data_parallel_slowdown(0, plan.pp)), sharding_(plan.shards_layers())
+      : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload), compute_(compute),
+        algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)), sharding_(plan.shards_layers())
   {
-    for (int s = 0; s < plan.pp; ++s)
-      stage_slowdown_.push_back(data_parallel_slowdown(s, s + 1));
+    end_slowdown_ = data_parallel_slowdowns(0, plan.pp, true);
+    for (int s = 0; s < plan.pp; ++s) {
+      const std::vector<double> stage = data_parallel_slowdowns(s, s + 1, false);
+      stage_slowdown_.insert(stage_slowdown_.end(), stage.begin(), stage.end());
+    }
+    time_boundaries();
   }
 
   PlanEstimate run() const
@@ -105,23 +113,37 @@ private:
     for (int s = 0; s < plan_.pp; ++s) {
       orders.push_back(pass_order(plan_.schedule, plan_.pp, s, plan_.grad_accum[r]));
       if (s + 1 < plan_.pp) {
-        durations.forward_transfer_s.push_back(full[s].to_next_s);
-        durations.backward_transfer_s.push_back(full[s].from_next_s);
+        const Boundary& boundary = boundary_[s * plan_.dp + r];
+        durations.forward_transfer_s.push_back(boundary.to_next.seconds);
+        durations.backward_transfer_s.push_back(boundary.from_next.seconds);
+        durations.forward_occupancy_s.push_back(boundary.to_next.occupancy_s);
+        durations.backward_occupancy_s.push_back(boundary.from_next.occupancy_s);
       }
     }
-    return costmodel::pipeline_finish_seconds(orders, durations);
+    std::vector<double> finish = costmodel::pipeline_finish_seconds(orders, durations);
+    // A transfer shares its links with the other boundaries' transfers for the part of each micro-batch's period
+    // that those keep them busy, so its bytes go 1 / (1 - ρ) slower (processor sharing). The period comes from
+    // the pipeline timed without that, refined once.
+    for (int pass = 0; pass < 2 && plan_.pp > 1; ++pass) {
+      const double period = *std::max_element(finish.begin(), finish.end()) / plan_.grad_accum[r];
+      for (int s = 0; s + 1 < plan_.pp; ++s) {
+        const Boundary& boundary           = boundary_[s * plan_.dp + r];
+        durations.forward_transfer_s[s]  = boundary.to_next.contended_s(period);
+        durations.backward_transfer_s[s] = boundary.from_next.contended_s(period);
+      }
+      finish = costmodel::pipeline_finish_seconds(orders, durations);
+    }
+    return finish;
   }
 
   struct StageSteps {
     double forward_s   = 0; ///< one micro-batch's forward, with all that holds the stage's compute back
     double backward_s  = 0; ///< its backward, likewise
     double final_backward_s = 0; ///< the last micro-batch's backward, whose ZeRO-2 reduction ends the iteration
-    double to_next_s   = 0; ///< its activations to stage s+1, every replica crossing the boundary at once
-    double from_next_s = 0; ///< its input gradient back from stage s+1, likewise
   };
 
   /// One micro-batch of `mb` samples on stage `s` of replica `r`: forward and backward on the slowest TP member
-  /// with their TP all-reduces and the per-micro-batch ZeRO traffic, and the boundary transfers.
+  /// with their TP all-reduces and the per-micro-batch ZeRO traffic.
   StageSteps stage_steps(int s, int r, int mb) const
   {
     const int first = plan_.stage_starts[s];
@@ -172,56 +194,124 @@ private:
         steps.final_backward_s = steps.backward_s;
     }
 
-    if (s + 1 < plan_.pp) {
-      // Every replica crosses this boundary at about the same time, sharing NICs and WAN links.
-      // Each tensor-parallel rank sends its 1/tp share (as the lowering does).
-      const double bytes = boundary_bytes(workload_.layers[end - 1], workload_.seq_len, plan_, mb);
-      std::vector<std::pair<int, int>> forward, backward;
-      for (int other = 0; other < plan_.dp; ++other)
-        for (int t = 0; t < plan_.tp; ++t) {
-          forward.emplace_back(plan_.device(s, other, t), plan_.device(s + 1, other, t));
-          backward.emplace_back(plan_.device(s + 1, other, t), plan_.device(s, other, t));
-        }
-      steps.to_next_s   = costmodel::concurrent_transfers_seconds(cluster_, forward, bytes);
-      steps.from_next_s = costmodel::concurrent_transfers_seconds(cluster_, backward, bytes);
-    }
     return steps;
   }
 
-  /// How much slower a data-parallel ring step is when the groups of stages [first, end) synchronise at once
-  /// than when a group is alone: groups whose rings cross the same NIC or WAN link share it. Every stage
-  /// synchronises at the end of the iteration; per-micro-batch synchronisation (ZeRO 2/3) is staggered by the
-  /// pipeline, so only the tensor-parallel ranks of one stage meet there.
-  double data_parallel_slowdown(int first, int end) const
+  /// Each boundary's transfers of one full micro-batch, per replica (the slowest TP rank; each TP rank sends its
+  /// 1/tp share, as the lowering does). Every replica crosses a boundary at about the same time, so a transfer
+  /// shares NICs and WAN links with the other replicas' at that boundary. In the steady state the links also
+  /// carry every other boundary's transfers once per micro-batch (under 1F1B activations and gradients alike,
+  /// under GPipe each direction in its own phase): that sets how long a transfer keeps its way busy.
+  void time_boundaries()
+  {
+    if (plan_.pp == 1)
+      return;
+    std::vector<costmodel::Flow> forward, backward;
+    for (int s = 0; s + 1 < plan_.pp; ++s) {
+      const models::Layer& last = workload_.layers[plan_.stage_end(s, layer_count()) - 1];
+      for (int r = 0; r < plan_.dp; ++r) {
+        const double bytes = boundary_bytes(last, workload_.seq_len, plan_, plan_.micro_batch[r]);
+        for (int t = 0; t < plan_.tp; ++t) {
+          forward.push_back({plan_.device(s, r, t), plan_.device(s + 1, r, t), bytes});
+          backward.push_back({plan_.device(s + 1, r, t), plan_.device(s, r, t), bytes});
+        }
+      }
+    }
+    // One boundary's replicas at once, per direction.
+    const std::size_t per_boundary = static_cast<std::size_t>(plan_.dp) * plan_.tp;
+    std::vector<double> to_next, from_next;
+    for (std::size_t first = 0; first < forward.size(); first += per_boundary) {
+      const auto slice = [&](const std::vector<costmodel::Flow>& flows) {
+        return std::vector<costmodel::Flow>(flows.begin() + static_cast<std::ptrdiff_t>(first),
+                                            flows.begin() + static_cast<std::ptrdiff_t>(first + per_boundary));
+      };
+      for (double seconds : costmodel::shared_flow_seconds(cluster_, slice(forward)))
+        to_next.push_back(seconds);
+      for (double seconds : costmodel::shared_flow_seconds(cluster_, slice(backward)))
+        from_next.push_back(seconds);
+    }
+    // Every boundary at once.
+    std::vector<double> to_next_busy, from_next_busy;
+    if (plan_.schedule == PipelineSchedule::gpipe) {
+      to_next_busy   = costmodel::shared_flow_seconds(cluster_, forward);
+      from_next_busy = costmodel::shared_flow_seconds(cluster_, backward);
+    } else {
+      std::vector<costmodel::Flow> both = forward;
+      both.insert(both.end(), backward.begin(), backward.end());
+      const std::vector<double> seconds = costmodel::shared_flow_seconds(cluster_, both);
+      to_next_busy.assign(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(forward.size()));
+      from_next_busy.assign(seconds.begin() + static_cast<std::ptrdiff_t>(forward.size()), seconds.end());
+    }
+    boundary_.assign(static_cast<std::size_t>(plan_.pp - 1) * plan_.dp, {});
+    const auto keep_slowest = [&](Transfer& transfer, const costmodel::Flow& flow, double alone, double busy) {
+      if (alone <= transfer.seconds)
+        return;
+      transfer.latency_s   = cluster_.path(flow.src, flow.dst).latency_s;
+      transfer.seconds     = alone;
+      transfer.occupancy_s = std::max(busy - transfer.latency_s, alone - transfer.latency_s);
+    };
+    for (std::size_t i = 0; i < forward.size(); ++i) {
+      Boundary& boundary = boundary_[i / plan_.tp];
+      keep_slowest(boundary.to_next, forward[i], to_next[i], to_next_busy[i]);
+      keep_slowest(boundary.from_next, backward[i], from_next[i], from_next_busy[i]);
+    }
+  }
+
+  /// How much slower each data-parallel ring of stages [first, end) is when all of them synchronise at once than
+  /// alone, indexed (s - first) * tp + t: rings crossing the same NIC or WAN link share it in proportion to the
+  /// bytes they reduce (the stage's replicated parameters at the end of the iteration, `replicated`, or all of
+  /// its parameters). Every stage synchronises at the end of the iteration; per-micro-batch synchronisation
+  /// (ZeRO 2/3) is staggered by the pipeline, so only the tensor-parallel ranks of one stage meet there.
+  std::vector<double> data_parallel_slowdowns(int first, int end, bool replicated) const
   {
     if (plan_.dp == 1)
-      return 1;
-    std::vector<std::pair<int, int>> edges;
+      return std::vector<double>(static_cast<std::size_t>(end - first) * plan_.tp, 1.0);
+    std::vector<double> bytes;
+    for (int s = first; s < end; ++s)
+      bytes.push_back(replicated ? replicated_params(s) : stage_params(s));
+    const double largest = *std::max_element(bytes.begin(), bytes.end());
+    std::vector<std::vector<costmodel::Flow>> rings;
     for (int s = first; s < end; ++s)
       for (int t = 0; t < plan_.tp; ++t) {
-        const auto group = dp_group(s, t);
+        // Scaled so that the largest is large enough that latency does not matter.
+        const double weight = largest > 0 ? kProbeBytes * bytes[s - first] / largest : kProbeBytes;
+        const auto group    = dp_group(s, t);
+        rings.emplace_back();
         for (std::size_t i = 0; i < group.size(); ++i)
-          edges.emplace_back(group[i], group[(i + 1) % group.size()]);
+          rings.back().push_back({group[i], group[(i + 1) % group.size()], weight});
       }
-    return sharing_slowdown(edges);
+    return sharing_slowdowns(rings);
   }
 
-  /// How much slower the slowest of `edges` is when they all carry a large transfer at once than alone.
-  double sharing_slowdown(const std::vector<std::pair<int, int>>& edges) const
+  /// For each set of flows, how much longer its slowest flow takes when every set runs at once than alone.
+  std::vector<double> sharing_slowdowns(const std::vector<std::vector<costmodel::Flow>>& sets) const
   {
-    constexpr double kProbeBytes = 256.0 * 1024 * 1024; // large enough that latency does not matter
-    double alone                 = 0;
-    for (const auto& [from, to] : edges)
-      alone = std::max(alone, costmodel::transfer_seconds(cluster_, from, to, kProbeBytes));
-    if (alone <= 0)
-      return 1;
-    return std::max(1.0, costmodel::concurrent_transfers_seconds(cluster_, edges, kProbeBytes) / alone);
+    std::vector<costmodel::Flow> all;
+    for (const auto& set : sets)
+      all.insert(all.end(), set.begin(), set.end());
+    const std::vector<double> shared = costmodel::shared_flow_seconds(cluster_, all);
+    std::vector<double> slowdowns;
+    std::size_t i = 0;
+    for (const auto& set : sets) {
+      double alone = 0, together = 0;
+      for (const costmodel::Flow& flow : set) {
+        alone    = std::max(alone, costmodel::transfer_seconds(cluster_, flow.src, flow.dst, flow.bytes));
+        together = std::max(together, shared[i++]);
+      }
+      slowdowns.push_back(alone > 0 ? std::max(1.0, together / alone) : 1.0);
+    }
+    return slowdowns;
   }
 
-  /// The network's part of one collective of `bytes` over `group` alone.
-  double transfer_seconds(const std::vector<int>& group, CollectiveOp op, double bytes) const
+  /// The network's part of one collective of `bytes` over `group`, its bytes `slowdown` times slower than alone
+  /// (links shared with other groups slow the bytes, not the wires' latency).
+  double transfer_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown = 1) const
   {
-    return costmodel::collective_seconds(cluster_, group, op, algorithm_, bytes);
+    const double seconds = costmodel::collective_seconds(cluster_, group, op, algorithm_, bytes);
+    if (slowdown == 1)
+      return seconds;
+    const double latency = costmodel::collective_seconds(cluster_, group, op, algorithm_, 0);
+    return latency + slowdown * (seconds - latency);
   }
 
   /// The software cost of a collective of `op` that takes `calls` library calls over `group`: the library's
@@ -235,18 +325,18 @@ private:
     return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls);
   }
 
-  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing): `slowdown` times
-  /// the transfers of a group alone, plus each bucket's call.
+  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing), the bytes
+  /// `slowdown` times slower than a group's alone, plus each bucket's call.
   double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown) const
   {
     const double capacity = plan_.gradient_bucket_bytes();
     const double full     = std::floor(bytes / capacity);
     const double rest     = bytes - full * capacity;
-    double seconds        = full * transfer_seconds(group, op, capacity);
+    double seconds        = full * transfer_seconds(group, op, capacity, slowdown);
     if (rest > 0)
-      seconds += transfer_seconds(group, op, rest);
+      seconds += transfer_seconds(group, op, rest, slowdown);
     const double calls = full + (rest > 0 ? 1 : 0);
-    return slowdown * seconds + calls * call_seconds(group, op);
+    return seconds + calls * call_seconds(group, op);
   }
 
   /// Per-micro-batch synchronisation of stage `s` on its slowest data-parallel group, and the part of it made of
@@ -265,10 +355,10 @@ private:
     const double bytes = stage_params(s) * gradient_bytes_per_param();
     SyncSeconds worst;
     for (int t = 0; t < plan_.tp; ++t) {
-      const auto group = dp_group(s, t);
+      const auto group      = dp_group(s, t);
+      const double slowdown = stage_slowdown_[s * plan_.tp + t];
       if (plan_.zero_stage != 3) {
-        worst.all =
-            std::max(worst.all, bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, stage_slowdown_[s]));
+        worst.all = std::max(worst.all, bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, slowdown));
         continue;
       }
       // ZeRO-3 goes layer by layer, as the lowering issues it: each layer's parameters gathered before its
@@ -281,12 +371,12 @@ private:
         if (params <= 0)
           continue;
         const int calls       = zero3_calls(layer, plan_);
-        const double gathers  = 2 * (stage_slowdown_[s] * transfer_seconds(group, CollectiveOp::all_gather,
-                                                                           params * dtype_bytes(plan_.dtype)) +
+        const double gathers  = 2 * (transfer_seconds(group, CollectiveOp::all_gather, params * dtype_bytes(plan_.dtype),
+                                                     slowdown) +
                                     call_seconds(group, CollectiveOp::all_gather, calls));
         seconds.all += gathers +
-                       stage_slowdown_[s] *
-                           transfer_seconds(group, CollectiveOp::reduce_scatter, params * gradient_bytes_per_param()) +
+                       transfer_seconds(group, CollectiveOp::reduce_scatter, params * gradient_bytes_per_param(),
+                                        slowdown) +
                        call_seconds(group, CollectiveOp::reduce_scatter, calls);
         if (zero3_prefetch_layers(layer, plan_) == 0)
           seconds.unprefetched += gathers;
@@ -303,20 +393,20 @@ private:
   {
     double worst = 0;
     for (int t = 0; t < plan_.tp; ++t) {
-      const auto group = dp_group(s, t);
+      const auto group      = dp_group(s, t);
+      const double slowdown = stage_slowdown_[s * plan_.tp + t];
       double seconds = 0, calls = 0;
       for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
         const LayerSharding& choice = plan_.layer_sharding[l];
         if (choice.sharded == 0 || workload_.layers[l].params <= 0)
           continue;
         const double bytes = workload_.layers[l].params / plan_.tp / choice.slices * gradient_bytes_per_param();
-        seconds += choice.sharded * (2 * transfer_seconds(group, CollectiveOp::all_gather, bytes) +
-                                     transfer_seconds(group, CollectiveOp::reduce_scatter, bytes));
+        seconds += choice.sharded * (2 * transfer_seconds(group, CollectiveOp::all_gather, bytes, slowdown) +
+                                     transfer_seconds(group, CollectiveOp::reduce_scatter, bytes, slowdown));
         calls += 3 * choice.sharded;
       }
-      worst = std::max(worst, stage_slowdown_[s] * seconds +
-                                  calls / 3 * (2 * call_seconds(group, CollectiveOp::all_gather) +
-                                               call_seconds(group, CollectiveOp::reduce_scatter)));
+      worst = std::max(worst, seconds + calls / 3 * (2 * call_seconds(group, CollectiveOp::all_gather) +
+                                                      call_seconds(group, CollectiveOp::reduce_scatter)));
     }
     return worst;
   }
@@ -346,17 +436,17 @@ private:
     const double bytes = tied_embedding_gradient_bytes(workload_.layers, plan_);
     if (bytes <= 0)
       return 0;
-    std::vector<std::pair<int, int>> edges;
+    std::vector<costmodel::Flow> edges;
     for (int r = 0; r < plan_.dp; ++r)
       for (int t = 0; t < plan_.tp; ++t) {
-        edges.emplace_back(plan_.device(0, r, t), plan_.device(plan_.pp - 1, r, t));
-        edges.emplace_back(plan_.device(plan_.pp - 1, r, t), plan_.device(0, r, t));
+        edges.push_back({plan_.device(0, r, t), plan_.device(plan_.pp - 1, r, t), kProbeBytes});
+        edges.push_back({plan_.device(plan_.pp - 1, r, t), plan_.device(0, r, t), kProbeBytes});
       }
-    const double slowdown = sharing_slowdown(edges);
+    const double slowdown = sharing_slowdowns({edges}).front();
     double slowest        = 0;
-    for (const auto& [first, last] : edges) {
-      const std::vector<int> pair = {first, last};
-      slowest = std::max(slowest, slowdown * transfer_seconds(pair, CollectiveOp::all_reduce, bytes) +
+    for (const costmodel::Flow& edge : edges) {
+      const std::vector<int> pair = {edge.src, edge.dst};
+      slowest = std::max(slowest, transfer_seconds(pair, CollectiveOp::all_reduce, bytes, slowdown) +
                                       call_seconds(pair, CollectiveOp::all_reduce));
     }
     return slowest;
@@ -367,16 +457,17 @@ private:
   {
     if (plan_.dp == 1 || plan_.zero_stage == 3)
       return 0;
-    const auto group     = dp_group(s, t);
-    const double bytes   = replicated_params(s) * gradient_bytes_per_param();
-    const double gather  = plan_.zero_stage >= 1
-                               ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * dtype_bytes(plan_.dtype),
-                                                  end_slowdown_)
-                               : 0;
+    const auto group      = dp_group(s, t);
+    const double slowdown = end_slowdown_[s * plan_.tp + t];
+    const double bytes    = replicated_params(s) * gradient_bytes_per_param();
+    const double gather =
+        plan_.zero_stage >= 1
+            ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * dtype_bytes(plan_.dtype), slowdown)
+            : 0;
     // ZeRO 0-2 reduce during the last backward: buckets overlap it, the last bucket never does.
-    const CollectiveOp op   = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
-    const double reduce     = bucketed_seconds(group, op, bytes, end_slowdown_);
-    const double last       = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), end_slowdown_);
+    const CollectiveOp op = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
+    const double reduce   = bucketed_seconds(group, op, bytes, slowdown);
+    const double last     = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown);
     return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
   }
 
@@ -416,9 +507,29 @@ private:
   const models::Workload& workload_;
   const costmodel::ComputeModel& compute_;
   costmodel::Algorithm algorithm_;
-  double end_slowdown_;                ///< every data-parallel group at once
   bool sharding_;                      ///< layer_sharding shards some layer
-  std::vector<double> stage_slowdown_; ///< the groups of one stage at once
+  std::vector<double> end_slowdown_;   ///< [s * tp + t]: every data-parallel group at once
+  std::vector<double> stage_slowdown_; ///< [s * tp + t]: the groups of one stage at once
+  /// One micro-batch's transfer over a boundary, the slowest TP rank's.
+  struct Transfer {
+    double seconds     = 0; ///< with the other replicas crossing the boundary at once
+    double latency_s   = 0; ///< of its path
+    double occupancy_s = 0; ///< its links' busy time per micro-batch with every boundary's transfers on them
+
+    /// Its time when the other boundaries' transfers keep its links busy for their share of `period`.
+    double contended_s(double period) const
+    {
+      const double own    = seconds - latency_s;
+      const double others = std::max(0.0, occupancy_s - own);
+      const double load   = period > 0 ? std::min(kMaxLoad, others / period) : 0;
+      return latency_s + own / (1 - load);
+    }
+  };
+  struct Boundary {
+    Transfer to_next;   ///< activations to the next stage
+    Transfer from_next; ///< gradients back from it
+  };
+  std::vector<Boundary> boundary_; ///< [s * dp + r]: stage s's boundary transfers for replica r
 };
 
 } // namespace
