@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace hetsim {
 
@@ -37,6 +38,10 @@ public:
 };
 
 [[noreturn]] void fail_assertion(const char* expression, const char* file, int line);
+
+/// A user's string as an error message shows it: in single quotes, control characters escaped (`\n`, `\t`,
+/// `\x1b`) so the message stays on one line, and cut with `…` beyond `limit` characters.
+std::string quote(std::string_view text, std::size_t limit = 80);
 
 } // namespace hetsim
 

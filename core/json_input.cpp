@@ -5,7 +5,10 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 namespace hetsim {
 
@@ -19,15 +22,95 @@ nlohmann::json JsonInput::parse_file(const std::string& file)
   return parse_text(buffer.str(), file);
 }
 
+namespace {
+
+/// Deeper nesting than any HetSim file needs; beyond it a file is refused rather than parsed at length.
+constexpr std::size_t kMaxDepth = 64;
+
+/// Follows the parser through a document to refuse what JSON parsers pass silently: a key given twice in one
+/// object (the last would win) and nesting deeper than kMaxDepth. Keeps the path of the value being parsed.
+class StrictParse {
+public:
+  explicit StrictParse(std::string origin) : origin_(std::move(origin)) {}
+
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed)
+  {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (frames_.size() >= kMaxDepth)
+          throw InputError(origin_ + ": " + path() + ": expected at most " + std::to_string(kMaxDepth) +
+                           " levels of nesting");
+        frames_.push_back({event == Event::object_start, {}, 0, {}});
+        break;
+      case Event::key: {
+        Frame& frame = frames_.back();
+        frame.key    = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second)
+          throw InputError(origin_ + ": " + path() + ": expected each key once in an object, got " +
+                           quote(frame.key) + " twice");
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        element_done();
+        break;
+      case Event::value:
+        element_done();
+        break;
+    }
+    return true;
+  }
+
+private:
+  struct Frame {
+    bool object = false;
+    std::string key;            ///< objects: the member being parsed
+    std::size_t index = 0;      ///< arrays: the element being parsed
+    std::set<std::string> keys; ///< objects: the keys so far
+  };
+
+  void element_done()
+  {
+    if (!frames_.empty() && !frames_.back().object)
+      ++frames_.back().index;
+  }
+
+  std::string path() const
+  {
+    std::string result;
+    for (const Frame& frame : frames_) {
+      if (frame.object && !frame.key.empty())
+        result += (result.empty() ? "" : ".") + frame.key;
+      else if (!frame.object)
+        result += "[" + std::to_string(frame.index) + "]";
+    }
+    return result.empty() ? "(top level)" : result;
+  }
+
+  std::string origin_;
+  std::vector<Frame> frames_;
+};
+
+/// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string reason(const nlohmann::json::exception& e)
+{
+  const std::string what = e.what();
+  const auto pos         = what.find("] ");
+  return pos == std::string::npos ? what : what.substr(pos + 2);
+}
+
+} // namespace
+
 nlohmann::json JsonInput::parse_text(const std::string& text, const std::string& origin)
 {
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // nlohmann's message starts with "[json.exception.parse_error.101] "; keep the useful part.
-    std::string what = e.what();
-    auto pos         = what.find("] ");
-    throw InputError(origin + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+    return nlohmann::json::parse(text, StrictParse(origin));
+  } catch (const nlohmann::json::exception& e) {
+    // Syntax errors and numbers beyond double range (1e309) alike.
+    throw InputError(origin + ": invalid JSON: " + reason(e));
   }
 }
 
@@ -223,7 +306,7 @@ void JsonInput::allow_only(std::initializer_list<std::string_view> known) const
     std::string list;
     for (auto k : known)
       list += (list.empty() ? "" : ", ") + std::string(k);
-    throw InputError(where() + ": unknown field '" + key + "'; known fields: " + list);
+    throw InputError(where() + ": unknown field " + quote(key) + "; known fields: " + list);
   }
 }
 

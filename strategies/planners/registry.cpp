@@ -40,7 +40,7 @@ const PlannerInfo& find_planner(std::string_view name)
       return info;
     known += (known.empty() ? "" : ", ") + std::string(info.name);
   }
-  throw InputError("unknown planner '" + std::string(name) + "'; known: " + known);
+  throw InputError("unknown planner " + quote(name) + "; known: " + known);
 }
 
 } // namespace hetsim::strategies

@@ -26,3 +26,30 @@ TEST_CASE("invalid JSON text names the origin")
   CHECK_THROWS_WITH_AS(JsonInput::parse_text("{\"a\": ", "bad.json"), doctest::Contains("bad.json: invalid JSON"),
                        InputError);
 }
+
+TEST_CASE("what JSON parsers pass silently or throw unmapped is one input error naming the file")
+{
+  // A number beyond double range: nlohmann throws out_of_range, not parse_error.
+  for (const char* number : {"1e309", "-1e309", "1e999"})
+    CHECK_THROWS_WITH_AS(JsonInput::parse_text(std::string("{\"a\": [") + number + "]}", "big.json"),
+                         doctest::Contains("big.json: invalid JSON: number overflow"), InputError);
+  // A key given twice would silently keep the last value.
+  CHECK_THROWS_WITH_AS(JsonInput::parse_text(R"({"regions": [{"gpu": "A", "n": 1}, {"gpu": "B", "gpu": "C"}]})",
+                                             "dup.json"),
+                       "dup.json: regions[1].gpu: expected each key once in an object, got 'gpu' twice", InputError);
+  CHECK_NOTHROW(JsonInput::parse_text(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})", "ok.json"));
+  // Nesting without end is refused, not parsed at length.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK_THROWS_WITH_AS(JsonInput::parse_text(deep, "deep.json"), doctest::Contains("deep.json: [0]"), InputError);
+  CHECK_THROWS_WITH_AS(JsonInput::parse_text("{\"a\": NaN}", "nan.json"), doctest::Contains("nan.json: invalid JSON"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(JsonInput::parse_text("{\"a\": \"\xff\"}", "utf.json"),
+                       doctest::Contains("utf.json: invalid JSON"), InputError);
+}
+
+TEST_CASE("a user's string in a message stays on one line")
+{
+  CHECK(hetsim::quote("amp") == "'amp'");
+  CHECK(hetsim::quote("a\nb\tc\x1b") == "'a\\nb\\tc\\x1b'");
+  CHECK(hetsim::quote(std::string(200, 'x'), 10) == "'" + std::string(10, 'x') + "…'");
+}
