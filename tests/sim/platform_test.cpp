@@ -8,7 +8,6 @@
 
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -131,19 +130,17 @@ TEST_CASE("platform: an incomplete cluster is an input error")
                   InputError);
 }
 
-TEST_CASE("platform: building 4,096 devices (512 nodes of 8) takes seconds")
+TEST_CASE("platform: 4,096 devices (512 nodes of 8) get one port per device and one NIC per node, each way")
 {
+  // How long the build takes is sim_bench's business (BM_PlatformBuild/4096), not a unit test's.
   const Cluster cluster = testing::uniform_cluster(512, 8, {300e9, 2 * kMicrosecond}, {200 * kGbps, 5 * kMicrosecond},
                                                    10 * kMicrosecond);
-  const auto start        = std::chrono::steady_clock::now();
   const std::string links = run_isolated([&] {
     Engine engine;
     Platform platform(cluster);
     return std::to_string(platform.link_count());
   });
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(links == std::to_string(2 * 4096 + 2 * 512));
-  CHECK(seconds < 10);
 }
 
 TEST_CASE("engine: one per process, so each simulation runs in its own child")
