@@ -61,11 +61,15 @@ std::vector<double> pipeline_finish_seconds(const std::vector<std::vector<Pipeli
           const double start      = std::max(end, forward_link_free[s]);
           forward_link_free[s]    = start + occupancy(durations.forward_occupancy_s, durations.forward_transfer_s, s);
           forward_input[s + 1][m] = start + durations.forward_transfer_s[s];
+          if (durations.sends_block)
+            stage_free[s] = forward_input[s + 1][m];
         } else if (step.backward && s > 0) {
           const double start = std::max(end, backward_link_free[s - 1]);
           backward_link_free[s - 1] =
               start + occupancy(durations.backward_occupancy_s, durations.backward_transfer_s, s - 1);
           backward_input[s - 1][m] = start + durations.backward_transfer_s[s - 1];
+          if (durations.sends_block)
+            stage_free[s] = backward_input[s - 1][m];
         }
       }
     HETSIM_ASSERT(advanced > 0); // a stage waiting on a step that no stage will ever run

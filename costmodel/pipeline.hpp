@@ -2,7 +2,7 @@
 /// Pipeline timing without a simulator: every stage runs its forward and backward steps in its schedule's
 /// order, a step starting once the stage is free and its input has crossed the boundary. Transfers over one
 /// boundary in one direction queue behind each other (each keeps the way busy for its occupancy), and none of
-/// them holds the sending stage back. This is the replay's dependency graph with fixed durations and no
+/// them holds the sending stage back unless sends block. This is the replay's dependency graph with fixed durations and no
 /// contention beyond what the durations already hold, so bubbles, warm-up and transfer-bound steady states come
 /// out of the schedule instead of a closed form.
 
@@ -24,6 +24,8 @@ struct PipelineDurations {
   /// Per boundary and direction, how long a transfer keeps the way busy for the next one: the transfer itself,
   /// or more where its links also carry other traffic every micro-batch (empty: the transfer times).
   std::vector<double> forward_occupancy_s, backward_occupancy_s;
+  /// A stage's next step waits until its send has arrived (sends on the compute stream).
+  bool sends_block = false;
 };
 
 /// When each stage ends its last step, from time 0. `orders[s]` is stage s's steps: every micro-batch's forward

@@ -102,6 +102,7 @@ private:
         last.push_back(stage_steps(s, r, plan_.last_micro_batch[r]));
 
     costmodel::PipelineDurations durations;
+    durations.sends_block  = plan_.framework.blocking_sends;
     durations.step_seconds = [&](int s, const costmodel::PipelineStep& step) {
       const bool final        = step.micro_batch + 1 == plan_.grad_accum[r];
       const StageSteps& steps = final && !last.empty() ? last[s] : full[s];

@@ -419,6 +419,7 @@ private:
     tp_issued_   = 0;
     dp_issued_   = 0;
     tied_issued_ = 0;
+    blocking_send_ = -1;
     sync_tasks_.clear();
 
     const int accum = plan_.grad_accum[r];
@@ -447,6 +448,8 @@ private:
     step.layer_count = stage.end - stage.first;
     step.params      = stage.optimizer_params;
     step.deps        = sync_tasks_;
+    if (blocking_send_ >= 0)
+      step.deps.push_back(blocking_send_);
     const int optimizer = add_task(std::move(step));
 
     if (plan_.dp > 1 && (plan_.zero_stage == 1 || plan_.zero_stage == 2))
@@ -479,6 +482,8 @@ private:
       ready      = add_p2p(std::move(recv), p2p_key(stage_, m, true));
     }
 
+    int held = blocking_send_; // the previous step's send, when sends block compute
+    blocking_send_ = -1;
     int gathered       = -1; // ZeRO-3 gather of the current layer
     int gathered_layer = -1;
     int last           = -1;
@@ -504,11 +509,14 @@ private:
       compute.samples     = samples;
       compute.flops       = piece.flops_per_sample * samples;
       const bool after_gather = piece.piece == 0 && gathered_layer == layer;
-      compute.deps.reserve((ready >= 0 ? 1 : 0) + (after_gather ? 1 : 0));
+      compute.deps.reserve((ready >= 0 ? 1 : 0) + (after_gather ? 1 : 0) + (held >= 0 ? 1 : 0));
       if (ready >= 0)
         compute.deps.push_back(ready);
       if (after_gather)
         compute.deps.push_back(gathered);
+      if (held >= 0)
+        compute.deps.push_back(held);
+      held = -1;
       const int id = add_task(std::move(compute));
       ready        = -1;
       last         = id;
@@ -560,13 +568,17 @@ private:
       send.peer  = plan_.device(stage_ + 1, replica_, tp_rank_);
       send.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples);
       send.deps  = {last};
-      add_p2p(std::move(send), p2p_key(stage_, m, false));
+      const int id = add_p2p(std::move(send), p2p_key(stage_, m, false));
+      if (plan_.framework.blocking_sends)
+        blocking_send_ = id;
     } else if (backward && stage_ > 0) {
       Task send  = make_task(TaskKind::send, Stream::pipeline, m, true);
       send.peer  = plan_.device(stage_ - 1, replica_, tp_rank_);
       send.bytes = boundary_bytes(layers_[stages_[stage_ - 1].boundary_layer], seq_len_, plan_, samples);
       send.deps  = {last};
-      add_p2p(std::move(send), p2p_key(stage_ - 1, m, true));
+      const int id = add_p2p(std::move(send), p2p_key(stage_ - 1, m, true));
+      if (plan_.framework.blocking_sends)
+        blocking_send_ = id;
     }
   }
 
@@ -595,6 +607,7 @@ private:
   int dp_issued_ = 0;
   int tied_issued_ = 0;
   std::vector<int> sync_tasks_;
+  int blocking_send_ = -1; ///< with blocking_sends: the device's last send, which its next compute waits for
 };
 
 } // namespace

@@ -33,6 +33,7 @@ FrameworkSettings framework_defaults(Framework framework)
     s.bucket_params          = 5e8;
     s.reduce_during_backward = false;
     s.scatter_gather_sends   = false;
+    s.blocking_sends         = true;
     s.gather_per_tensor      = true;
     s.prefetch_params        = 5e7;
     break;

@@ -27,6 +27,10 @@ struct FrameworkSettings {
   /// Each tensor-parallel rank sends 1/tp of the boundary activation (Megatron's scatter-gather); otherwise
   /// every rank sends all of it, and a 1-byte s x s attention mask rides along (DeepSpeed's pipeline engine).
   bool scatter_gather_sends = true;
+  /// A pipeline send holds the sending device's compute until it is done (DeepSpeed's pipeline engine sends
+  /// on the compute stream with blocking torch.distributed.send); otherwise the next step overlaps it
+  /// (Megatron's batched isend/irecv).
+  bool blocking_sends = false;
   /// ZeRO-3 gathers and reduce-scatters each parameter tensor with a call of its own (DeepSpeed fetches a
   /// module's parameters one by one); otherwise a layer's parameters go in one call (FSDP's flat parameter per
   /// wrapped block). Each call pays the collective library's latency over the whole group.

@@ -297,7 +297,7 @@ FrameworkSettings read_framework(const JsonInput& input)
   if (!object)
     return settings;
   input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
-                    "tied_embedding_all_reduce", "scatter_gather_sends", "gather_per_tensor", "prefetch_params", "cuda_context_gib",
+                    "tied_embedding_all_reduce", "scatter_gather_sends", "blocking_sends", "gather_per_tensor", "prefetch_params", "cuda_context_gib",
                     "communicator_buffer_mib",
                     "gemm_workspace_mib", "allocator_fragmentation"});
   if (auto fp32 = input.find("fp32_gradient_reduction"))
@@ -307,6 +307,7 @@ FrameworkSettings read_framework(const JsonInput& input)
   settings.tied_embedding_all_reduce =
       input.boolean_or("tied_embedding_all_reduce", settings.tied_embedding_all_reduce);
   settings.scatter_gather_sends = input.boolean_or("scatter_gather_sends", settings.scatter_gather_sends);
+  settings.blocking_sends       = input.boolean_or("blocking_sends", settings.blocking_sends);
   settings.gather_per_tensor    = input.boolean_or("gather_per_tensor", settings.gather_per_tensor);
   settings.prefetch_params      = input.non_negative_number_or("prefetch_params", settings.prefetch_params);
   settings.cuda_context_bytes =
@@ -331,6 +332,7 @@ nlohmann::json framework_json(const FrameworkSettings& s)
                          {"reduce_during_backward", s.reduce_during_backward},
                          {"tied_embedding_all_reduce", s.tied_embedding_all_reduce},
                          {"scatter_gather_sends", s.scatter_gather_sends},
+                         {"blocking_sends", s.blocking_sends},
                          {"gather_per_tensor", s.gather_per_tensor},
                          {"prefetch_params", s.prefetch_params},
                          {"cuda_context_gib", s.cuda_context_bytes / units::kGiB},

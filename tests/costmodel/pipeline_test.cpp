@@ -94,3 +94,17 @@ TEST_CASE("a slower stage sets the steady state; step durations may depend on th
   CHECK(slow.front() >= 7 * 6.0 + 3.0 + 2 * 1.5);
   CHECK(slow.front() > fast.front() * 1.5);
 }
+
+TEST_CASE("blocking sends hold the sending stage until the transfer is done")
+{
+  // One micro-batch over two stages, 3 s transfers: stage 1's backward ends at 6 s and its gradient arrives at
+  // 9 s; stage 0 runs its backward from 9 s to 10 s either way.
+  PipelineDurations durations = uniform(2, 1, 1, 3);
+  CHECK(pipeline_finish_seconds(orders(2, 1, true), durations) == std::vector<double>{10, 6});
+  durations.sends_block = true;
+  CHECK(pipeline_finish_seconds(orders(2, 1, true), durations) == std::vector<double>{10, 9});
+  // With more micro-batches stage 0 cannot run its next forward before its last activation has arrived.
+  const auto overlapped = pipeline_finish_seconds(orders(2, 4, false), uniform(2, 1, 1, 3));
+  const auto blocked    = pipeline_finish_seconds(orders(2, 4, false), durations);
+  CHECK(blocked.front() > overlapped.front());
+}

@@ -693,3 +693,27 @@ TEST_CASE("DeepSpeed's ZeRO-3 gathers tensor by tensor, and no further ahead tha
   CHECK(zero3_prefetch_layers(gpt.layers[1], defaults) == 3); // 5e7 parameters over a block's 12.6 M
   CHECK(zero3_calls(gpt.layers[1], defaults) == 12);
 }
+
+TEST_CASE("blocking sends: a device's next computation waits for its previous send")
+{
+  // 1F1B over 3 stages, 4 micro-batches: every send but each device's last is followed by a computation.
+  Case blocking(1, 3, 6, 1, 3, 1, 1, 4), overlapping = blocking;
+  blocking.plan.framework.blocking_sends    = true;
+  overlapping.plan.framework.blocking_sends = false;
+  const auto waits_on_send = [](const Schedule& schedule) {
+    int waits = 0;
+    for (const Task& task : schedule.tasks)
+      if (is_compute(task.kind))
+        for (int dep : task.deps)
+          waits += schedule.tasks[dep].kind == TaskKind::send && schedule.tasks[dep].device == task.device;
+    return waits;
+  };
+  const Schedule schedule = blocking.lower();
+  int sends               = 0;
+  for (const Task& task : schedule.tasks)
+    sends += task.kind == TaskKind::send;
+  // Each device's last send is waited for by its optimizer step: every send holds something back.
+  CHECK(sends == 2 * 2 * 4);
+  CHECK(waits_on_send(schedule) == sends);
+  CHECK(waits_on_send(overlapping.lower()) == 0);
+}
