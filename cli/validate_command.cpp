@@ -96,6 +96,9 @@ int run_validate(const ValidateOptions& options)
   if (!options.report_file.empty()) {
     auto inputs = options.traces;
     inputs.insert(inputs.end(), options.plans.begin(), options.plans.end());
+    for (const std::string& file : {options.cluster, options.model, options.calibration_file})
+      if (!file.empty())
+        inputs.push_back(file);
     check_output_is_not_input(options.report_file, inputs, "--report");
     write_file_atomically(options.report_file, report.dump(1) + "\n");
   }
