@@ -22,7 +22,7 @@ struct CollectiveRun::Ring {
   }
   std::vector<int> devices;
   std::vector<Counter> started;  ///< k+1 once the member has started step k
-  std::vector<Counter> received; ///< k+1 once the member's step-k receive is done
+  std::vector<Counter> received; ///< step by step: k+1 once the member's step-k receive is done
   Counter edges_done;            ///< pipelined phases ended, summed over the members' outgoing edges
   std::vector<long> phases = std::vector<long>(devices.size()); ///< pipelined phases each member has started
 };
@@ -128,7 +128,6 @@ void CollectiveRun::run_ring(Ring& ring, int position, int first_step, int steps
     ring.started[next].wait_for(first_step + 1); // the receiver is in this phase too
     sg4::this_actor::sleep_for(steps * step - wire);
     network_.transfer(src, dst, steps * chunk_bytes);
-    ring.received[next].raise_to(first_step + steps);
     // The phase's data crosses every edge of the ring, so no member has its result before the slowest edge is
     // done: a member behind fast links waits for the data still on the slow ones.
     ring.edges_done.increment();

@@ -1,6 +1,8 @@
-/// Pipeline timing: bubbles, steady states bound by a stage, by a round trip or by a link, from the step order.
+/// Pipeline timing (costmodel::pipeline_finish_seconds) over the schedules' step orders (pass_order): bubbles,
+/// steady states bound by a stage, by a round trip or by a link.
 
 #include "costmodel/pipeline.hpp"
+#include "strategies/lowering/pass_order.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,29 +10,14 @@ using namespace hetsim::costmodel;
 
 namespace {
 
-/// GPipe or 1F1B orders of `stages` stages (the lowering's pass_order, written out so this room tests alone).
+/// Every stage's steps under GPipe or 1F1B, as the lowering issues them.
 std::vector<std::vector<PipelineStep>> orders(int stages, int micro_batches, bool one_f_one_b)
 {
-  std::vector<std::vector<PipelineStep>> result(stages);
-  for (int s = 0; s < stages; ++s) {
-    auto& order = result[s];
-    if (!one_f_one_b) {
-      for (int m = 0; m < micro_batches; ++m)
-        order.push_back({m, false});
-      for (int m = micro_batches - 1; m >= 0; --m)
-        order.push_back({m, true});
-      continue;
-    }
-    const int warmup = std::min(stages - s - 1, micro_batches);
-    for (int m = 0; m < warmup; ++m)
-      order.push_back({m, false});
-    for (int m = 0; m + warmup < micro_batches; ++m) {
-      order.push_back({m + warmup, false});
-      order.push_back({m, true});
-    }
-    for (int m = micro_batches - warmup; m < micro_batches; ++m)
-      order.push_back({m, true});
-  }
+  std::vector<std::vector<PipelineStep>> result;
+  for (int s = 0; s < stages; ++s)
+    result.push_back(hetsim::strategies::pass_order(
+        one_f_one_b ? hetsim::strategies::PipelineSchedule::one_f_one_b : hetsim::strategies::PipelineSchedule::gpipe,
+        stages, s, micro_batches));
   return result;
 }
 
