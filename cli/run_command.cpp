@@ -38,6 +38,7 @@ struct RunOptions {
   int warmup            = 1;
   int iterations        = 3;
   double timeout_s      = 20;
+  bool trace_kernels    = false;
   std::vector<std::string> namespaces;
   std::string store_dir;
   std::string bind;
@@ -112,6 +113,7 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   workload.model    = &scenario.workload;
   workload.dtype    = scenario.plan.dtype;
   workload.scale    = options.scale;
+  workload.time_kernels = options.trace_kernels;
   exec::RunOptions run;
   run.warmup     = options.warmup;
   run.iterations = options.iterations;
@@ -195,6 +197,9 @@ CommandRunner add_run_command(CLI::App& app, int argc, char** argv)
       ->check(CLI::PositiveNumber);
   command->add_option("--trace-dir", options->trace_dir, "directory for rank<i>.json, trace.json and report.json")
       ->capture_default_str();
+  command->add_flag("--trace-kernels", options->trace_kernels,
+                    "time each kernel of every compute task and write them to the traces (the kernels the cost model "
+                    "prices; compare with `hetsim simulate --trace-kernels` or `hetsim validate`)");
   command->add_option("--scale", options->scale, "multiply hidden sizes by this (FLOPs and weights by its square)")
       ->check(CLI::Range(1e-4, 1.0));
   command->add_option("--warmup", options->warmup, "untimed iterations first")->check(CLI::NonNegativeNumber);

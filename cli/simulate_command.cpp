@@ -10,6 +10,7 @@
 #include "strategies/lowering/estimate.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
+#include "traces/kernel_events.hpp"
 #include "traces/trace.hpp"
 
 #include <cstdio>
@@ -29,6 +30,7 @@ struct SimulateOptions {
   bool allow_oom           = false;
   bool analytic_intra_node = false;
   bool pipelined_rings     = false;
+  bool trace_kernels       = false;
 };
 
 int run_simulate(SimulateOptions& options)
@@ -42,6 +44,8 @@ int run_simulate(SimulateOptions& options)
     check_output_is_not_input(options.report_file, inputs, "--report");
   if (!options.trace_file.empty())
     check_output_is_not_input(options.trace_file, inputs, "--trace");
+  if (options.trace_kernels && options.trace_file.empty())
+    throw InputError("--trace-kernels: expected --trace FILE to write the kernels to");
 
   auto scenario = std::make_unique<Scenario>();
   load_scenario(options.scenario, *scenario);
@@ -77,10 +81,14 @@ int run_simulate(SimulateOptions& options)
   sim_options.calibration         = calibration ? &*calibration : nullptr;
   sim_options.profile             = profile ? &*profile : nullptr;
   sim_options.trace               = !options.trace_file.empty();
-  const sim::SimResult result     = sim::simulate(plan, problem, schedule, sim_options);
+  sim::SimResult result           = sim::simulate(plan, problem, schedule, sim_options);
 
   sim::print_report(result.report, std::cout);
   const costmodel::ComputeModel compute(sim_options.calibration, sim_options.profile);
+  traces::Trace& trace = result.trace;
+  if (options.trace_kernels)
+    trace.kernels = traces::predicted_kernel_events(trace, schedule, scenario->cluster, scenario->workload, compute,
+                                                    plan.dtype, 1.0);
   const double analytic = strategies::estimate(plan, problem, compute).iteration_time_s;
   std::printf("analytic estimate: %.4g s (simulated / analytic = %.3f)\n", analytic,
               result.report.iteration_time_s / analytic);
@@ -90,7 +98,7 @@ int run_simulate(SimulateOptions& options)
     std::cout << "report written to " << options.report_file << '\n';
   }
   if (!options.trace_file.empty()) {
-    traces::write_chrome_trace(result.trace, options.trace_file);
+    traces::write_chrome_trace(trace, options.trace_file);
     std::cout << "trace written to " << options.trace_file << " (open it in https://ui.perfetto.dev)\n";
   }
   return 0;
@@ -112,6 +120,9 @@ CommandRunner add_simulate_command(CLI::App& app)
   command->add_option("--calibration", options->calibration_file, "calibration JSON replacing the default cost model figures");
   command->add_option("--profile", options->profile_file,
                       "measured per-layer forward times (JSON) replacing the compute model where they apply");
+  command->add_flag("--trace-kernels", options->trace_kernels,
+                    "also write each compute task's kernels to the trace, its simulated time divided as the cost "
+                    "model divides it (compare with `hetsim run --trace-kernels`)");
   command->add_flag("--allow-oom", options->allow_oom, "simulate a plan even when a device runs out of memory");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "time collectives that stay inside one node with the alpha-beta model instead of flows "

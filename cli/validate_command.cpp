@@ -5,7 +5,9 @@
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
+#include "costmodel/compute.hpp"
 #include "sim/simulate.hpp"
+#include "traces/kernel_events.hpp"
 #include "traces/validate.hpp"
 
 #include <cmath>
@@ -48,8 +50,12 @@ int run_validate(const ValidateOptions& options)
     const strategies::Schedule& schedule = run.schedule;
     sim::SimOptions sim_options;
     sim_options.calibration = calibration ? &*calibration : nullptr;
-    const sim::SimResult result = sim::simulate(scenario.plan, scenario.problem, schedule, sim_options);
-    const traces::Comparison c  = traces::compare_traces(trace, result.trace);
+    sim::SimResult result = sim::simulate(scenario.plan, scenario.problem, schedule, sim_options);
+    if (!trace.kernels.empty()) // measured with --trace-kernels: compare kernel by kernel too
+      result.trace.kernels = traces::predicted_kernel_events(
+          result.trace, schedule, scenario.cluster, scenario.workload,
+          costmodel::ComputeModel(sim_options.calibration), scenario.plan.dtype, trace.scale);
+    const traces::Comparison c = traces::compare_traces(trace, result.trace);
     measured.push_back(c.measured_iteration_s);
     predicted.push_back(c.predicted_iteration_s);
     std::string kinds;
@@ -63,6 +69,13 @@ int run_validate(const ValidateOptions& options)
     }
     std::printf("%-28s %12.4g %12.4g %+7.1f%% %s\n", options.plans[i].c_str(), c.measured_iteration_s,
                 c.predicted_iteration_s, 100 * c.iteration_error, kinds.c_str());
+    nlohmann::json by_kernel = nlohmann::json::object();
+    for (const auto& [name, k] : c.by_kernel) {
+      std::printf("  kernel %-26s %12.4g %12.4g %+7.1f%%  (%d launches)\n", name.c_str(), k.measured_s, k.predicted_s,
+                  100 * k.error, k.kernels);
+      by_kernel[name] = {{"launches", k.kernels}, {"measured_s", k.measured_s}, {"predicted_s", k.predicted_s},
+                         {"error", k.error}};
+    }
     plans.push_back({{"plan", options.plans[i]},
                      {"trace", options.traces[i]},
                      {"scale", trace.scale},
@@ -70,6 +83,8 @@ int run_validate(const ValidateOptions& options)
                      {"predicted_iteration_s", c.predicted_iteration_s},
                      {"iteration_error", c.iteration_error},
                      {"tasks", by_kind}});
+    if (!c.by_kernel.empty())
+      plans.back()["kernels"] = by_kernel;
   }
   nlohmann::json report = {{"plans", plans}};
   if (measured.size() >= 2) {

@@ -56,6 +56,9 @@ enum class WanSharing { shared, per_flow };
 
 class Cluster {
 public:
+  /// Far beyond any real cluster; it keeps a typo such as "repeat": 100000 (or a trace's pid) from exhausting memory.
+  static constexpr int kMaxDevices = 1 << 20;
+
   explicit Cluster(std::string name = "cluster") : name_(std::move(name)) {}
 
   // --- construction (used by the JSON loader and by tests/benchmarks) ---

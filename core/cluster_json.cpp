@@ -13,8 +13,7 @@ namespace {
 // Defaults for links a file leaves out: an NVLink-class port and a 100 Gb/s NIC.
 const Link kDefaultIntraNode{1200 * units::kGbps, 2 * units::kMicrosecond};
 const Link kDefaultNic{100 * units::kGbps, 5 * units::kMicrosecond};
-/// Far beyond any real cluster; it keeps a typo such as "repeat": 100000 from exhausting memory.
-constexpr int kMaxDevices = 1 << 20;
+constexpr int kMaxDevices = Cluster::kMaxDevices;
 
 /// A file without "name" is named after itself: "preset:case5_worldwide_geo" or "dir/my.json" -> its stem.
 std::string default_name(const JsonInput& root)

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hetsim::exec {
 
@@ -39,6 +40,8 @@ struct Workload {
   /// the cap. A run leaves them, so that its task times stay those of the computation alone.
   bool hold_training_memory = false;
   double memory_cap_bytes   = std::numeric_limits<double>::infinity();
+  /// `--trace-kernels`: compute operations time each kernel they launch (TaskResult::kernels).
+  bool time_kernels = false;
 };
 
 /// An allocation that does not fit: past Workload::memory_cap_bytes, or refused by the device (a failed
@@ -54,12 +57,21 @@ struct MemoryUse {
   double peak_bytes    = 0;
 };
 
+/// One kernel a compute operation launched, in seconds from the operation's call.
+struct KernelTiming {
+  std::string name; ///< models::Kernel::name
+  double start_s = 0;
+  double end_s   = 0;
+};
+
 /// What a task's operation reports once the task is complete.
 struct TaskResult {
   double flops = 0; ///< compute tasks: the FLOPs actually executed (after scaling)
   /// The task's duration as the device itself measured it (e.g. CUDA events around its kernels). Empty: the
   /// runner times the blocking call with the host clock instead.
   std::optional<double> device_seconds;
+  /// With Workload::time_kernels: each kernel of a compute task, in launch order; empty otherwise.
+  std::vector<KernelTiming> kernels;
 };
 
 class Executor {

@@ -24,6 +24,8 @@ traces::Trace merge_rank_traces(const std::vector<traces::Trace>& ranks, const s
       slot[e.task_id] = static_cast<int>(merged.events.size());
       merged.events.push_back(e);
     }
+  for (const auto& rank : ranks)
+    merged.kernels.insert(merged.kernels.end(), rank.kernels.begin(), rank.kernels.end());
   for (std::size_t id = 0; id < slot.size(); ++id)
     if (slot[id] < 0)
       throw InputError("rank traces: no event for task " + std::to_string(id) + " '" +

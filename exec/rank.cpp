@@ -5,9 +5,33 @@
 #include "exec/stream_runner.hpp"
 #include "traces/task_event.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace hetsim::exec {
+namespace {
+
+/// The kernels of record `i` (task event `task`): each one's median offset from its task's start and median
+/// duration over the iterations, inside the task's interval.
+void append_kernels(traces::Trace& trace, const std::vector<std::vector<TaskRecord>>& measured, std::size_t i,
+                    const traces::TraceEvent& task)
+{
+  const auto& first = measured.front()[i].kernels;
+  for (std::size_t k = 0; k < first.size(); ++k) {
+    std::vector<double> offsets, durations;
+    for (const auto& records : measured) {
+      const TaskRecord& r = records[i];
+      HETSIM_ASSERT(r.kernels.size() == first.size());
+      offsets.push_back(r.kernels[k].start_s - r.start_s);
+      durations.push_back(r.kernels[k].end_s - r.kernels[k].start_s);
+    }
+    const double start = std::min(task.end_s, task.start_s + median(offsets));
+    trace.kernels.push_back(
+        traces::KernelEvent{task.task_id, task.device, first[k].name, start, std::min(task.end_s, start + median(durations))});
+  }
+}
+
+} // namespace
 
 traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workload& workload, const Cluster& cluster,
                        const RunOptions& options, const std::string& executor_name)
@@ -69,6 +93,7 @@ traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workloa
     e.start_s            = median(starts);
     e.end_s              = e.start_s + median(durations);
     e.flops              = measured.front()[i].flops;
+    append_kernels(trace, measured, i, e);
     trace.events.push_back(std::move(e));
   }
   return trace;

@@ -73,6 +73,11 @@ void run_queue(const std::shared_ptr<State>& state, Executor& executor, const st
     }
     record.flops = result.flops;
     record.end_s = seconds_since(start);
+    for (KernelTiming& k : result.kernels) {
+      k.start_s += record.start_s;
+      k.end_s += record.start_s;
+    }
+    record.kernels = std::move(result.kernels);
     // A device-measured duration replaces the host's, anchored at the call: the device's interval lies inside
     // the call, so the task never appears to end after the host saw it end (nor after a dependent started).
     if (result.device_seconds)

@@ -20,6 +20,7 @@ struct TaskRecord {
   double start_s = 0;
   double end_s   = 0;
   double flops   = 0; ///< executed (scaled) FLOPs of compute tasks
+  std::vector<KernelTiming> kernels; ///< compute tasks with Workload::time_kernels, in seconds since the start
 };
 
 /// A task's operation threw: the first failure of the iteration.

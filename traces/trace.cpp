@@ -1,5 +1,6 @@
 #include "traces/trace.hpp"
 
+#include "core/cluster.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 #include "core/output_file.hpp"
@@ -28,6 +29,18 @@ int stream_tid(const std::string& stream)
 constexpr double kMicrosecondsPerSecond = 1e6;
 /// Thread ids of a stream's lanes: stream * kLanesPerStream + lane.
 constexpr int kLanesPerStream = 1000;
+/// The thread of a device's kernels, after its streams' lanes.
+constexpr int kKernelThread = static_cast<int>(kStreams.size() + 1) * kLanesPerStream;
+
+/// A device id (`pid`) of `entry`, bounded like a cluster's so that a stray value cannot size the labels.
+int device_of(const JsonInput& entry)
+{
+  const JsonInput pid = entry.at("pid");
+  const int device    = pid.non_negative_int();
+  if (device >= Cluster::kMaxDevices)
+    pid.fail("a device id below " + std::to_string(Cluster::kMaxDevices));
+  return device;
+}
 
 } // namespace
 
@@ -81,6 +94,23 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
                     {"dur", (e->end_s - e->start_s) * kMicrosecondsPerSecond},
                     {"args", std::move(args)}});
   }
+  std::vector<bool> has_kernel_thread(trace.device_labels.size());
+  for (const KernelEvent& k : trace.kernels) {
+    if (k.device >= 0 && static_cast<std::size_t>(k.device) < has_kernel_thread.size() &&
+        !has_kernel_thread[k.device]) {
+      has_kernel_thread[k.device] = true;
+      list.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", k.device}, {"tid", kKernelThread},
+                      {"args", {{"name", "kernels"}}}});
+    }
+    list.push_back({{"name", k.name},
+                    {"cat", "kernel"},
+                    {"ph", "X"},
+                    {"pid", k.device},
+                    {"tid", kKernelThread},
+                    {"ts", k.start_s * kMicrosecondsPerSecond},
+                    {"dur", (k.end_s - k.start_s) * kMicrosecondsPerSecond},
+                    {"args", {{"task_id", k.task_id}, {"kernel", k.name}, {"start_s", k.start_s}, {"end_s", k.end_s}}}});
+  }
   // One compact event per line: a million-task trace stays a few hundred bytes per event and greppable.
   nlohmann::json other = {{"source", trace.source}};
   if (trace.scale != 1)
@@ -116,7 +146,7 @@ Trace read_chrome_trace(const std::string& file)
     const std::string phase = entry.at("ph").string();
     if (phase == "M") {
       if (entry.at("name").string() == "process_name") {
-        const int pid = entry.at("pid").non_negative_int();
+        const int pid = device_of(entry);
         if (static_cast<int>(trace.device_labels.size()) <= pid)
           trace.device_labels.resize(pid + 1);
         trace.device_labels[pid] = entry.at("args").at("name").string();
@@ -126,12 +156,22 @@ Trace read_chrome_trace(const std::string& file)
     if (phase != "X")
       continue;
     JsonInput args = entry.at("args");
+    if (auto kernel = args.find("kernel")) {
+      KernelEvent k;
+      k.task_id = args.at("task_id").non_negative_int();
+      k.device  = device_of(entry);
+      k.name    = kernel->string();
+      k.start_s = args.at("start_s").number();
+      k.end_s   = args.at("end_s").number();
+      trace.kernels.push_back(std::move(k));
+      continue;
+    }
     TraceEvent e;
     e.task_id = static_cast<int>(args.at("task_id").integer());
     e.name    = entry.at("name").string();
     e.kind    = args.at("kind").string();
     e.stream  = args.string_or("stream", "compute");
-    e.device  = entry.at("pid").non_negative_int();
+    e.device  = device_of(entry);
     // Exact seconds when present; the microsecond fields are what other tools write.
     e.start_s = args.number_or("start_s", entry.at("ts").number() / kMicrosecondsPerSecond);
     e.end_s   = args.number_or("end_s", e.start_s + entry.at("dur").non_negative_number() / kMicrosecondsPerSecond);

@@ -28,6 +28,16 @@ struct TraceEvent {
   int collective = -1; ///< collectives: index in the Schedule, shared by the members' events
 };
 
+/// One kernel of a compute task, written only when asked for (`--trace-kernels`): the operator-by-operator view
+/// of a task's time. Kernels of one task run one after another inside its interval.
+struct KernelEvent {
+  int task_id = 0;  ///< the compute task that launched it
+  int device  = 0;
+  std::string name; ///< models::Kernel::name, e.g. "attention.qkv" or "mlp.down.dgrad"
+  double start_s = 0;
+  double end_s   = 0;
+};
+
 /// The hardware behind one device of a trace, for fitting compute efficiency.
 struct TraceDevice {
   std::string gpu;
@@ -39,6 +49,7 @@ struct Trace {
   std::vector<std::string> device_labels; ///< per device, e.g. "dev3 V100-SXM2-16GB @ Oregon.3"
   std::vector<TraceEvent> events;         ///< sorted by (device, start, task id) when written
   std::vector<TraceDevice> devices;       ///< per device when known (measured traces), else empty
+  std::vector<KernelEvent> kernels;       ///< per kernel of each compute task when traced, else empty
   /// The model's hidden sizes were multiplied by this in the run that measured the trace (`hetsim run --scale`;
   /// strategies/lowering/scale.hpp); written only when not 1.
   double scale = 1;

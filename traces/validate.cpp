@@ -1,6 +1,7 @@
 #include "traces/validate.hpp"
 
 #include "core/error.hpp"
+#include "traces/kernel_events.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -86,6 +87,22 @@ Comparison compare_traces(const Trace& measured, const Trace& predicted)
   for (auto& [kind, values] : errors) {
     std::sort(values.begin(), values.end());
     out.by_kind[kind].median_abs_error = values[values.size() / 2];
+  }
+  if (!measured.kernels.empty() && !predicted.kernels.empty()) {
+    if (measured.kernels.size() != predicted.kernels.size())
+      throw InputError("validate: the measured trace has " + std::to_string(measured.kernels.size()) +
+                       " kernels but the plan's schedule launches " + std::to_string(predicted.kernels.size()) +
+                       "; was it measured with this plan and model?");
+    const auto predicted_totals = kernel_totals(predicted.kernels);
+    for (const auto& [name, total] : kernel_totals(measured.kernels)) {
+      KernelError& k = out.by_kernel[name];
+      k.kernels      = total.count;
+      k.measured_s   = total.seconds;
+      if (auto it = predicted_totals.find(name); it != predicted_totals.end())
+        k.predicted_s = it->second.seconds;
+      if (k.measured_s > 0)
+        k.error = (k.predicted_s - k.measured_s) / k.measured_s;
+    }
   }
   return out;
 }

@@ -16,14 +16,23 @@ struct KindError {
   double predicted_s = 0;
 };
 
+/// One kernel name's time summed over the trace (traces with kernels: `--trace-kernels`).
+struct KernelError {
+  int kernels        = 0; ///< launches in the measured trace
+  double measured_s  = 0;
+  double predicted_s = 0;
+  double error       = 0; ///< (predicted - measured) / measured
+};
+
 struct Comparison {
   double measured_iteration_s  = 0; ///< latest end minus earliest start
   double predicted_iteration_s = 0;
   double iteration_error       = 0; ///< (predicted - measured) / measured
   std::map<std::string, KindError> by_kind;
+  std::map<std::string, KernelError> by_kernel; ///< when both traces hold kernels
 };
 
-/// Throws InputError when the traces do not hold the same task ids, or when a task the measured trace gives bytes
+/// Throws InputError when the traces do not hold the same task ids (or their kernels not the same tasks' kernels), or when a task the measured trace gives bytes
 /// for moved other bytes in the prediction (another plan, or another --scale).
 Comparison compare_traces(const Trace& measured, const Trace& predicted);
 

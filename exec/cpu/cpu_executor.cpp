@@ -158,13 +158,18 @@ public:
       activations_.begin(task, *workload_.model, tp, workload_.dtype, workload_.scale,
                          [&](std::size_t bytes) { return HeldBlock(budget_, bytes); });
     TaskResult result;
+    const auto called = std::chrono::steady_clock::now();
+    auto since_call   = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - called).count(); };
     for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale)) {
+      const double started = workload_.time_kernels ? since_call() : 0;
       if (kernel.kind == models::Kernel::Kind::stream)
         stream(stream_elements(kernel));
       for (const Product& p : kernel_products(kernel)) {
         multiply(p);
         result.flops += p.flops();
       }
+      if (workload_.time_kernels)
+        result.kernels.push_back(KernelTiming{kernel.name, started, since_call()});
     }
     if (workload_.hold_training_memory)
       activations_.end(task);

@@ -159,6 +159,8 @@ public:
     for (auto& [key, stream] : streams_)
       destroy(stream);
     destroy(barrier_);
+    for (cudaEvent_t mark : kernel_marks_)
+      cudaEventDestroy(mark);
   }
 
   std::string unusable_reason() override
@@ -283,7 +285,10 @@ public:
       }
       double flops    = 0;
       const float one = 1, zero = 0;
+      marked_kernels_.clear();
       for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale)) {
+        if (workload_.time_kernels)
+          mark_kernel_end(kernel.name, stream);
         if (kernel.kind == models::Kernel::Kind::stream) // an elementwise pass: reads as many as it writes
           check_cuda(cudaMemcpyAsync(kernels_.c.data, kernels_.a.data, stream_elements(kernel) * element_bytes_,
                                      cudaMemcpyDeviceToDevice, stream),
@@ -300,10 +305,13 @@ public:
           flops += p.flops();
         }
       }
+      if (workload_.time_kernels && !marked_kernels_.empty())
+        mark_kernel_end("", stream);
       return flops;
     });
     if (holds_activity)
       activations_.end(task);
+    result.kernels = kernel_timings(task);
     return result;
   }
 
@@ -436,6 +444,35 @@ private:
     return result;
   }
 
+  /// With Workload::time_kernels, an event after each kernel: records mark i where kernel i begins (the previous
+  /// one ends) and names the kernel that begins there ("" after the last).
+  void mark_kernel_end(const std::string& next, cudaStream_t stream)
+  {
+    const std::size_t i = marked_kernels_.size();
+    if (i == kernel_marks_.size()) {
+      kernel_marks_.emplace_back();
+      check_cuda(cudaEventCreate(&kernel_marks_.back()), "cudaEventCreate");
+    }
+    check_cuda(cudaEventRecord(kernel_marks_[i], stream), "cudaEventRecord");
+    marked_kernels_.push_back(next);
+  }
+
+  /// The kernels between the marks of the compute task just timed, from its start event (the task is complete).
+  std::vector<KernelTiming> kernel_timings(const Task& task)
+  {
+    std::vector<KernelTiming> out;
+    const TimedStream& on = streams_.at(task_channel(task));
+    auto since_start      = [&](cudaEvent_t mark) {
+      float milliseconds = 0;
+      check_cuda(cudaEventElapsedTime(&milliseconds, on.start, mark), "cudaEventElapsedTime");
+      return milliseconds / 1e3;
+    };
+    for (std::size_t i = 0; i + 1 < marked_kernels_.size(); ++i)
+      out.push_back(KernelTiming{marked_kernels_[i], since_start(kernel_marks_[i]), since_start(kernel_marks_[i + 1])});
+    marked_kernels_.clear();
+    return out;
+  }
+
   /// Polls `done` (never an unbounded cudaEventSynchronize), aborting `comm` when a peer fails or the timeout
   /// passes.
   void wait(cudaEvent_t done, ncclComm_t comm, std::string_view what) const
@@ -477,6 +514,8 @@ private:
   std::map<int, ncclComm_t> collective_comm_;       ///< collective index -> its group's communicator
   std::map<TaskChannel, TimedStream> streams_; ///< by task_channel, created in prepare
   KernelBuffers kernels_;
+  std::vector<cudaEvent_t> kernel_marks_;   ///< reused by every compute task (one compute stream)
+  std::vector<std::string> marked_kernels_; ///< the kernel beginning at each mark of the current task
   std::map<TaskChannel, DeviceBuffer> buffers_; ///< by task_channel
   DeviceBuffer optimizer_;
   DeviceBuffer barrier_buffer_;

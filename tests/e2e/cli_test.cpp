@@ -92,6 +92,7 @@ TEST_CASE("bad input: one line naming the file and the field, exit code 2")
       {"degrees", kDefaultInputs + plan_flag + default_plan_with(dir, "dp", 4), "plan.json"},
       {"missing file", kDefaultInputs + " --plan " + dir.file("nope.json"), "nope.json: cannot open file"},
       {"partial inputs", "simulate --cluster preset:case5_worldwide_geo", "give --cluster, --model and --plan together"},
+      {"kernels without a trace", "simulate --trace-kernels", "--trace-kernels: expected --trace FILE"},
       {"unknown preset", "--cluster preset:moon --model preset:gpt3-1.3b --plan preset:gpt3-1.3b-case5",
        "unknown cluster preset 'moon'"},
   };

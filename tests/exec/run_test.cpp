@@ -132,3 +132,56 @@ TEST_CASE("run: the cuda executor on a machine without a GPU is one clear error 
   CHECK((built || absent));
   CHECK(text.find("started") == std::string::npos);
 }
+
+TEST_CASE("run --trace-kernels: every compute task's kernels, in launch order inside its interval; validate sums "
+          "them per kernel")
+{
+  ScratchDir dir("kernels");
+  const std::vector<std::string> inputs = {"--cluster", data_file("cluster4.json"), "--model",
+                                           data_file("tiny_gpt2.json"), "--plan", data_file("pp4_tiny_gpt2.json")};
+  std::vector<std::string> args = {"run", "--trace-dir", dir.path.string(), "--trace-kernels", "--iterations", "1"};
+  args.insert(args.end(), inputs.begin(), inputs.end());
+  Child run(args, dir.path / "log");
+  REQUIRE(run.wait(120) == 0);
+
+  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  std::map<int, std::pair<double, double>> compute; // forward and backward tasks' intervals
+  std::map<int, std::vector<nlohmann::json>> kernels_of;
+  for (const auto& e : merged["traceEvents"]) {
+    if (e["ph"] != "X")
+      continue;
+    const auto& a = e["args"];
+    if (e["cat"] == "kernel")
+      kernels_of[a["task_id"].get<int>()].push_back(a);
+    else if (a["kind"] == "forward" || a["kind"] == "backward")
+      compute[a["task_id"].get<int>()] = {a["start_s"].get<double>(), a["end_s"].get<double>()};
+  }
+  REQUIRE(!compute.empty());
+  CHECK(kernels_of.size() == compute.size());
+  for (const auto& [id, span] : compute) {
+    CAPTURE(id);
+    const auto& kernels = kernels_of[id];
+    REQUIRE(!kernels.empty());
+    double previous_end = span.first;
+    for (const auto& k : kernels) {
+      CHECK(k["start_s"].get<double>() >= previous_end - 1e-9);
+      CHECK(k["end_s"].get<double>() <= span.second + 1e-9);
+      previous_end = k["end_s"].get<double>();
+    }
+  }
+
+  std::vector<std::string> validate = {"validate", "--trace", (dir.path / "trace.json").string(),
+                                       "--report", (dir.path / "validation.json").string()};
+  validate.insert(validate.end(), inputs.begin(), inputs.end());
+  Child check(validate, dir.path / "validate.log");
+  REQUIRE(check.wait(60) == 0);
+  const auto report  = nlohmann::json::parse(read_text(dir.path / "validation.json"));
+  const auto& totals = report["plans"][0]["kernels"];
+  for (const char* name : {"qkv", "qkv.dgrad", "mlp_up", "softmax", "logits", "cross_entropy"}) {
+    CAPTURE(name);
+    REQUIRE(totals.contains(name));
+    CHECK(totals[name]["measured_s"].get<double>() > 0);
+    CHECK(totals[name]["predicted_s"].get<double>() > 0);
+  }
+  CHECK(totals["qkv"]["launches"] == 4 * 2); // 4 blocks x 2 micro-batches
+}

@@ -40,7 +40,7 @@ public:
   TaskResult compute(const strategies::Task&) override
   {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    return TaskResult{1e9, device_seconds_};
+    return TaskResult{1e9, device_seconds_, {}};
   }
   TaskResult collective(const strategies::Task&) override { return {}; }
   TaskResult send(const strategies::Task&) override { return {}; }
