@@ -198,6 +198,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
 void read_overrides(Cluster& cluster, const JsonInput& list)
 {
   std::map<std::string, int> node_ids;
+  std::map<std::pair<int, int>, std::string> directions; // (src, dst) -> the entry that set it
   for (std::size_t i = 0; i < cluster.nodes().size(); ++i)
     node_ids.emplace(cluster.nodes()[i].name, static_cast<int>(i));
   for (const auto& entry : list.elements()) {
@@ -220,9 +221,19 @@ void read_overrides(Cluster& cluster, const JsonInput& list)
                                        "inter_region (give each node its own region for per-node matrices)");
     o.link = Link{read_bandwidth(entry, Link{}.bandwidth_bytes_per_s),
                   read_latency_s(entry, cluster.regions()[cluster.nodes()[o.src_node].region].latency_s)};
-    cluster.add_override(o);
+    // A direction given twice (a->b after a symmetric b->a, say) would be two links for one route.
+    auto add = [&](const NodePairOverride& pair) {
+      const auto [given, fresh] = directions.emplace(std::make_pair(pair.src_node, pair.dst_node), entry.where());
+      if (!fresh)
+        throw InputError(entry.where() + ": expected each direction between two nodes once, got " +
+                         quote(cluster.nodes()[pair.src_node].name) + " -> " +
+                         quote(cluster.nodes()[pair.dst_node].name) + " again (set by " + given->second +
+                         "; an override is symmetric unless it says \"symmetric\": false)");
+      cluster.add_override(pair);
+    };
+    add(o);
     if (entry.boolean_or("symmetric", true))
-      cluster.add_override(NodePairOverride{o.dst_node, o.src_node, o.link});
+      add(NodePairOverride{o.dst_node, o.src_node, o.link});
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -78,12 +80,20 @@ private:
       ++frames_.back().index;
   }
 
+  /// A key the path can show as it is; any other (a newline, a dot, 300 characters) is quoted and cut.
+  static bool plain_key(const std::string& key)
+  {
+    return key.size() <= 80 && std::all_of(key.begin(), key.end(), [](unsigned char c) {
+             return std::isalnum(c) || c == '_' || c == '-';
+           });
+  }
+
   std::string path() const
   {
     std::string result;
     for (const Frame& frame : frames_) {
       if (frame.object && !frame.key.empty())
-        result += (result.empty() ? "" : ".") + frame.key;
+        result += plain_key(frame.key) ? (result.empty() ? "" : ".") + frame.key : "[" + quote(frame.key) + "]";
       else if (!frame.object)
         result += "[" + std::to_string(frame.index) + "]";
     }
@@ -118,8 +128,17 @@ std::string json_type_name(const nlohmann::json& value)
 {
   if (value.is_number())
     return "number " + value.dump();
-  if (value.is_string())
-    return "string " + value.dump();
+  if (value.is_string()) {
+    // JSON escapes control characters; a long value is cut so that the message stays one readable line.
+    constexpr std::size_t kShown = 80;
+    const std::string text = value.dump();
+    if (text.size() <= kShown + 2)
+      return "string " + text;
+    std::size_t cut = kShown;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) // not inside a UTF-8 character
+      --cut;
+    return "string " + text.substr(0, cut) + "…\"";
+  }
   return value.type_name();
 }
 

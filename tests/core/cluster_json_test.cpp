@@ -140,6 +140,18 @@ TEST_CASE("bad cluster input gives one line naming the file, the path and the ex
   std::string cross = two;
   cross.replace(cross.find("\"dst_node\": \"e1\""), 16, "\"dst_node\": \"w.1\"");
   CHECK(error_of(cross).find("c.json: overrides[0]: expected two nodes of the same region") == 0);
+  // b->a after a symmetric a->b is one route given two links; one-way overrides in both directions are fine.
+  std::string twice = two;
+  const std::string one = R"({"src_node": "e0", "dst_node": "e1", "bandwidth_gbps": 8, "latency_ms": 3})";
+  twice.replace(twice.find(one), one.size(), one + R"(, {"src_node": "e1", "dst_node": "e0", "bandwidth_gbps": 4})");
+  CHECK(error_of(twice) == "c.json: overrides[1]: expected each direction between two nodes once, got 'e1' -> 'e0' "
+                           "again (set by c.json: overrides[0]; an override is symmetric unless it says "
+                           "\"symmetric\": false)");
+  std::string one_way = twice;
+  const std::string symmetric_end = "\"latency_ms\": 3}";
+  one_way.replace(one_way.find(symmetric_end), symmetric_end.size(), "\"latency_ms\": 3, \"symmetric\": false}");
+  one_way.replace(one_way.find("\"bandwidth_gbps\": 4}"), 20, "\"bandwidth_gbps\": 4, \"symmetric\": false}");
+  CHECK(error_of(one_way).empty());
   std::string short_wan = two;
   short_wan.replace(short_wan.find("[[0, 30], [40, 0]]"), 18, "[[0, 0.1], [40, 0]]");
   CHECK(error_of(short_wan).find("c.json: inter_region.latency_ms[0][1]: expected at least 0.5 ms") == 0);

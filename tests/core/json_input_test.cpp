@@ -53,3 +53,20 @@ TEST_CASE("a user's string in a message stays on one line")
   CHECK(hetsim::quote("a\nb\tc\x1b") == "'a\\nb\\tc\\x1b'");
   CHECK(hetsim::quote(std::string(200, 'x'), 10) == "'" + std::string(10, 'x') + "…'");
 }
+
+TEST_CASE("a user's key in a path and a long string value stay on one readable line")
+{
+  CHECK_THROWS_WITH_AS(JsonInput::parse_text("{\"a\\nb\": {\"x\": 1, \"x\": 2}}", "key.json"),
+                       "key.json: ['a\\nb'].x: expected each key once in an object, got 'x' twice", InputError);
+  const nlohmann::json doc = {{"tp", std::string(500, 'y') + "\n"}};
+  JsonInput root(doc, "long.json");
+  try {
+    (void)root.at("tp").integer();
+    FAIL("expected an input error");
+  } catch (const hetsim::InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find('\n') == std::string::npos);
+    CHECK(what.size() < 200);
+    CHECK(what.find("got string \"yyy") != std::string::npos);
+  }
+}
