@@ -148,7 +148,7 @@ int run_run(RunOptions& options)
   resolve_defaults(options.scenario);
   auto scenario = std::make_unique<Scenario>();
   load_scenario(options.scenario, *scenario);
-  const strategies::Schedule schedule = strategies::lower(scenario->plan, scenario->problem);
+  const strategies::Schedule schedule = strategies::lower(scenario->plan, scenario->problem, options.scenario.plan);
 
   if (const auto identity = exec::rank_from_environment())
     return run_as_rank(options, *identity, *scenario, schedule);

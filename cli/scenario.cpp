@@ -64,7 +64,7 @@ MeasuredRun load_measured_run(const std::string& cluster, const std::string& mod
   load_scenario(options, *run.scenario);
   if (calibration)
     apply_link_calibration(*run.scenario, *calibration);
-  run.schedule = strategies::scale_schedule(strategies::lower(run.scenario->plan, run.scenario->problem), scale);
+  run.schedule = strategies::scale_schedule(strategies::lower(run.scenario->plan, run.scenario->problem, plan), scale);
   return run;
 }
 

@@ -74,7 +74,7 @@ int run_simulate(SimulateOptions& options)
     std::cerr << "warning: " << e.what() << " (simulating anyway: --allow-oom)\n";
   }
 
-  const strategies::Schedule schedule = strategies::lower(plan, problem);
+  const strategies::Schedule schedule = strategies::lower(plan, problem, options.scenario.plan);
   sim::SimOptions sim_options;
   sim_options.analytic_intra_node = options.analytic_intra_node;
   sim_options.pipelined_rings     = options.pipelined_rings;

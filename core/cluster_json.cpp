@@ -106,7 +106,7 @@ public:
       return cluster_.add_gpu(it->second);
     if (const GpuSpec* spec = find_catalog_gpu(name))
       return cluster_.add_gpu(*spec);
-    throw InputError(value.where() + ": unknown GPU '" + name + "'; known: " + catalog_gpu_names() +
+    throw InputError(value.where() + ": unknown GPU " + quote(name) + "; known: " + catalog_gpu_names() +
                      " (or define it under \"gpus\")");
   }
 
@@ -365,7 +365,7 @@ std::string cluster_gpu_name(const JsonInput& value, const Cluster& cluster)
     for (const auto& spec : cluster.gpus())
       if (spec.name == catalog->name)
         return spec.name;
-  value.fail("a GPU of cluster '" + cluster.name() + "' (" + known + ")");
+  value.fail("a GPU of cluster " + quote(cluster.name()) + " (" + known + ")");
 }
 
 } // namespace hetsim

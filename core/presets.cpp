@@ -39,7 +39,7 @@ InputText read_input(const std::string& kind, const std::string& file_or_preset)
     const std::string name = file_or_preset.substr(prefix.size());
     const Preset* preset   = find_preset(kind, name);
     if (!preset)
-      throw InputError(file_or_preset + ": unknown " + kind + " preset '" + name + "'; known: " + preset_names(kind));
+      throw InputError(file_or_preset + ": unknown " + kind + " preset " + quote(name) + "; known: " + preset_names(kind));
     return InputText{file_or_preset, preset->text};
   }
   std::ifstream in(file_or_preset);

@@ -79,7 +79,7 @@ std::unique_ptr<Executor> load_executor(const std::string& name)
   std::string known;
   for (const auto& other : list_executors())
     known += (known.empty() ? "" : ", ") + other;
-  std::string message = "--executor: no executor '" + name + "' in this build; available: " +
+  std::string message = "--executor: no executor " + quote(name) + " in this build; available: " +
                         (known.empty() ? "none" : known);
   if (name == "cuda")
     message += " (the cuda executor is built only when CMake finds the CUDA toolkit and NCCL)";

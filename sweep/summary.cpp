@@ -15,7 +15,7 @@ int column(const Row& header, const std::string& name, const std::string& file)
 {
   const auto it = std::find(header.begin(), header.end(), name);
   if (it == header.end())
-    throw InputError(file + ": no column '" + name + "'; columns: " + csv_line(header));
+    throw InputError(file + ": no column " + quote(name) + "; columns: " + csv_line(header));
   return static_cast<int>(it - header.begin());
 }
 

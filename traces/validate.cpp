@@ -67,12 +67,12 @@ Comparison compare_traces(const Trace& measured, const Trace& predicted)
   for (const auto& e : measured.events) {
     auto it = simulated.find(e.task_id);
     if (it == simulated.end())
-      throw InputError("validate: task " + std::to_string(e.task_id) + " '" + e.name +
-                       "' of the measured trace is not in the plan's schedule");
+      throw InputError("validate: task " + std::to_string(e.task_id) + " " + quote(e.name) +
+                       " of the measured trace is not in the plan's schedule");
     // Bytes tell a trace of another plan or another --scale apart even when the task ids agree.
     const double bytes = it->second->bytes;
     if (e.bytes > 0 && std::abs(e.bytes - bytes) > 1e-9 * std::max(e.bytes, bytes))
-      throw InputError("validate: task " + std::to_string(e.task_id) + " '" + e.name + "' moved " + number(e.bytes) +
+      throw InputError("validate: task " + std::to_string(e.task_id) + " " + quote(e.name) + " moved " + number(e.bytes) +
                        " bytes in the measured trace but " + number(bytes) +
                        " in the plan's schedule; was it measured with this plan (and at the scale the trace records)?");
     const double real = e.end_s - e.start_s;

@@ -58,7 +58,8 @@ public:
       stages_.push_back(layout_stage(s));
   }
 
-  Schedule run(int device_count)
+  /// `origin` names the plan in a refusal (its file, or "plan").
+  Schedule run(int device_count, const std::string& origin)
   {
     schedule_.device_count = device_count;
     schedule_.tp           = plan_.tp;
@@ -70,7 +71,7 @@ public:
     schedule_.queues.resize(device_count);
     const Counts counts = estimated_counts();
     if (counts.tasks > kMaxTasks)
-      throw InputError("plan: lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
+      throw InputError(origin + ": lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
                        std::to_string(kMaxTasks) + " a replay can hold; " + fewer_tasks_advice(counts.tasks));
     schedule_.tasks.reserve(counts.tasks);
     schedule_.collectives.reserve(counts.collectives);
@@ -612,12 +613,12 @@ private:
 
 } // namespace
 
-Schedule lower(const Plan& plan, const Problem& problem)
+Schedule lower(const Plan& plan, const Problem& problem, const std::string& origin)
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
-  validate_plan(plan, *problem.cluster, *problem.workload, "plan");
+  validate_plan(plan, *problem.cluster, *problem.workload, origin);
   Lowering lowering(plan, problem);
-  return lowering.run(problem.cluster->device_count());
+  return lowering.run(problem.cluster->device_count(), origin);
 }
 
 int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)

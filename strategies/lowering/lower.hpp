@@ -5,9 +5,11 @@
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"
 
+#include <string>
+
 namespace hetsim::strategies {
 
-/// Lowers a plan (validated again; InputError prefixed "plan" if it does not fit the problem): per device,
+/// Lowers a plan (validated again): per device,
 /// forward/backward of its stage for each micro-batch in GPipe order (all forwards, then the backwards in
 /// reverse) or 1F1B order (min(pp - stage - 1, M) forwards, then one forward one backward, then the remaining
 /// backwards); activation/gradient send/recv between consecutive stages of a replica and TP rank; with tp > 1,
@@ -20,7 +22,9 @@ namespace hetsim::strategies {
 /// A stage computes in one task per micro-batch and direction unless something must interleave with it: TP
 /// pieces, ZeRO-3 layers, or gradient buckets (the backward that synchronises them is split where a bucket
 /// becomes ready, so its all-reduce overlaps the rest). Ids follow device order (rank order), then issue order.
-Schedule lower(const Plan& plan, const Problem& problem);
+/// A plan that does not hold or lowers to more tasks than a replay can hold is an InputError naming `origin`
+/// (the plan's file when it has one).
+Schedule lower(const Plan& plan, const Problem& problem, const std::string& origin = "plan");
 
 /// Library calls one ZeRO-3 gather or reduce-scatter of `layer` takes under `plan`'s framework: one per
 /// parameter tensor with gather_per_tensor, else one.

@@ -192,7 +192,7 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
 
   const int layers = layer_count(workload);
   if (plan.pp > layers)
-    fail("pp", "expected at most " + str(layers) + " pipeline stages (model '" + workload.name + "' has " +
+    fail("pp", "expected at most " + str(layers) + " pipeline stages (model " + quote(workload.name) + " has " +
                    str(layers) + " layers), got " + str(plan.pp));
 
   if (static_cast<long long>(plan.placement.size()) != world)
@@ -203,7 +203,7 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
     const int device      = plan.placement[rank];
     const std::string at  = "placement[" + str(rank) + "]";
     if (device < 0 || device >= cluster.device_count())
-      fail(at, "expected a device id of cluster '" + cluster.name() + "' (0 to " + str(cluster.device_count() - 1) +
+      fail(at, "expected a device id of cluster " + quote(cluster.name()) + " (0 to " + str(cluster.device_count() - 1) +
                    "), got " + str(device));
     if (rank_of_device[device] >= 0)
       fail(at, "expected each device once, got device " + str(device) + " again (also at placement[" +

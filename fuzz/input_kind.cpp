@@ -1,0 +1,171 @@
+#include "fuzz/input_kind.hpp"
+
+#include "core/cluster_json.hpp"
+#include "core/error.hpp"
+#include "costmodel/calibration.hpp"
+#include "costmodel/compute.hpp"
+#include "costmodel/layer_profile.hpp"
+#include "models/workload.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/lowering/estimate.hpp"
+#include "strategies/lowering/lower.hpp"
+#include "strategies/lowering/memory.hpp"
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/plan_json.hpp"
+#include "strategies/plan/problem.hpp"
+#include "strategies/profiling/device_profiles.hpp"
+#include "sweep/sweep_spec.hpp"
+#include "traces/calibrate.hpp"
+#include "traces/trace.hpp"
+
+#include <array>
+#include <numeric>
+
+namespace hetsim::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array kKinds = {InputKind::cluster,     InputKind::model,         InputKind::plan,
+                               InputKind::sweep,       InputKind::calibration,   InputKind::layer_profile,
+                               InputKind::device_profile, InputKind::trace};
+constexpr std::array<std::string_view, kKinds.size()> kNames = {
+    "cluster", "model", "plan", "sweep", "calibration", "layer_profile", "device_profile", "trace"};
+
+/// The small cluster and models the plan and profile kinds are read against (the executors' test inputs).
+fs::path fixed(const InputContext& context, const char* name) { return context.root / "tests/exec/data" / name; }
+
+/// A plan every device can run: data parallel over the whole cluster, one micro-batch of one sequence.
+strategies::Plan data_parallel_plan(const Cluster& cluster)
+{
+  strategies::Plan plan;
+  plan.dp = cluster.device_count();
+  plan.placement.resize(cluster.device_count());
+  std::iota(plan.placement.begin(), plan.placement.end(), 0);
+  plan.stage_starts = {0};
+  plan.micro_batch.assign(plan.dp, 1);
+  plan.grad_accum.assign(plan.dp, 1);
+  return plan;
+}
+
+strategies::Problem problem_of(const Cluster& cluster, const models::Workload& workload)
+{
+  strategies::Problem problem;
+  problem.cluster  = &cluster;
+  problem.workload = &workload;
+  return problem;
+}
+
+/// Lowers and estimates `plan` and checks its memory, as `simulate` and `search` do before simulating.
+void plan_work(const strategies::Plan& plan, const strategies::Problem& problem, const costmodel::ComputeModel& compute,
+               const std::string& origin)
+{
+  (void)strategies::plan_memory(plan, problem);
+  (void)strategies::lower(plan, problem, origin);
+  (void)strategies::estimate(plan, problem, compute);
+}
+
+} // namespace
+
+std::span<const InputKind> all_input_kinds() { return kKinds; }
+
+std::string_view input_kind_name(InputKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
+
+InputKind parse_input_kind(std::string_view name)
+{
+  for (std::size_t i = 0; i < kKinds.size(); ++i)
+    if (kNames[i] == name)
+      return kKinds[i];
+  throw InputError("--kind: expected one of cluster, model, plan, sweep, calibration, layer_profile, "
+                   "device_profile, trace, got " + quote(name));
+}
+
+std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
+{
+  const fs::path& r = context.root;
+  switch (kind) {
+    case InputKind::cluster:
+      return {fixed(context, "cluster4.json"), fixed(context, "two_types.json"),
+              r / "presets/cluster/case5_worldwide_geo.json", r / "experiments/hethub_mixed/a100_h100.json",
+              r / "tests/exec/netns/cluster.json"};
+    case InputKind::model:
+      return {fixed(context, "model4.json"), fixed(context, "tiny_gpt2.json"), r / "presets/model/gpt2-medium.json",
+              r / "presets/model/llama-2-7b.json", r / "presets/model/bert-base-uncased.json"};
+    case InputKind::plan:
+      return {fixed(context, "dp4.json"), fixed(context, "pp4.json"), fixed(context, "pp2dp2z3.json"),
+              r / "tests/exec/netns/pp2dp2_wan_dp.json"};
+    case InputKind::sweep:
+      return {r / "experiments/geo_decentralized/sweep.json"};
+    default:
+      break;
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(r / "fuzz/seeds" / input_kind_name(kind)))
+    files.push_back(entry.path());
+  std::sort(files.begin(), files.end()); // directory order is not deterministic
+  return files;
+}
+
+void use_input(const InputContext& context, InputKind kind, const std::string& file)
+{
+  const Cluster cluster4          = load_cluster(fixed(context, "cluster4.json").string());
+  const models::Workload model4   = models::load_workload(fixed(context, "model4.json").string());
+  const costmodel::ComputeModel plain;
+  switch (kind) {
+    case InputKind::cluster: {
+      const Cluster cluster = load_cluster(file);
+      // The replay builds the SimGrid platform: every route of the file becomes links.
+      if (cluster.device_count() <= 64) {
+        const strategies::Plan plan = data_parallel_plan(cluster);
+        const strategies::Problem problem = problem_of(cluster, model4);
+        const strategies::Schedule schedule = strategies::lower(plan, problem);
+        sim::SimOptions options;
+        options.trace = false;
+        (void)sim::simulate(plan, problem, schedule, options);
+      }
+      return;
+    }
+    case InputKind::model: {
+      const models::Workload workload = models::load_workload(file);
+      const strategies::Plan plan     = data_parallel_plan(cluster4);
+      plan_work(plan, problem_of(cluster4, workload), plain, file);
+      return;
+    }
+    case InputKind::plan: {
+      const strategies::Plan plan = strategies::load_plan(file, cluster4, model4);
+      plan_work(plan, problem_of(cluster4, model4), plain, file);
+      return;
+    }
+    case InputKind::sweep:
+      (void)sweep::sweep_cells(sweep::load_sweep_spec(file));
+      return;
+    case InputKind::calibration: {
+      const costmodel::Calibration calibration = costmodel::load_calibration(file);
+      const costmodel::ComputeModel calibrated(&calibration);
+      plan_work(data_parallel_plan(cluster4), problem_of(cluster4, model4), calibrated, "plan");
+      return;
+    }
+    case InputKind::layer_profile: {
+      const costmodel::LayerProfile profile = costmodel::load_layer_profile(file, model4, cluster4);
+      const costmodel::ComputeModel profiled(nullptr, &profile);
+      plan_work(data_parallel_plan(cluster4), problem_of(cluster4, model4), profiled, "plan");
+      return;
+    }
+    case InputKind::device_profile: {
+      const models::Workload profiled_model = models::load_workload(fixed(context, "profile_model.json").string());
+      (void)strategies::load_device_profiles(file, profiled_model, cluster4);
+      return;
+    }
+    case InputKind::trace: {
+      const traces::Trace trace = traces::read_chrome_trace(file);
+      try {
+        (void)traces::calibrate({trace});
+      } catch (const InputError&) {
+        // Nothing to fit is the calibration's own refusal of a valid trace; the file was read.
+      }
+      return;
+    }
+  }
+}
+
+} // namespace hetsim::fuzz

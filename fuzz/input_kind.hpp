@@ -1,0 +1,33 @@
+#pragma once
+/// The kinds of input file HetSim reads, and for each one what the commands do with it: the loader that parses
+/// it and the first work that trusts what was parsed (a plan is lowered and estimated, a cluster becomes a
+/// SimGrid platform). A mutated file must end in what the CLI turns into exit 0 or exit 2: nothing thrown, or an
+/// InputError (or InfeasiblePlan) on one line naming the file.
+
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hetsim::fuzz {
+
+enum class InputKind { cluster, model, plan, sweep, calibration, layer_profile, device_profile, trace };
+
+std::span<const InputKind> all_input_kinds();
+std::string_view input_kind_name(InputKind kind);
+/// Throws InputError for an unknown name.
+InputKind parse_input_kind(std::string_view name);
+
+/// Where the seeds and the fixed inputs a kind is read against live: the repository root.
+struct InputContext {
+  std::filesystem::path root;
+};
+
+/// The valid files a kind's mutations start from.
+std::vector<std::filesystem::path> seed_files(const InputContext& context, InputKind kind);
+
+/// Reads `file` as `kind` and uses it as the commands would. Throws what the commands would throw.
+void use_input(const InputContext& context, InputKind kind, const std::string& file);
+
+} // namespace hetsim::fuzz
