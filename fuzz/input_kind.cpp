@@ -18,6 +18,7 @@
 #include "traces/calibrate.hpp"
 #include "traces/trace.hpp"
 
+#include <algorithm>
 #include <array>
 #include <numeric>
 
@@ -103,6 +104,17 @@ std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
   for (const auto& entry : fs::directory_iterator(r / "fuzz/seeds" / input_kind_name(kind)))
     files.push_back(entry.path());
   std::sort(files.begin(), files.end()); // directory order is not deterministic
+  return files;
+}
+
+std::vector<fs::path> regression_files(const InputContext& context, InputKind kind)
+{
+  std::vector<fs::path> files;
+  const fs::path dir = context.root / "fuzz/regressions" / input_kind_name(kind);
+  if (fs::is_directory(dir))
+    for (const auto& entry : fs::directory_iterator(dir))
+      files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
   return files;
 }
 

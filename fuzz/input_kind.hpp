@@ -27,6 +27,10 @@ struct InputContext {
 /// The valid files a kind's mutations start from.
 std::vector<std::filesystem::path> seed_files(const InputContext& context, InputKind kind);
 
+/// Inputs of `kind` that once broke the contract (fuzz/regressions/<kind>/), used as they are before any
+/// mutation.
+std::vector<std::filesystem::path> regression_files(const InputContext& context, InputKind kind);
+
 /// Reads `file` as `kind` and uses it as the commands would. Throws what the commands would throw.
 void use_input(const InputContext& context, InputKind kind, const std::string& file);
 

@@ -16,16 +16,24 @@ int main(int argc, char** argv)
   std::string root = HETSIM_SOURCE_DIR;
   std::vector<std::string> kinds;
   FuzzOptions options;
-  std::string scratch = "hetsim-fuzz-scratch", keep;
+  std::string scratch = "hetsim-fuzz-scratch", keep, list_seeds;
   app.add_option("--root", root, "the repository (seeds, fixed inputs)")->capture_default_str();
   app.add_option("--kind", kinds, "input kinds (default: all)");
   app.add_option("--inputs", options.inputs_per_kind, "mutated inputs per kind")->capture_default_str();
   app.add_option("--seed", options.seed, "seed of the mutations")->capture_default_str();
   app.add_option("--scratch", scratch, "directory for the input being used")->capture_default_str();
   app.add_option("--keep", keep, "copy failing inputs to DIR/<kind>/");
+  app.add_option("--list-seeds", list_seeds, "print the seed and regression files of one kind and exit");
   CLI11_PARSE(app, argc, argv);
   try {
     options.context.root = root;
+    if (!list_seeds.empty()) {
+      const InputKind kind = parse_input_kind(list_seeds);
+      for (const auto& files : {seed_files(options.context, kind), regression_files(options.context, kind)})
+        for (const auto& file : files)
+          std::cout << file.string() << '\n';
+      return 0;
+    }
     for (const std::string& kind : kinds)
       options.kinds.push_back(parse_input_kind(kind));
     if (options.kinds.empty())

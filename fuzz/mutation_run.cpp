@@ -29,18 +29,6 @@ void write_text(const fs::path& file, const std::string& text)
   std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
 }
 
-/// The regression inputs of `kind`: every file that once broke the contract, kept in fuzz/regressions.
-std::vector<fs::path> regression_files(const InputContext& context, InputKind kind)
-{
-  std::vector<fs::path> files;
-  const fs::path dir = context.root / "fuzz/regressions" / input_kind_name(kind);
-  if (fs::is_directory(dir))
-    for (const auto& entry : fs::directory_iterator(dir))
-      files.push_back(entry.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 } // namespace
 
 std::optional<std::string> contract_violation(const InputContext& context, InputKind kind, const std::string& file,
