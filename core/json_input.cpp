@@ -226,6 +226,9 @@ double JsonInput::positive_number() const
   double v = number();
   if (!(v > 0))
     fail("a positive number");
+  // A subnormal (1e-320) turns into an infinite time once it divides anything.
+  if (v < 1e-300)
+    fail("a positive number of at least 1e-300");
   return v;
 }
 

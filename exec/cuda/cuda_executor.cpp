@@ -185,7 +185,9 @@ public:
     check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     check_cublas(cublasCreate(&cublas_), "cublasCreate");
     ncclUniqueId id = unique_id();
-    check_nccl(ncclCommInitRank(&world_, setup.world_size, id, setup.rank), "ncclCommInitRank");
+    // Non-blocking communicators: creation and every call can be waited for with a deadline (ready()).
+    ncclConfig_t config = nonblocking();
+    nccl(world_, ncclCommInitRankConfig(&world_, setup.world_size, id, setup.rank, &config), "ncclCommInitRank");
     barrier_ = create_timed_stream();
   }
 
@@ -207,11 +209,7 @@ public:
         continue;
       const auto member = std::find(collective.devices.begin(), collective.devices.end(), setup_.rank);
       const bool in     = member != collective.devices.end();
-      ncclComm_t comm   = nullptr;
-      check_nccl(ncclCommSplit(world_, in ? 0 : NCCL_SPLIT_NOCOLOR,
-                               in ? static_cast<int>(member - collective.devices.begin()) : 0, &comm, nullptr),
-                 "ncclCommSplit");
-      it->second = comm;
+      it->second = split(in, in ? static_cast<int>(member - collective.devices.begin()) : 0);
     }
     for (std::size_t c = 0; c < s.collectives.size(); ++c) {
       const auto& collective = s.collectives[c];
@@ -230,9 +228,7 @@ public:
         pairs.emplace(std::make_pair(task.device, task.peer), 0);
     for (auto& [pair, unused] : pairs) {
       const bool in   = pair.first == setup_.rank || pair.second == setup_.rank;
-      ncclComm_t comm = nullptr;
-      check_nccl(ncclCommSplit(world_, in ? 0 : NCCL_SPLIT_NOCOLOR, pair.first == setup_.rank ? 0 : 1, &comm, nullptr),
-                 "ncclCommSplit");
+      ncclComm_t comm = split(in, pair.first == setup_.rank ? 0 : 1);
       if (in)
         comms_[{1, pair.first * setup_.world_size + pair.second}] = comm;
     }
@@ -330,15 +326,15 @@ public:
     return timed(task, comm, [&](cudaStream_t stream) {
       switch (task.kind) {
         case TaskKind::all_reduce:
-          check_nccl(ncclAllReduce(buffer, buffer, count, nccl_type_, ncclSum, comm, stream), "ncclAllReduce");
+          nccl(comm, ncclAllReduce(buffer, buffer, count, nccl_type_, ncclSum, comm, stream), "ncclAllReduce");
           break;
         case TaskKind::reduce_scatter: // input: the whole buffer; output: this member's share after it
-          check_nccl(ncclReduceScatter(buffer, bytes + share * members * element_bytes_, share, nccl_type_, ncclSum,
+          nccl(comm, ncclReduceScatter(buffer, bytes + share * members * element_bytes_, share, nccl_type_, ncclSum,
                                        comm, stream),
                      "ncclReduceScatter");
           break;
         case TaskKind::all_gather: // input: this member's share; output: the gathered buffer after it
-          check_nccl(ncclAllGather(buffer, bytes + share * element_bytes_, share, nccl_type_, comm, stream),
+          nccl(comm, ncclAllGather(buffer, bytes + share * element_bytes_, share, nccl_type_, comm, stream),
                      "ncclAllGather");
           break;
         default:
@@ -352,7 +348,7 @@ public:
   {
     ncclComm_t comm = comms_.at({1, setup_.rank * setup_.world_size + task.peer});
     return timed(task, comm, [&](cudaStream_t stream) {
-      check_nccl(ncclSend(buffers_.at(task_channel(task)).data, elements(task), nccl_type_, 1, comm, stream), "ncclSend");
+      nccl(comm, ncclSend(buffers_.at(task_channel(task)).data, elements(task), nccl_type_, 1, comm, stream), "ncclSend");
       return 0.0;
     });
   }
@@ -361,7 +357,7 @@ public:
   {
     ncclComm_t comm = comms_.at({1, task.peer * setup_.world_size + setup_.rank});
     return timed(task, comm, [&](cudaStream_t stream) {
-      check_nccl(ncclRecv(buffers_.at(task_channel(task)).data, elements(task), nccl_type_, 0, comm, stream), "ncclRecv");
+      nccl(comm, ncclRecv(buffers_.at(task_channel(task)).data, elements(task), nccl_type_, 0, comm, stream), "ncclRecv");
       return 0.0;
     });
   }
@@ -371,14 +367,65 @@ public:
   void barrier() override
   {
     barrier_buffer_.reserve(budget_, sizeof(float));
-    check_nccl(
-        ncclAllReduce(barrier_buffer_.data, barrier_buffer_.data, 1, ncclFloat32, ncclSum, world_, barrier_.stream),
-        "ncclAllReduce");
+    nccl(world_,
+         ncclAllReduce(barrier_buffer_.data, barrier_buffer_.data, 1, ncclFloat32, ncclSum, world_, barrier_.stream),
+         "ncclAllReduce");
     check_cuda(cudaEventRecord(barrier_.end, barrier_.stream), "cudaEventRecord");
     wait(barrier_.end, world_, "barrier");
   }
 
 private:
+  static ncclConfig_t nonblocking()
+  {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking     = 0;
+    return config;
+  }
+
+  /// The result of an NCCL call on `comm`: in progress (a non-blocking communicator) is waited for.
+  void nccl(ncclComm_t comm, ncclResult_t status, const char* what) const
+  {
+    if (status == ncclInProgress)
+      ready(comm, what);
+    else
+      check_nccl(status, what);
+  }
+
+  /// Waits until `comm` has finished what it was asked (creation, a split, an enqueue) or the timeout passes;
+  /// then it is aborted and the wait fails like a Gloo wait on a dead peer, and run_rank names the rank.
+  void ready(ncclComm_t comm, const char* what) const
+  {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(setup_.timeout_s);
+    while (true) {
+      ncclResult_t state = ncclSuccess;
+      check_nccl(ncclCommGetAsyncError(comm, &state), "ncclCommGetAsyncError");
+      if (state == ncclSuccess)
+        return;
+      if (state != ncclInProgress) {
+        ncclCommAbort(comm);
+        check_nccl(state, what);
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        ncclCommAbort(comm);
+        throw std::runtime_error(std::string(what) + " timed out after " + std::to_string(setup_.timeout_s) +
+                                 " s waiting for its peers");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
+  /// This rank's communicator of a world split (NOCOLOR when not `in`: then none); every rank takes part.
+  ncclComm_t split(bool in, int key)
+  {
+    ncclConfig_t config = nonblocking();
+    ncclComm_t comm     = nullptr;
+    nccl(world_, ncclCommSplit(world_, in ? 0 : NCCL_SPLIT_NOCOLOR, key, &comm, &config), "ncclCommSplit");
+    ready(world_, "ncclCommSplit");
+    if (comm)
+      ready(comm, "ncclCommSplit");
+    return comm;
+  }
+
   /// Rank 0 writes the NCCL unique id to the rendezvous directory (atomically); the others wait for it.
   ncclUniqueId unique_id() const
   {

@@ -14,6 +14,9 @@ TEST_CASE("json input reports the file and path of a bad value")
   CHECK(list.at(0).positive_int() == 1);
   CHECK_THROWS_WITH_AS(list.at(1).integer(), "f.json: a.b[1]: expected an integer, got number 2.5", InputError);
   CHECK_THROWS_WITH_AS(list.at(2).positive_number(), "f.json: a.b[2]: expected a positive number, got number -1", InputError);
+  const auto tiny = nlohmann::json::parse("[1e-320]");
+  CHECK_THROWS_WITH_AS(JsonInput(tiny, "t.json").at(0).positive_number(),
+                       "t.json: [0]: expected a positive number of at least 1e-300, got number 1e-320", InputError);
   CHECK_THROWS_WITH_AS(list.at(3).number(), "f.json: a.b[3]: expected a number, got string \"x\"", InputError);
   CHECK_THROWS_WITH_AS(list.at(9), "f.json: a.b: expected at least 10 elements, got 4", InputError);
   CHECK_THROWS_WITH_AS(root.at("missing"), "f.json: (top level): missing required field 'missing'", InputError);
