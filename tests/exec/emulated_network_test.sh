@@ -14,9 +14,13 @@
 # between regions, two of them sharing the slow link at once), refining the links by replaying those runs in
 # the simulator; then predict six other plans. Each plan runs at least twice and keeps its fastest run (below).
 # The test fails when a plan is off by more than 15% or the Spearman rank correlation is below 0.9 (the worst plan
-# has been 5–9% off; see README, "Running for real").
+# has been 5–9% off; see README, "Running for real"). Only runs it can trust count: a run is disturbed when the
+# hypervisor stole 15% of the CPU time or other work kept 20% of the CPUs busy just before it. When a plan has
+# no undisturbed run in four rounds and the predictions miss, the result is "inconclusive: machine busy" (exit 77,
+# skipped); a miss with every plan measured undisturbed fails.
 #
-# Usage: emulated_network_test.sh HETSIM DATA_DIR. Exits 77 (skipped) when it cannot create namespaces.
+# Usage: emulated_network_test.sh HETSIM DATA_DIR. Exits 77 (skipped) when it cannot create namespaces, or when
+# the machine was too busy to judge.
 set -euo pipefail
 hetsim=$1
 data=$2
@@ -130,10 +134,20 @@ network_counters() {
   echo "$retransmits $timeouts $drops $(awk '$1 == "cpu" { print $9 }' /proc/stat) $(date +%s%N | cut -c1-12)"
 }
 cpus=$(nproc)
+# Percent of the machine's CPU time other work took over half a second (user, nice, system, irq, softirq, steal).
+background_busy() {
+  local a b
+  a=($(awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat))
+  sleep 0.5
+  b=($(awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat))
+  echo $(( 100 * (b[0] - a[0]) / (b[1] - a[1] > 0 ? b[1] - a[1] : 1) ))
+}
 # run_plan PLAN ROUND: leaves round$ROUND/PLAN{,.log,.network}, and round$ROUND/PLAN.quiet when undisturbed.
 run_plan() {
   local out="$work/round$2/$1" before after
   mkdir -p "$work/round$2"
+  local busy
+  busy=$(background_busy)
   before=($(network_counters))
   "$hetsim" run --cluster "$data/cluster.json" --model "$data/model.json" --plan "$data/$1.json" \
     --netns "$netns" --trace-dir "$out" --warmup 1 --iterations 9 --timeout-s 30 >"$out.log" 2>&1 ||
@@ -141,10 +155,11 @@ run_plan() {
   after=($(network_counters))
   local steal=$(( after[3] - before[3] )) wall=$(( after[4] - before[4] )) # both in 1/100 s
   echo "$(( after[0] - before[0] )) retransmitted, $(( after[1] - before[1] )) timeouts," \
-    "$(( after[2] - before[2] )) dropped, steal $(( 100 * steal / (wall * cpus) ))%" >"$out.network"
-  # Undisturbed: the hypervisor took less than 15% of the CPU time the run had. (Quiet runs see 0–10%; the
-  # spells that slowed runs by 10–70% took 30–65%.)
-  [ $(( 100 * steal )) -lt $(( 15 * wall * cpus )) ] && touch "$out.quiet"
+    "$(( after[2] - before[2] )) dropped, steal $(( 100 * steal / (wall * cpus) ))%, other work ${busy}%" \
+    >"$out.network"
+  # Undisturbed: the hypervisor took less than 15% of the CPU time the run had (quiet runs see 0–10%; the
+  # spells that slowed runs by 10–70% took 30–65%), and other work used less than 20% of the CPUs before it.
+  [ $(( 100 * steal )) -lt $(( 15 * wall * cpus )) ] && [ "$busy" -lt 20 ] && touch "$out.quiet"
   return 0
 }
 quiet_runs() { ls "$work"/round*/"$1.quiet" 2>/dev/null | wc -l; }
@@ -191,5 +206,14 @@ status=0
   "${pairs[@]}" --max-error 0.15 --min-spearman 0.9 || status=$?
 echo "emulated network test: $(( $(date +%s) - start )) s for ${#calibration_plans[@]} calibration and" \
   "${#validation_plans[@]} validation plans, at least two runs each"
-[ "$status" -eq 0 ] || { echo "FAIL: a prediction outside 15% or Spearman below 0.9"; exit 1; }
+if [ "$status" -ne 0 ]; then
+  disturbed=()
+  for plan in "${plans[@]}"; do [ "$(quiet_runs "$plan")" -gt 0 ] || disturbed+=("$plan"); done
+  if [ ${#disturbed[@]} -gt 0 ]; then
+    echo "INCONCLUSIVE: machine busy (no undisturbed run of ${disturbed[*]} in four rounds); not judged"
+    exit 77
+  fi
+  echo "FAIL: a prediction outside 15% or Spearman below 0.9 with every plan measured undisturbed"
+  exit 1
+fi
 echo "PASS"
