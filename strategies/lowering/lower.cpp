@@ -47,8 +47,9 @@ struct StageLayout {
 
 class Lowering {
 public:
-  Lowering(const Plan& plan, const Problem& problem)
-      : plan_(plan), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
+  /// `origin` names the plan in a refusal (its file, or "plan").
+  Lowering(const Plan& plan, const Problem& problem, std::string origin)
+      : origin_(std::move(origin)), plan_(plan), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
         scale_(dtype_bytes(plan.dtype) / 2.0),
         zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers()),
         tied_bytes_(tied_embedding_gradient_bytes(layers_, plan))
@@ -58,8 +59,7 @@ public:
       stages_.push_back(layout_stage(s));
   }
 
-  /// `origin` names the plan in a refusal (its file, or "plan").
-  Schedule run(int device_count, const std::string& origin)
+  Schedule run(int device_count)
   {
     schedule_.device_count = device_count;
     schedule_.tp           = plan_.tp;
@@ -71,7 +71,7 @@ public:
     schedule_.queues.resize(device_count);
     const Counts counts = estimated_counts();
     if (counts.tasks > kMaxTasks)
-      throw InputError(origin + ": lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
+      throw InputError(origin_ + ": lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
                        std::to_string(kMaxTasks) + " a replay can hold; " + fewer_tasks_advice(counts.tasks));
     schedule_.tasks.reserve(counts.tasks);
     schedule_.collectives.reserve(counts.collectives);
@@ -146,6 +146,13 @@ private:
     const bool buckets = plan_.dp > 1 && plan_.zero_stage <= 2;
     if (buckets) {
       const double capacity = plan_.gradient_bucket_bytes();
+      double stage_bytes    = 0;
+      for (int l = stage.first; l < stage.end; ++l)
+        stage_bytes += bucketed_param_bytes(l);
+      if (stage_bytes / capacity > static_cast<double>(kMaxTasks)) // checked before the buckets take the memory
+        throw InputError(origin_ + ": stage " + std::to_string(s) + "'s gradients fill about " +
+                         std::to_string(static_cast<long long>(stage_bytes / capacity)) + " buckets, more than the " +
+                         std::to_string(kMaxTasks) + " tasks a replay can hold; give a larger bucket_mib");
       double filled         = 0;
       for (int l = stage.end - 1; l >= stage.first; --l) {
         double left = bucketed_param_bytes(l);
@@ -583,6 +590,7 @@ private:
     }
   }
 
+  std::string origin_;
   const Plan& plan_;
   const std::vector<models::Layer>& layers_;
   const int seq_len_;
@@ -617,8 +625,8 @@ Schedule lower(const Plan& plan, const Problem& problem, const std::string& orig
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   validate_plan(plan, *problem.cluster, *problem.workload, origin);
-  Lowering lowering(plan, problem);
-  return lowering.run(problem.cluster->device_count(), origin);
+  Lowering lowering(plan, problem, origin);
+  return lowering.run(problem.cluster->device_count());
 }
 
 int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)
