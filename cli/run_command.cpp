@@ -15,10 +15,13 @@
 #include "strategies/lowering/lower.hpp"
 #include "traces/trace.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -48,6 +51,28 @@ struct RunOptions {
 std::string rank_trace_file(const std::string& dir, int rank)
 {
   return (fs::path(dir) / ("rank" + std::to_string(rank) + ".json")).string();
+}
+
+/// Throws unless `file` is absent or an output of an earlier run that may be replaced: a trace (it begins as
+/// traces::write_chrome_trace begins) or a report (JSON with an iteration time).
+void check_replaceable(const std::string& file)
+{
+  std::error_code ec;
+  if (!fs::exists(file, ec))
+    return;
+  std::ifstream in(file, std::ios::binary);
+  std::string head(64, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  bool ours = head.rfind("{\"displayTimeUnit\"", 0) == 0;
+  if (!ours && fs::path(file).filename() == "report.json") {
+    in.clear();
+    in.seekg(0);
+    const nlohmann::json report = nlohmann::json::parse(in, nullptr, false);
+    ours = report.is_object() && report.contains("iteration_time_s");
+  }
+  if (!ours)
+    throw InputError("--trace-dir: " + file + " is not a trace or report of an earlier run; refusing to replace it");
 }
 
 /// Merges the rank traces, writes trace.json and report.json, prints the report. Waits up to `wait_s` for rank
@@ -105,6 +130,7 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
 
   fs::create_directories(options.trace_dir);
   const std::string file = rank_trace_file(options.trace_dir, identity.rank);
+  check_replaceable(file);
   fs::remove(file); // before the rendezvous, so no rank can mistake an old trace for a new one
 
   auto executor = exec::load_executor(options.executor);
@@ -164,6 +190,10 @@ int run_run(RunOptions& options)
   check_output_is_not_input((fs::path(options.trace_dir) / "trace.json").string(), options.scenario.inputs(),
                             "--trace-dir");
   fs::create_directories(options.trace_dir);
+  for (const char* merged : {"trace.json", "report.json"})
+    check_replaceable((fs::path(options.trace_dir) / merged).string());
+  for (int r = 0; r < devices; ++r)
+    check_replaceable(rank_trace_file(options.trace_dir, r));
   for (int r = 0; r < devices; ++r)
     fs::remove(rank_trace_file(options.trace_dir, r));
 

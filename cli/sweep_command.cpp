@@ -7,6 +7,7 @@
 #include "core/output_file.hpp"
 #include "sweep/run_sweep.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -24,17 +25,24 @@ int run_sweep_command(const SweepOptions& options)
 {
   if (options.spec_file.empty() || options.out_file.empty())
     throw InputError("sweep: give --spec (the sweep JSON) and --out (the results CSV)");
-  check_output_is_not_input(options.out_file, {options.spec_file}, "--out");
+  const sweep::SweepSpec spec = sweep::load_sweep_spec(options.spec_file);
+  // Every file the sweep reads: the spec and each cell's cluster and model.
+  std::vector<std::string> inputs = {options.spec_file};
+  for (const sweep::Cell& cell : sweep::sweep_cells(spec))
+    for (const std::string* file : {&cell.cluster_path, &cell.model_path})
+      if (!file->empty() && std::find(inputs.begin(), inputs.end(), *file) == inputs.end())
+        inputs.push_back(*file);
+  check_output_is_not_input(options.out_file, inputs, "--out");
   sweep::SweepOutput output;
   output.csv_file = options.out_file;
   if (!options.no_json)
     output.json_file = options.json_file.empty()
                            ? std::filesystem::path(options.out_file).replace_extension(".json").string()
                            : options.json_file;
+  inputs.push_back(options.out_file);
   if (!output.json_file.empty())
-    check_output_is_not_input(output.json_file, {options.spec_file, options.out_file}, "--json");
+    check_output_is_not_input(output.json_file, inputs, options.json_file.empty() ? "--out (its .json)" : "--json");
 
-  const sweep::SweepSpec spec = sweep::load_sweep_spec(options.spec_file);
   auto communicator           = sweep::make_communicator();
   const auto summary = sweep::run_sweep(spec, output, *communicator, stderr_progress());
   if (communicator->rank() == 0) {

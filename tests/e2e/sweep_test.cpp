@@ -93,6 +93,17 @@ TEST_CASE("sweep: 2 MPI ranks write the same rows in the same order as 1")
   CHECK(read_file(dir.path / "two.json") == read_file(dir.path / "one.json"));
 }
 
+TEST_CASE("sweep: results never replace a cluster or model the spec reads")
+{
+  TempDir dir("sweep-clobber");
+  const std::string spec    = small_spec(dir); // reads small.json
+  const std::string cluster = read_file(dir.path / "small.json");
+  const auto r = run_command(kHetsim + " sweep --spec " + spec + " --out " + dir.file("small.csv"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("small.json: refusing to overwrite an input file") != std::string::npos);
+  CHECK(read_file(dir.path / "small.json") == cluster);
+}
+
 TEST_CASE("sweep, plot and generate-cluster: bad input is one line and exit 2")
 {
   TempDir dir("sweep_errors");

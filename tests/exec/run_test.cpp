@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 
 using namespace hetsim::test;
@@ -184,4 +185,19 @@ TEST_CASE("run --trace-kernels: every compute task's kernels, in launch order in
     CHECK(totals[name]["predicted_s"].get<double>() > 0);
   }
   CHECK(totals["qkv"]["launches"] == 4 * 2); // 4 blocks x 2 micro-batches
+}
+
+TEST_CASE("run: a file in --trace-dir that is not an earlier run's output is refused, not replaced")
+{
+  ScratchDir dir("keep");
+  for (const char* name : {"rank0.json", "report.json"}) {
+    CAPTURE(name);
+    fs::remove_all(dir.path);
+    fs::create_directories(dir.path);
+    { std::ofstream(dir.path / name) << "precious"; }
+    Child run(scenario("dp4.json", dir.path), dir.path / "log");
+    CHECK(run.wait(60) == 2);
+    CHECK(read_text(dir.path / "log").find("is not a trace or report of an earlier run") != std::string::npos);
+    CHECK(read_text(dir.path / name) == "precious");
+  }
 }
