@@ -360,6 +360,10 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
   plan.dp = root.positive_int_or("dp", 1);
+  // Before any per-replica list is sized by them: dp = 2^31 - 1 would take gigabytes.
+  for (const char* degree : {"tp", "pp", "dp"})
+    if (auto value = root.find(degree); value && value->positive_int() > cluster.device_count())
+      value->fail("at most " + str(cluster.device_count()) + " (the devices of cluster " + quote(cluster.name()) + ")");
 
   if (auto placement = root.find("placement")) {
     plan.placement = read_int_list(*placement);
