@@ -140,19 +140,24 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   workload.dtype    = scenario.plan.dtype;
   workload.scale    = options.scale;
   workload.time_kernels = options.trace_kernels;
+  // Threads of a failed iteration may still be blocked inside the executor: a failed rank ends the process at
+  // once, without destroying the executor.
+  auto end_process = [&](const std::string& message) {
+    std::cerr << "hetsim: " << message << std::endl;
+    // The run is over for every rank: a failed run would otherwise leave a directory behind for each try.
+    remove_job_directory();
+    std::_Exit(2);
+  };
   exec::RunOptions run;
-  run.warmup     = options.warmup;
-  run.iterations = options.iterations;
+  run.warmup      = options.warmup;
+  run.iterations  = options.iterations;
+  run.end_process = end_process;
   try {
     const traces::Trace trace = exec::run_rank(*executor, setup, workload, scenario.cluster, run, options.executor);
     traces::write_chrome_trace(trace, file);
   } catch (const Error& e) {
-    // Threads of the failed iteration may still be blocked inside the executor: end the process now.
-    std::cerr << "hetsim: " << e.what() << std::endl;
     (void)executor.release();
-    // The run is over for every rank: a failed run would otherwise leave a directory behind for each try.
-    remove_job_directory();
-    std::_Exit(2);
+    end_process(e.what());
   }
   if (!identity.from_local_launcher && identity.rank == 0) {
     finish(options, scenario, schedule, identity.world_size, 2 * options.timeout_s);

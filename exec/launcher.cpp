@@ -1,6 +1,7 @@
 #include "exec/launcher.hpp"
 
 #include "core/error.hpp"
+#include "exec/liveness.hpp"
 #include "exec/rank.hpp"
 
 #include <arpa/inet.h>
@@ -55,6 +56,9 @@ std::string describe_status(int status)
   if (WIFSIGNALED(status))
     return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
            ::strsignal(WTERMSIG(status)) + ")";
+  if (WIFSTOPPED(status))
+    return std::string("was stopped by signal ") + std::to_string(WSTOPSIG(status)) + " (" +
+           ::strsignal(WSTOPSIG(status)) + ")";
   return "exited with code " + std::to_string(WEXITSTATUS(status));
 }
 
@@ -140,22 +144,38 @@ void launch(const LaunchOptions& options)
     kill_at = SteadyClock::now();
   std::vector<std::string> failures;
   std::vector<char> killed(options.ranks, 0);
+  // The first failure ends the run: the others are told at once (they may be blocked in a rendezvous that would
+  // wait for its timeout) and get the grace period to report and exit on their own.
+  auto rank_failed = [&](int r, const std::string& what) {
+    const std::string failure = "rank " + std::to_string(r) + " (pid " + std::to_string(pids[r]) + ") " + what;
+    failures.push_back(failure);
+    if (kill_at)
+      return;
+    Liveness::abort_run(options.store_dir, failure);
+    kill_at = SteadyClock::now() +
+              std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(options.grace_s));
+  };
   while (running > 0) {
     int status      = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED);
     if (pid > 0) {
       for (int r = 0; r < options.ranks; ++r) {
         if (pids[r] != pid)
           continue;
+        if (WIFSTOPPED(status)) {
+          // SIGSTOP (not the terminal's job control, which stops the launcher too): the rank will not answer
+          // again, so it fails now rather than after every peer's timeout.
+          if (WSTOPSIG(status) == SIGSTOP && !killed[r]) {
+            rank_failed(r, describe_status(status));
+            ::kill(pid, SIGKILL);
+            killed[r] = 1;
+          }
+          break;
+        }
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && !killed[r])
+          rank_failed(r, describe_status(status));
         pids[r] = -1;
         --running;
-        const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!ok && !killed[r])
-          failures.push_back("rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " +
-                             describe_status(status));
-        if (!ok && !kill_at)
-          kill_at = SteadyClock::now() + std::chrono::duration_cast<SteadyClock::duration>(
-                                             std::chrono::duration<double>(options.grace_s));
       }
       continue;
     }

@@ -18,9 +18,10 @@ struct LaunchOptions {
 };
 
 /// Runs the ranks with HETSIM_RANK, HETSIM_WORLD_SIZE and HETSIM_STORE_DIR set (and HETSIM_BIND=127.0.0.1 when
-/// they share this machine's network), each killed if the launcher dies. Returns when every rank has exited;
-/// throws RankFailure naming each rank that failed (exit code, signal, or killed after the grace period).
-/// SIGINT or SIGTERM to the launcher kills the ranks.
+/// they share this machine's network), each killed if the launcher dies. The first rank to fail (exit code,
+/// signal, or SIGSTOP, which kills it) ends the run: the others are told through the rendezvous directory
+/// (Liveness::abort_run) and killed if they have not exited after the grace period. Returns when every rank has
+/// exited; throws RankFailure naming each rank that failed. SIGINT or SIGTERM to the launcher kills the ranks.
 void launch(const LaunchOptions& options);
 
 /// The first non-loopback IPv4 address of an interface that is up, or 127.0.0.1.

@@ -49,7 +49,8 @@ void write_text(const std::string& file, const std::string& text)
 
 } // namespace
 
-Liveness::Liveness(std::string dir, int rank, int world_size) : dir_(std::move(dir)), rank_(rank), world_size_(world_size)
+Liveness::Liveness(std::string dir, int rank, int world_size, OnAbort on_abort)
+    : dir_(std::move(dir)), rank_(rank), world_size_(world_size), on_abort_(std::move(on_abort))
 {
   // Only this rank writes its files, and only from here on: finding one means another run used the directory,
   // and its stale rendezvous keys would mislead this one.
@@ -59,9 +60,16 @@ Liveness::Liveness(std::string dir, int rank, int world_size) : dir_(std::move(d
                        "'s files from another run; give each run a directory of its own");
   write_text(path("alive", rank_), "");
   thread_ = std::thread([this] {
-    const std::string file = path("alive", rank_);
+    const std::string file  = path("alive", rank_);
+    const std::string abort = dir_ + "/abort";
     while (beating_) {
       ::utimensat(AT_FDCWD, file.c_str(), nullptr, 0);
+      if (on_abort_ && fs::exists(abort)) {
+        const std::string reason = first_line(abort);
+        if (mark_failed("the launcher ended the run: " + reason))
+          on_abort_(reason);
+        return;
+      }
       std::this_thread::sleep_for(std::chrono::duration<double>(kBeatSeconds));
     }
   });
@@ -79,10 +87,18 @@ std::string Liveness::path(const char* what, int rank) const
   return dir_ + "/" + what + "." + std::to_string(rank);
 }
 
-void Liveness::mark_failed(const std::string& message)
+bool Liveness::mark_failed(const std::string& message)
 {
+  if (failed_.exchange(true))
+    return false;
   beating_ = false;
   write_text(path("failed", rank_), message);
+  return true;
+}
+
+void Liveness::abort_run(const std::string& dir, const std::string& reason)
+{
+  write_text(dir + "/abort", reason);
 }
 
 void Liveness::mark_done()

@@ -6,7 +6,9 @@
 #include "traces/task_event.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <thread>
 
 namespace hetsim::exec {
 namespace {
@@ -38,14 +40,20 @@ traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workloa
 {
   HETSIM_ASSERT(workload.schedule && workload.model && options.iterations >= 1);
   const strategies::Schedule& schedule = *workload.schedule;
-  Liveness liveness(setup.store_dir, setup.rank, setup.world_size);
+  const std::string rank_name = "rank " + std::to_string(setup.rank) + ": ";
+  Liveness::OnAbort on_abort;
+  if (options.end_process)
+    on_abort = [&](const std::string& reason) { options.end_process(rank_name + "the launcher ended the run: " + reason); };
+  Liveness liveness(setup.store_dir, setup.rank, setup.world_size, on_abort);
   int current_task = -1;
   auto fail = [&](const std::string& what) -> RankFailure {
-    std::string message = "rank " + std::to_string(setup.rank) + ": ";
+    std::string message = rank_name;
     if (current_task >= 0)
       message += "task " + std::to_string(current_task) + " '" + schedule.task_name(current_task) + "' failed: ";
     message += what;
-    liveness.mark_failed(message);
+    if (!liveness.mark_failed(message)) // the launcher's abort came first, and its thread is ending the process
+      for (;;)
+        std::this_thread::sleep_for(std::chrono::hours(1));
     const std::string blame = liveness.blame(2 * Liveness::kStaleSeconds);
     return RankFailure(blame.empty() ? message : message + " (" + blame + ")");
   };

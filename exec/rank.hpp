@@ -6,6 +6,8 @@
 #include "exec/executor.hpp"
 #include "traces/trace.hpp"
 
+#include <functional>
+
 namespace hetsim::exec {
 
 /// A rank could not finish: names the rank, the task and (when it can tell) the peer to blame.
@@ -17,6 +19,9 @@ public:
 struct RunOptions {
   int warmup     = 1; ///< untimed iterations first (connections warm, buffers touched)
   int iterations = 3; ///< timed iterations; the trace keeps each task's median start and duration
+  /// Ends the process with `message` (the rank's error) when the local launcher ends the run, called from
+  /// another thread while the rank may be blocked inside the executor; never returns. Unset: not watched.
+  std::function<void(const std::string& message)> end_process;
 };
 
 /// Runs rank `setup.rank` with `executor` and returns its trace: one event per task of the device (times in

@@ -67,6 +67,14 @@ public:
     }
   }
 
+  /// Sends `signal` and reaps the child.
+  void kill(int signal)
+  {
+    ::kill(pid_, signal);
+    ::waitpid(pid_, nullptr, 0);
+    exited_ = true;
+  }
+
   /// The exit code, or -1 when it did not exit within `timeout_s` (or died of a signal).
   int wait(double timeout_s)
   {
