@@ -21,8 +21,9 @@ struct SweepSummary {
   int run     = 0; ///< cells run by all ranks together
 };
 
-/// Rank 0 rewrites the CSV after each of its own cells (so an interrupted single-process sweep resumes where it
-/// stopped) and writes the complete CSV and JSON at the end. `progress` runs on rank 0 only.
+/// Rank 0 rewrites the CSV after each of its own cells and every other rank r its own `<csv>.part<r>`, so a sweep
+/// killed at any moment (one process or all of an MPI job) resumes with every finished cell; rank 0 folds part
+/// files into the CSV when it resumes and writes the complete CSV and JSON at the end. `progress` runs on rank 0.
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOutput& output, Communicator& communicator,
                        const strategies::ProgressFn& progress = {});
 

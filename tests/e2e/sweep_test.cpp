@@ -7,8 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <thread>
 
 namespace hetsim {
 namespace {
@@ -16,6 +21,7 @@ namespace {
 using e2e::run_command;
 using e2e::TempDir;
 using e2e::read_file;
+namespace fs = std::filesystem;
 
 const std::string kHetsim = HETSIM_CLI_PATH;
 
@@ -43,6 +49,52 @@ std::map<std::string, double> mean_by_planner(const std::string& json_file)
   for (auto& [planner, s] : sum)
     s /= count[planner];
   return sum;
+}
+
+/// Rows (lines after the header) of a sweep CSV; 0 when it does not exist.
+int csv_rows(const fs::path& file)
+{
+  const std::string text = read_file(file);
+  return text.empty() ? 0 : static_cast<int>(std::count(text.begin(), text.end(), '\n')) - 1;
+}
+
+/// Every process of the session led by `leader`, as a job scheduler's kill reaches all of a job's processes
+/// (mpirun's children may sit in process groups of their own).
+void kill_session(pid_t leader)
+{
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string stat = read_file(entry.path() / "stat");
+    const auto close       = stat.rfind(')');
+    if (close == std::string::npos)
+      continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string state;
+    long parent = 0, group = 0, session = 0;
+    if (fields >> state >> parent >> group >> session && session == leader)
+      ::kill(static_cast<pid_t>(std::stol(entry.path().filename().string())), SIGKILL);
+  }
+}
+
+/// Runs `command_line` in a session of its own and kills every process of it with SIGKILL once `ready` holds
+/// (checked every 5 ms). Returns false when the command ended before that.
+template <typename Ready>
+bool kill_when(const std::string& command_line, const fs::path& log, Ready ready)
+{
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    const std::string command = command_line + " > '" + log.string() + "' 2>&1";
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  while (!ready()) {
+    if (::waitpid(pid, nullptr, WNOHANG) == pid)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill_session(pid);
+  ::waitpid(pid, nullptr, 0);
+  return true;
 }
 
 } // namespace
@@ -91,6 +143,46 @@ TEST_CASE("sweep: 2 MPI ranks write the same rows in the same order as 1")
   CHECK(two.output.find("run on 2 processes") != std::string::npos);
   CHECK(read_file(dir.path / "two.csv") == read_file(dir.path / "one.csv"));
   CHECK(read_file(dir.path / "two.json") == read_file(dir.path / "one.json"));
+}
+
+TEST_CASE("sweep: killed with SIGKILL mid-sweep, alone or as a whole MPI job, it resumes with every finished cell")
+{
+  TempDir dir("sweep_killed");
+  const auto r = run_command(kHetsim + " generate-cluster --regions 4 --devices-per-region 2 --seed 3 --out " +
+                             dir.file("small.json"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  // 48 cells of a fraction of a second each: the kill comes after a few of them, long before the last.
+  const std::string spec = dir.file("spec.json", R"({"clusters": ["small.json"], "models": ["preset:gpt2-medium"],
+    "planners": ["dtfm", "dtfm-random", "zero3"], "global_batch": [16, 32], "seeds": [1, 2, 3, 4, 5, 6, 7, 8],
+    "top": 2})");
+  const auto reference = run_command(kHetsim + " sweep --spec " + spec + " --out " + dir.file("reference.csv"));
+  REQUIRE_MESSAGE(reference.exit_code == 0, reference.output);
+
+  std::vector<std::pair<std::string, std::string>> launchers = {{"alone", ""}};
+#ifdef HETSIM_WITH_MPI
+  if (on_path("mpirun"))
+    launchers.emplace_back("mpirun", "mpirun --oversubscribe --allow-run-as-root -np 2 ");
+#endif
+  for (const auto& [name, launcher] : launchers) {
+    CAPTURE(name);
+    const fs::path csv         = dir.path / (name + ".csv");
+    const fs::path part        = dir.path / (name + ".csv.part1");
+    const std::string command  = launcher + kHetsim + " sweep --spec " + spec + " --out " + csv.string();
+    const bool mpi             = !launcher.empty();
+    const bool killed = kill_when(command, dir.path / (name + ".log"), [&] {
+      return csv_rows(csv) >= 2 && (!mpi || csv_rows(part) >= 2); // rank 1 has finished cells too
+    });
+    REQUIRE_MESSAGE(killed, read_file(dir.path / (name + ".log")));
+    const int finished = csv_rows(csv) + csv_rows(part);
+    CHECK(finished < 48);
+
+    const auto resumed = run_command(command);
+    REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+    CHECK_MESSAGE(resumed.output.find("48 cells, " + std::to_string(finished) + " already") != std::string::npos,
+                  resumed.output);
+    CHECK(read_file(csv) == read_file(dir.path / "reference.csv"));
+    CHECK(!fs::exists(part));
+  }
 }
 
 TEST_CASE("sweep: results never replace a cluster or model the spec reads")
