@@ -252,7 +252,8 @@ int run_search(const SearchOptions& options)
     const auto& c = *rows.front().candidate;
     throw InfeasiblePlan("search: no candidate of planner " + std::string(info.name) +
                          " fits in memory; the best needs " + memory_status(c) + " on device " +
-                         std::to_string(c.memory_overflow->device));
+                         std::to_string(c.memory_overflow->device) +
+                         strategies::gpu_origin_clause(cluster.device(c.memory_overflow->device).gpu_origin));
   }
   if (!options.best_file.empty()) {
     write_file_atomically(options.best_file, strategies::plan_to_json(rows.front().candidate->plan).dump(1) + "\n");

@@ -37,7 +37,7 @@ int Cluster::add_node(int region, const std::string& name, Link intra, Link nic)
   return static_cast<int>(nodes_.size() - 1);
 }
 
-int Cluster::add_device(int node, int gpu)
+int Cluster::add_device(int node, int gpu, std::string gpu_origin)
 {
   HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()));
   HETSIM_ASSERT(gpu >= 0 && gpu < static_cast<int>(gpus_.size()));
@@ -46,7 +46,8 @@ int Cluster::add_device(int node, int gpu)
   d.gpu        = gpu;
   d.node       = node;
   d.local_rank = static_cast<int>(nodes_[node].devices.size());
-  devices_.push_back(d);
+  d.gpu_origin = std::move(gpu_origin);
+  devices_.push_back(std::move(d));
   nodes_[node].devices.push_back(d.id);
   return d.id;
 }
@@ -141,6 +142,12 @@ void check_cluster_complete(const Cluster& cluster, const std::string& origin)
         throw InputError(origin + buffer);
       }
     }
+}
+
+std::string Cluster::describe_gpu(int device) const
+{
+  const Device& d = this->device(device);
+  return d.gpu_origin.empty() ? gpus_[d.gpu].name : gpus_[d.gpu].name + " (" + d.gpu_origin + ")";
 }
 
 } // namespace hetsim

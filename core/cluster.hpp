@@ -29,6 +29,9 @@ struct Device {
   int gpu        = 0; ///< index into Cluster::gpus()
   int node       = 0;
   int local_rank = 0; ///< position inside its node
+  /// Where the cluster file gives this device its GPU (`cluster.json: regions[0].nodes[1].gpu`), so that a
+  /// plan that does not fit can name the field to change; empty for clusters built in code.
+  std::string gpu_origin;
 };
 
 struct Node {
@@ -65,7 +68,7 @@ public:
   int add_gpu(const GpuSpec& spec); ///< returns the index; identical names are merged
   int add_region(const std::string& name, double latency_s);
   int add_node(int region, const std::string& name, Link intra, Link nic);
-  int add_device(int node, int gpu);
+  int add_device(int node, int gpu, std::string gpu_origin = {});
   /// Sets the WAN link from region `src` to region `dst`; every ordered pair of distinct regions needs one.
   void set_inter_region(int src, int dst, Link link);
   void add_override(NodePairOverride override_link);
@@ -77,6 +80,9 @@ public:
   const std::vector<Device>& devices() const { return devices_; }
   const Device& device(int id) const;
   const GpuSpec& gpu_of(int device) const { return gpus_[this->device(device).gpu]; }
+  /// The device's GPU name for messages, with the file field that chose it when known: "T4 (cluster.json:
+  /// regions[0].nodes[1].gpu)".
+  std::string describe_gpu(int device) const;
   const std::vector<GpuSpec>& gpus() const { return gpus_; }
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<Region>& regions() const { return regions_; }

@@ -171,6 +171,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   const Link nic          = read_link(node.find("nic"), kDefaultNic);
   JsonInput devices       = node.at("devices");
   std::vector<int> device_gpus;
+  std::vector<std::string> gpu_origins; // where each device's GPU is named
   if (!devices.is_number() && !devices.is_array())
     devices.fail("a device count or a list of GPU names");
   if (devices.is_number()) {
@@ -178,20 +179,23 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
     const int count = devices.positive_int();
     check_device_budget(cluster, count, devices);
     device_gpus.assign(count, gpu);
+    gpu_origins.assign(count, node.at("gpu").where());
   } else {
     if (node.has("gpu"))
       throw InputError(node.where() + ": give either \"gpu\" with a device count or a list of GPU names in "
                                       "\"devices\", not both");
     if (devices.size() == 0)
       devices.fail("a positive device count or a non-empty list of GPU names");
-    for (const auto& d : devices.elements())
+    for (const auto& d : devices.elements()) {
       device_gpus.push_back(gpus.resolve(d));
+      gpu_origins.push_back(d.where());
+    }
   }
   check_device_budget(cluster, static_cast<long long>(repeat) * device_gpus.size(), node);
   for (int r = 0; r < repeat; ++r) {
     const int id = cluster.add_node(region, repeat == 1 ? base : base + "." + std::to_string(r), intra, nic);
-    for (int gpu : device_gpus)
-      cluster.add_device(id, gpu);
+    for (std::size_t k = 0; k < device_gpus.size(); ++k)
+      cluster.add_device(id, device_gpus[k], gpu_origins[k]);
   }
 }
 
@@ -274,6 +278,7 @@ Cluster read_geo_regions(const JsonInput& root)
   Cluster cluster(root.string_or("name", default_name(root)));
   GpuResolver gpus(cluster, std::nullopt);
   const int gpu         = gpus.resolve(root.at("gpu"));
+  const std::string gpu_origin = root.at("gpu").where();
   JsonInput names       = root.at("regions");
   const int per_region  = root.at("devices_per_region").positive_int();
   check_device_budget(cluster, static_cast<long long>(per_region) * names.size(), root.at("devices_per_region"));
@@ -290,7 +295,7 @@ Cluster read_geo_regions(const JsonInput& root)
     const Link nic{read_bandwidth(intra, kDefaultNic.bandwidth_bytes_per_s), 0};
     for (int d = 0; d < per_region; ++d) {
       const int node = cluster.add_node(region, name + "." + std::to_string(d), kDefaultIntraNode, nic);
-      cluster.add_device(node, gpu);
+      cluster.add_device(node, gpu, gpu_origin);
     }
   }
   if (names.size() > 1)
@@ -306,6 +311,7 @@ Cluster read_geo_groups(const JsonInput& root)
   Cluster cluster(root.string_or("name", default_name(root)));
   GpuResolver gpus(cluster, std::nullopt);
   const int gpu      = gpus.resolve(root.at("gpu"));
+  const std::string gpu_origin = root.at("gpu").where();
   JsonInput inter    = root.at("inter_group");
   inter.allow_only({"latency_ms", "bandwidth_gbps"});
   const Link nic{read_bandwidth(inter, kDefaultNic.bandwidth_bytes_per_s), kDefaultNic.latency_s};
@@ -322,7 +328,7 @@ Cluster read_geo_groups(const JsonInput& root)
     const int count = group.at("devices").positive_int();
     check_device_budget(cluster, count, group.at("devices"));
     for (int d = 0; d < count; ++d)
-      cluster.add_device(node, gpu);
+      cluster.add_device(node, gpu, gpu_origin);
   }
   return cluster;
 }

@@ -145,10 +145,16 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   for (int d = 0; d < cluster.device_count(); ++d) {
     memory[d].device          = d;
     memory[d].gpu             = cluster.gpu_of(d).name;
+    memory[d].gpu_origin      = cluster.device(d).gpu_origin;
     memory[d].workspace_bytes = problem.workspace_bytes.value_or(0);
     memory[d].capacity_bytes  = problem.memory_capacity(d);
   }
   return memory;
+}
+
+std::string gpu_origin_clause(const std::string& gpu_origin)
+{
+  return gpu_origin.empty() ? "" : "; its GPU is set by " + gpu_origin;
 }
 
 const DeviceMemory* largest_overflow(const std::vector<DeviceMemory>& memory)
@@ -182,6 +188,7 @@ void check_memory(const std::vector<DeviceMemory>& memory)
   if (over_count > 1)
     message +=
         "; " + std::to_string(over_count - 1) + " other device" + (over_count > 2 ? "s are" : " is") + " over too";
+  message += gpu_origin_clause(worst->gpu_origin);
   throw InfeasiblePlan(message);
 }
 

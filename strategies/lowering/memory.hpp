@@ -18,6 +18,7 @@ namespace hetsim::strategies {
 struct DeviceMemory {
   int device = 0;
   std::string gpu;             ///< GPU name, for messages
+  std::string gpu_origin;      ///< the cluster file's field that chose the GPU (Device::gpu_origin), or empty
   double parameter_bytes  = 0; ///< 16-bit weights (and gathered ZeRO-3 buffers)
   double gradient_bytes   = 0;
   double optimizer_bytes  = 0; ///< fp32 master weights + Adam moments
@@ -52,6 +53,9 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem);
 /// states and activations as plan_memory counts them (device, workspace and capacity left empty). Planners
 /// use it to try stage boundaries before the plan has them.
 DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica);
+/// "; its GPU is set by cluster.json: regions[0].nodes[1].gpu", the clause that ends a message about a device
+/// that does not fit, or "" for a cluster built in code.
+std::string gpu_origin_clause(const std::string& gpu_origin);
 /// The device with the largest overflow, or nullptr when every device fits.
 const DeviceMemory* largest_overflow(const std::vector<DeviceMemory>& memory);
 /// Throws InfeasiblePlan naming the device with the largest overflow and the bytes over.

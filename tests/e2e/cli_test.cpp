@@ -115,6 +115,8 @@ TEST_CASE("a plan that does not fit names the device and the bytes over")
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("device") != std::string::npos);
   CHECK(r.output.find("over") != std::string::npos);
+  // The field to change: the preset's GPU.
+  CHECK(r.output.find("; its GPU is set by preset:case5_worldwide_geo: gpu") != std::string::npos);
 }
 
 TEST_CASE("outputs never overwrite inputs")

@@ -38,8 +38,13 @@ ClusterProfile profile_cluster(const Problem& problem, Profiler& profiler, int r
   }
   char params[32];
   std::snprintf(params, sizeof params, "%.2fB", problem.workload->total_params() / 1e9);
+  // Name the cluster file's fields that chose the GPUs too short of memory: that is what the user can change.
+  std::string described;
+  for (std::size_t k = 0; k < result.representative.size(); ++k)
+    if (result.profiles[k].max_batch == 0)
+      described += (described.empty() ? "" : ", ") + cluster.describe_gpu(result.representative[k]);
   throw InfeasiblePlan("even ZeRO-3 does not fit one sequence of " + problem.workload->name + " (" + params +
-                       " parameters) on " + short_of);
+                       " parameters) on " + described);
 }
 
 Plan per_device_plan(const Problem& problem, const std::vector<DeviceBatch>& batches, int zero_stage)
