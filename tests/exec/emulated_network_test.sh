@@ -31,7 +31,7 @@ if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! command -v tc >/dev/n
 fi
 
 # Names unique to this run: several test runs may share the machine.
-tag="hs$(( $$ % 100000 ))"
+tag="hs$$"
 work=$(mktemp -d "/tmp/${tag}.XXXXXX")
 namespaces=()
 links=()
@@ -41,6 +41,14 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
+
+# What an earlier run left when it was killed outright (SIGKILL, a test timeout): namespaces and links named
+# after a process that no longer exists.
+for stale in $(ip netns list | awk '{print $1}'; ip -o link show | awk -F'[:@ ]+' '{print $2}'); do
+  [[ "$stale" =~ ^hs([0-9]+)[bnvw][0-9]+$ ]] || continue
+  [ -d "/proc/${BASH_REMATCH[1]}" ] && continue
+  ip netns delete "$stale" 2>/dev/null || ip link delete "$stale" 2>/dev/null || true
+done
 
 if ! ip netns add "${tag}n0" 2>/dev/null; then
   echo "SKIP: cannot create network namespaces here (ip netns add failed)"
