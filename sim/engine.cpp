@@ -30,12 +30,6 @@ Engine::Engine()
                                    "--cfg=network/weight-S:0",
                                    "--cfg=network/crosstraffic:0",
                                    "--cfg=network/TCP-gamma:0"};
-#if defined(__SANITIZE_ADDRESS__)
-  // SimGrid's default contexts switch between actor stacks that AddressSanitizer does not know (Debian's
-  // libsimgrid is not instrumented), and it reports each switch as a stack overflow. Threads are the same
-  // simulation, slower.
-  args.push_back("--cfg=contexts/factory:thread");
-#endif
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
