@@ -48,11 +48,18 @@ std::vector<std::string> rank_lines(const std::string& output, int victim)
   return lines;
 }
 
-void check_nothing_left(const Outcome& out)
+/// Checks that the run failed with exit code 2, that the launcher reported `victim`'s `fate` ("was killed by
+/// signal 9") first, and that no rank is left; returns the launcher's account ("rank 2 (pid 81) was killed ...").
+std::string check_run_failed(const Outcome& out, int victim, const std::string& fate)
 {
+  CHECK(out.exit_code == 2);
+  const std::string account =
+      "rank " + std::to_string(victim) + " (pid " + std::to_string(out.pids[victim]) + ") " + fate;
+  CHECK(out.output.find("run failed: " + account) != std::string::npos);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   for (pid_t pid : out.pids)
     CHECK_MESSAGE(!alive(pid), pid);
+  return account;
 }
 
 } // namespace
@@ -62,16 +69,13 @@ TEST_CASE("a killed rank ends the run, named by the others and by the launcher")
   ScratchDir dir("killed");
   const Outcome out = hit_rank(2, SIGKILL, "20", 2, dir); // past the rendezvous, inside the iterations
   INFO(out.output);
-  CHECK(out.exit_code == 2);
-  const std::string launcher_view = "rank 2 (pid " + std::to_string(out.pids[2]) + ") was killed by signal 9";
-  CHECK(out.output.find("run failed: " + launcher_view) != std::string::npos);
+  const std::string launcher_view = check_run_failed(out, 2, "was killed by signal 9");
   // Each healthy rank names rank 2: from its own broken connection and rank 2's stale heartbeat, or from the
   // launcher, whichever came first.
   for (const auto& line : rank_lines(out.output, 2))
     CHECK_MESSAGE((line.find("rank 2 died or stopped answering") != std::string::npos ||
                    line.find("the launcher ended the run: " + launcher_view) != std::string::npos),
                   line);
-  check_nothing_left(out);
   CHECK(!std::filesystem::exists(dir.path / "trace.json"));
 }
 
@@ -81,15 +85,12 @@ TEST_CASE("a rank killed during start-up ends the others at once, not after thei
   // A 60 s timeout: ranks that waited for it would say "Wait timeout", not name the launcher's reason.
   const Outcome out = hit_rank(2, SIGKILL, "60", 0, dir);
   INFO(out.output);
-  CHECK(out.exit_code == 2);
-  const std::string launcher_view = "rank 2 (pid " + std::to_string(out.pids[2]) + ") was killed by signal 9";
-  CHECK(out.output.find("run failed: " + launcher_view) != std::string::npos);
+  check_run_failed(out, 2, "was killed by signal 9");
   CHECK(out.output.find("Wait timeout") == std::string::npos);
   CHECK(out.output.find("never started") == std::string::npos);
   CHECK(out.output.find("had not exited and was killed") == std::string::npos);
   for (const auto& line : rank_lines(out.output, 2))
     CHECK_MESSAGE(line.find("rank 2") != std::string::npos, line);
-  check_nothing_left(out);
 }
 
 TEST_CASE("a stopped rank fails at once, is killed, and the others end naming it")
@@ -99,14 +100,11 @@ TEST_CASE("a stopped rank fails at once, is killed, and the others end naming it
     ScratchDir dir("stopped");
     const Outcome out = hit_rank(1, SIGSTOP, "60", after_s, dir);
     INFO(out.output);
-    CHECK(out.exit_code == 2);
-    const std::string launcher_view = "rank 1 (pid " + std::to_string(out.pids[1]) + ") was stopped by signal 19";
-    CHECK(out.output.find("run failed: " + launcher_view) != std::string::npos);
+    check_run_failed(out, 1, "was stopped by signal 19");
     CHECK(out.output.find("Timed out") == std::string::npos);
     CHECK(out.output.find("Wait timeout") == std::string::npos);
     for (const auto& line : rank_lines(out.output, 1))
       CHECK_MESSAGE(line.find("rank 1") != std::string::npos, line);
-    check_nothing_left(out);
   }
 }
 
