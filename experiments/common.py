@@ -74,3 +74,39 @@ plot {plots}
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     print("wrote", png)
+
+
+def _cpu_counters():
+    """(busy, steal, total) CPU time of the whole machine so far, in clock ticks, from /proc/stat's "cpu" line
+    (busy is user + nice + system + irq + softirq + steal; total adds idle and iowait)."""
+    with open("/proc/stat") as f:
+        user, nice, system, idle, iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+    busy = user + nice + system + irq + softirq + steal
+    return busy, steal, busy + idle + iowait
+
+
+class Disturbance:
+    """Whether the machine left a timed run alone, by the rule of tests/exec/emulated_network_test.sh: other work
+    used less than 20% of the CPUs in the half second before the run, and the hypervisor stole less than 15% of
+    the CPU time during it. Quiet runs see 0-10% steal; spells that slowed runs by 10-70% stole 30-65%.
+
+        disturbance = Disturbance.before_run()
+        ... the timed run ...
+        quiet, summary = disturbance.after_run()"""
+
+    def __init__(self, background_pct, counters):
+        self.background_pct, self.counters = background_pct, counters
+
+    @classmethod
+    def before_run(cls):
+        import time
+        busy0, _, total0 = _cpu_counters()
+        time.sleep(0.5)
+        busy1, _, total1 = _cpu_counters()
+        return cls(100 * (busy1 - busy0) / max(1, total1 - total0), _cpu_counters())
+
+    def after_run(self):
+        _, steal1, total1 = _cpu_counters()
+        steal_pct = 100 * (steal1 - self.counters[1]) / max(1, total1 - self.counters[2])
+        quiet = self.background_pct < 20 and steal_pct < 15
+        return quiet, f"other work {self.background_pct:.0f}%, steal {steal_pct:.0f}%"
