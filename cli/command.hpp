@@ -21,5 +21,6 @@ CommandRunner add_validate_command(CLI::App& app);
 CommandRunner add_sweep_command(CLI::App& app);
 CommandRunner add_plot_command(CLI::App& app);
 CommandRunner add_generate_cluster_command(CLI::App& app);
+CommandRunner add_export_command(CLI::App& app);
 
 } // namespace hetsim::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv)
   auto sweep     = hetsim::cli::add_sweep_command(app);
   auto plot      = hetsim::cli::add_plot_command(app);
   auto generate  = hetsim::cli::add_generate_cluster_command(app);
+  auto exporter  = hetsim::cli::add_export_command(app);
 
   try {
     app.parse(argc, argv);
@@ -53,6 +54,8 @@ int main(int argc, char** argv)
       return plot();
     if (app.got_subcommand("generate-cluster"))
       return generate();
+    if (app.got_subcommand("export"))
+      return exporter();
   } catch (const hetsim::Error& e) {
     std::cerr << "hetsim: " << e.what() << '\n';
     return 2;

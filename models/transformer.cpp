@@ -265,6 +265,7 @@ Workload build_transformer(const TransformerShape& shape)
   Workload workload;
   workload.name    = shape.name;
   workload.seq_len = shape.seq_len;
+  workload.shape   = shape;
   workload.layers.reserve(shape.layers + 2);
   workload.layers.push_back(embedding_layer(shape));
   for (int i = 0; i < shape.layers; ++i) {

@@ -2,9 +2,11 @@
 /// The model to train, as an ordered list of layers with the figures every planner and estimator needs.
 
 #include "models/operator.hpp"
+#include "models/transformer_shape.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,8 @@ struct Workload {
   std::string name;
   int seq_len = 0;
   std::vector<Layer> layers;
+  /// The transformer the layers were built from (Hugging Face configs); none for a layer list.
+  std::optional<TransformerShape> shape;
 
   double total_params() const;
   double forward_flops_per_sample() const;

@@ -1,0 +1,87 @@
+#include "launch/deepspeed_config.hpp"
+
+#include "core/error.hpp"
+#include "strategies/plan/framework.hpp"
+
+#include <cmath>
+
+namespace hetsim::launch {
+namespace {
+
+using strategies::Plan;
+
+[[noreturn]] void refuse(const ExportInputs& inputs, const std::string& field, const std::string& why)
+{
+  throw InputError(inputs.plan_origin + ": " + field + ": " + why);
+}
+
+void check_runnable(const ExportInputs& inputs)
+{
+  require_one_batch_shape(inputs, "DeepSpeed");
+  const Plan& plan = *inputs.plan;
+  if (plan.tp > 1)
+    refuse(inputs, "tp", std::to_string(plan.tp) + ": DeepSpeed's engine has no tensor parallelism of its own "
+                                                     "(Megatron-DeepSpeed adds Megatron's); export --format megatron");
+  if (plan.pp > 1 && plan.zero_stage > 1)
+    refuse(inputs, "zero_stage", std::to_string(plan.zero_stage) + " with pp " + std::to_string(plan.pp) +
+                                     ": DeepSpeed's pipeline engine runs ZeRO-1 at most");
+  if (plan.pp > 1 && plan.schedule == strategies::PipelineSchedule::gpipe)
+    refuse(inputs, "schedule", "gpipe: DeepSpeed's pipeline engine runs its 1F1B TrainSchedule; set \"schedule\": "
+                               "\"1f1b\" and simulate again");
+}
+
+} // namespace
+
+nlohmann::json deepspeed_config(const ExportInputs& inputs)
+{
+  check_runnable(inputs);
+  const Plan& plan = *inputs.plan;
+  const strategies::FrameworkSettings& framework = plan.framework;
+  nlohmann::json config;
+  config["train_batch_size"]               = plan.global_batch();
+  config["train_micro_batch_size_per_gpu"] = plan.micro_batch[0];
+  config["gradient_accumulation_steps"]    = plan.grad_accum[0];
+  if (plan.dtype == Dtype::fp16)
+    config["fp16"] = {{"enabled", true}, {"loss_scale", 0}}; // 0: dynamic loss scaling
+  else if (plan.dtype == Dtype::bf16)
+    config["bf16"] = {{"enabled", true}};
+  config["communication_data_type"] =
+      strategies::reduces_in_fp32(framework, plan.dtype) ? "fp32" : std::string(dtype_name(plan.dtype));
+
+  nlohmann::json zero = {{"stage", plan.zero_stage}};
+  const double elements = plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes(); // buckets count elements
+  zero["reduce_bucket_size"] = std::llround(elements);
+  zero["overlap_comm"]       = framework.reduce_during_backward;
+  zero["contiguous_gradients"] = true;
+  if (plan.zero_stage >= 1 && plan.zero_stage <= 2)
+    zero["allgather_bucket_size"] = std::llround(elements);
+  if (plan.zero_stage == 3 && framework.prefetch_params > 0)
+    zero["stage3_prefetch_bucket_size"] = std::llround(framework.prefetch_params);
+  config["zero_optimization"] = zero;
+
+  if (plan.recompute && plan.pp > 1) // the pipeline engine checkpoints every layer of its stage
+    config["pipeline"] = {{"activation_checkpoint_interval", 1}};
+  if (plan.recompute) // every block recomputed from its input; checkpoints kept whole on their GPU
+    config["activation_checkpointing"] = {{"partition_activations", false},
+                                          {"contiguous_memory_optimization", false},
+                                          {"cpu_checkpointing", false}};
+  return config;
+}
+
+nlohmann::json pipeline_parts(const ExportInputs& inputs)
+{
+  check_runnable(inputs);
+  const Plan& plan = *inputs.plan;
+  const int layer_count = static_cast<int>(inputs.workload->layers.size());
+  blocks_per_stage(inputs, "DeepSpeed"); // refuses a boundary inside a block
+  nlohmann::json parts = nlohmann::json::array();
+  for (int s = 0; s < plan.pp; ++s)
+    parts.push_back(plan.stage_starts[s]);
+  parts.push_back(layer_count);
+  nlohmann::json layers = nlohmann::json::array();
+  for (const models::Layer& layer : inputs.workload->layers)
+    layers.push_back(layer.name);
+  return {{"num_stages", plan.pp}, {"parts", parts}, {"layers", layers}};
+}
+
+} // namespace hetsim::launch

@@ -1,0 +1,153 @@
+#include "launch/launch_scripts.hpp"
+
+#include "core/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+
+namespace hetsim::launch {
+namespace {
+
+std::string joined(const std::vector<int>& values, char separator)
+{
+  std::string text;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    text += (i ? std::string(1, separator) : "") + std::to_string(values[i]);
+  return text;
+}
+
+/// virtual rank -> {host, node_rank, local_rank, gpu, device}, for people and tools.
+ExportFile rank_map_file(const ExportInputs& inputs, const RankMap& map)
+{
+  nlohmann::json ranks = nlohmann::json::array();
+  std::vector<nlohmann::json> by_rank(map.world_size);
+  for (std::size_t k = 0; k < map.nodes.size(); ++k)
+    for (std::size_t l = 0; l < map.nodes[k].ranks.size(); ++l)
+      by_rank[map.nodes[k].ranks[l]] = {{"rank", map.nodes[k].ranks[l]}, {"host", map.nodes[k].host},
+                                        {"node_rank", k}, {"local_rank", l}, {"gpu", map.nodes[k].gpus[l]},
+                                        {"device", inputs.plan->placement[map.nodes[k].ranks[l]]}};
+  for (auto& entry : by_rank)
+    ranks.push_back(std::move(entry));
+  return {"rank_map.json", nlohmann::json{{"world_size", map.world_size}, {"ranks", ranks}}.dump(1) + "\n", false};
+}
+
+// torchrun's options in their underscore spelling, which torch 1.x and 2.x both accept (2.0 added dashes).
+
+/// Sets the plan's rank for the process at LOCAL_RANK (HETSIM_RANKS lists them by local rank), then runs the
+/// training command. The node's CUDA_VISIBLE_DEVICES already orders its GPUs by local rank, and every process
+/// sees all of them, so NCCL keeps its peer-to-peer paths.
+ExportFile rank_env_script()
+{
+  return {"rank_env.sh",
+          "#!/usr/bin/env bash\n"
+          "# Runs the training command as the plan's rank for this local process (hetsim export).\n"
+          "set -euo pipefail\n"
+          "read -r -a ranks <<< \"$HETSIM_RANKS\"\n"
+          "export RANK=${ranks[$LOCAL_RANK]}\n"
+          "exec \"$@\"\n",
+          true};
+}
+
+std::string header(const ExportInputs& inputs)
+{
+  return "# hetsim export: " + inputs.workload->name + " on " + inputs.cluster->name() + ", plan " +
+         inputs.plan_origin + " (tp " + std::to_string(inputs.plan->tp) + " x pp " +
+         std::to_string(inputs.plan->pp) + " x dp " + std::to_string(inputs.plan->dp) + ")\n";
+}
+
+ExportFile hostfile(const RankMap& map)
+{
+  std::string text;
+  for (const NodeProcesses& node : map.nodes)
+    text += node.host + " slots=" + std::to_string(node.ranks.size()) + "\n";
+  return {"hostfile", text, false};
+}
+
+/// Node names become host names in scripts and hostfiles: letters, digits, '.', '_' and '-' only.
+void check_host_names(const ExportInputs& inputs, const RankMap& map)
+{
+  for (const NodeProcesses& node : map.nodes) {
+    const bool hostname = !node.host.empty() && std::all_of(node.host.begin(), node.host.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    });
+    if (!hostname)
+      throw InputError(inputs.cluster_origin + ": node " + quote(node.host) +
+                       ": expected a host name (letters, digits, '.', '_', '-') for the launch scripts");
+  }
+}
+
+} // namespace
+
+std::vector<ExportFile> torchrun_scripts(const ExportInputs& inputs, const RankMap& map)
+{
+  check_host_names(inputs, map);
+  std::vector<ExportFile> files = {rank_env_script(), hostfile(map), rank_map_file(inputs, map)};
+  const int nodes = static_cast<int>(map.nodes.size());
+  for (int k = 0; k < nodes; ++k) {
+    const NodeProcesses& node = map.nodes[k];
+    std::string script = "#!/usr/bin/env bash\n" + header(inputs) +
+                         "# Node rank " + std::to_string(k) + " of " + std::to_string(nodes) + ": run on " +
+                         node.host + " as\n#   launch_node" + std::to_string(k) +
+                         ".sh MASTER_ADDR [MASTER_PORT] -- TRAINING COMMAND...\n"
+                         "# where MASTER_ADDR is the address of " + map.nodes[0].host + " (node rank 0).\n"
+                         "set -euo pipefail\n"
+                         "master_addr=${1:?usage: $0 MASTER_ADDR [MASTER_PORT] -- COMMAND...}; shift\n"
+                         "master_port=29500\n"
+                         "if [ \"${1:-}\" != \"--\" ]; then master_port=${1:-}; shift || true; fi\n"
+                         "[ \"${1:-}\" = \"--\" ] || { echo \"usage: $0 MASTER_ADDR [MASTER_PORT] -- COMMAND...\" >&2; exit 2; }\n"
+                         "shift\n"
+                         "# Local rank l runs the plan's rank HETSIM_RANKS[l] on GPU CUDA_VISIBLE_DEVICES[l].\n"
+                         "export CUDA_VISIBLE_DEVICES=" + joined(node.gpus, ',') + "\n"
+                         "export HETSIM_RANKS=\"" + joined(node.ranks, ' ') + "\"\n"
+                         "exec torchrun --nnodes " + std::to_string(nodes) + " --nproc_per_node " +
+                         std::to_string(node.ranks.size()) + " --node_rank " + std::to_string(k) +
+                         " --master_addr \"$master_addr\" --master_port \"$master_port\" \\\n"
+                         "  --no_python \"$(dirname \"$0\")/rank_env.sh\" \"$@\"\n";
+    files.push_back({"launch_node" + std::to_string(k) + ".sh", script, true});
+  }
+  return files;
+}
+
+std::vector<ExportFile> slurm_scripts(const ExportInputs& inputs, const RankMap& map)
+{
+  check_host_names(inputs, map);
+  // srun's arbitrary distribution places task r on line r of SLURM_HOSTFILE; SLURM_LOCALID then counts a
+  // node's tasks in rank order, which is the map's local rank.
+  std::string hosts, nodelist, gpu_cases;
+  std::vector<std::string> by_rank(map.world_size);
+  std::size_t most = 0;
+  for (const NodeProcesses& node : map.nodes) {
+    for (int rank : node.ranks)
+      by_rank[rank] = node.host;
+    nodelist += (nodelist.empty() ? "" : ",") + node.host;
+    gpu_cases += "  " + node.host + ") export CUDA_VISIBLE_DEVICES=" + joined(node.gpus, ',') + " ;;\n";
+    most = std::max(most, node.ranks.size());
+  }
+  for (const std::string& host : by_rank)
+    hosts += host + "\n";
+  const std::string job =
+      "#!/usr/bin/env bash\n" + header(inputs) +
+      "# Usage: sbatch job.sbatch TRAINING COMMAND...   (one task per rank, placed by rank_hosts)\n"
+      "#SBATCH --nodes=" + std::to_string(map.nodes.size()) + "\n"
+      "#SBATCH --ntasks=" + std::to_string(map.world_size) + "\n"
+      "#SBATCH --nodelist=" + nodelist + "\n"
+      "#SBATCH --gpus-per-node=" + std::to_string(most) + "\n"
+      "set -euo pipefail\n"
+      "here=${SLURM_SUBMIT_DIR:-$(dirname \"$0\")}\n"
+      "export SLURM_HOSTFILE=\"$here/rank_hosts\"\n"
+      "export MASTER_ADDR=" + map.nodes[0].host + "\n"
+      "export MASTER_PORT=${MASTER_PORT:-29500}\n"
+      "export WORLD_SIZE=" + std::to_string(map.world_size) + "\n"
+      "srun --ntasks=" + std::to_string(map.world_size) +
+      " --distribution=arbitrary --kill-on-bad-exit=1 bash -c '\n"
+      "  export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID\n"
+      "  case $SLURMD_NODENAME in\n" + gpu_cases +
+      "  *) echo \"hetsim export: $SLURMD_NODENAME is not a node of the plan\" >&2; exit 2 ;;\n"
+      "  esac\n"
+      "  exec \"$@\"' bash \"$@\"\n";
+  return {{"job.sbatch", job, true}, {"rank_hosts", hosts, false}, hostfile(map), rank_map_file(inputs, map)};
+}
+
+} // namespace hetsim::launch

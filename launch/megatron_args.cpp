@@ -1,0 +1,149 @@
+#include "launch/megatron_args.hpp"
+
+#include "core/error.hpp"
+#include "strategies/plan/framework.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hetsim::launch {
+namespace {
+
+using strategies::Plan;
+
+[[noreturn]] void refuse(const ExportInputs& inputs, const std::string& field, const std::string& why)
+{
+  throw InputError(inputs.plan_origin + ": " + field + ": " + why);
+}
+
+void add(std::vector<Argument>& args, std::string flag, long long value)
+{
+  args.push_back({std::move(flag), std::to_string(value)});
+}
+
+void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
+{
+  if (!inputs.workload->shape)
+    throw InputError(inputs.model_origin + ": a layer list has no transformer shape for Megatron-LM's model "
+                                           "arguments (--hidden-size, --num-layers, ...); give its Hugging Face "
+                                           "config.json");
+  const models::TransformerShape& shape = *inputs.workload->shape;
+  if (shape.family == "bert")
+    throw InputError(inputs.model_origin + ": model_type: bert trains with Megatron-LM's pretrain_bert.py, whose "
+                                           "model arguments this export does not write; export --format "
+                                           "deepspeed or torchrun");
+  add(args, "--num-layers", shape.layers);
+  add(args, "--hidden-size", shape.hidden);
+  add(args, "--ffn-hidden-size", shape.intermediate);
+  add(args, "--num-attention-heads", shape.heads);
+  if (shape.kv_heads != shape.heads) {
+    args.push_back({"--group-query-attention", ""});
+    add(args, "--num-query-groups", shape.kv_heads);
+  }
+  add(args, "--seq-length", shape.seq_len);
+  add(args, "--max-position-embeddings", std::max(shape.max_positions, shape.seq_len));
+  if (shape.max_positions == 0)
+    args.push_back({"--position-embedding-type", "rope"});
+  if (shape.gated_mlp)
+    args.push_back({"--swiglu", ""});
+  if (shape.rms_norm)
+    args.push_back({"--normalization", "RMSNorm"});
+  if (!shape.biases)
+    args.push_back({"--disable-bias-linear", ""});
+  if (!shape.tied_embeddings)
+    args.push_back({"--untie-embeddings-and-output-weights", ""});
+  // The vocabulary comes from the user's tokenizer (--tokenizer-type and its files); Megatron pads it to a
+  // multiple of 128 x tp, as the simulated model did not: a difference of under 0.1% of the parameters.
+}
+
+void add_precision(std::vector<Argument>& args, const Plan& plan)
+{
+  if (plan.dtype == Dtype::bf16)
+    args.push_back({"--bf16", ""});
+  else if (plan.dtype == Dtype::fp16)
+    args.push_back({"--fp16", ""});
+  // fp16 training reduces fp16 gradients unless the plan's framework reduces in fp32; with bf16 Megatron-LM
+  // accumulates and reduces in fp32 by itself.
+  if (plan.dtype == Dtype::fp16 && strategies::reduces_in_fp32(plan.framework, plan.dtype))
+    args.push_back({"--accumulate-allreduce-grads-in-fp32", ""});
+}
+
+void add_data_parallel(std::vector<Argument>& args, const ExportInputs& inputs)
+{
+  const Plan& plan = *inputs.plan;
+  switch (plan.zero_stage) {
+  case 0:
+    break;
+  case 1:
+    args.push_back({"--use-distributed-optimizer", ""});
+    break;
+  case 2:
+    refuse(inputs, "zero_stage",
+           "2: Megatron-LM's distributed optimizer shards the optimizer states (ZeRO-1) but keeps whole gradient "
+           "buffers; export --format deepspeed runs ZeRO-2, or set zero_stage 1 and simulate again");
+  default:
+    // Megatron-Core's own fully sharded data parallel: optimizer states, gradients and parameters.
+    args.push_back({"--use-custom-fsdp", ""});
+    args.push_back({"--data-parallel-sharding-strategy", "optim_grads_params"});
+    args.push_back({"--use-distributed-optimizer", ""});
+    break;
+  }
+  if (plan.dp > 1 && plan.zero_stage < 3) {
+    const double bucket_params = plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes();
+    add(args, "--ddp-bucket-size", std::llround(bucket_params));
+    if (plan.framework.reduce_during_backward)
+      args.push_back({"--overlap-grad-reduce", ""});
+  }
+}
+
+} // namespace
+
+std::string pipeline_layout(const std::vector<int>& blocks)
+{
+  std::string layout;
+  for (std::size_t s = 0; s < blocks.size(); ++s) {
+    if (s > 0)
+      layout += '|';
+    if (s == 0)
+      layout += 'E';
+    if (blocks[s] == 1)
+      layout += 't';
+    else if (blocks[s] > 1)
+      layout += "t*" + std::to_string(blocks[s]);
+    if (s + 1 == blocks.size())
+      layout += ",L"; // commas are cosmetic to Megatron: "t*3,L" reads as "tttL"
+  }
+  return layout;
+}
+
+std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
+{
+  require_one_batch_shape(inputs, "Megatron-LM");
+  const Plan& plan = *inputs.plan;
+  if (plan.pp > 1 && plan.schedule == strategies::PipelineSchedule::gpipe)
+    refuse(inputs, "schedule", "gpipe: Megatron-LM runs pipelines with 1F1B only; set \"schedule\": \"1f1b\" "
+                               "and simulate again");
+
+  std::vector<Argument> args;
+  add(args, "--tensor-model-parallel-size", plan.tp);
+  add(args, "--pipeline-model-parallel-size", plan.pp);
+  // Megatron's default rank order, tp-cp-ep-dp-pp, is the plan's: rank = (stage x dp + replica) x tp + tp_rank.
+  add(args, "--micro-batch-size", plan.micro_batch[0]);
+  add(args, "--global-batch-size", plan.global_batch());
+  add_model(args, inputs);
+  add_precision(args, plan);
+  if (plan.recompute) { // every block recomputed from its input, as the plan was simulated
+    args.push_back({"--recompute-granularity", "full"});
+    args.push_back({"--recompute-method", "uniform"});
+    add(args, "--recompute-num-layers", 1);
+  }
+  add_data_parallel(args, inputs);
+
+  const std::vector<int> blocks = blocks_per_stage(inputs, "Megatron-LM");
+  const bool even = std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b == blocks[0]; });
+  if (plan.pp > 1 && !even)
+    args.push_back({"--pipeline-model-parallel-layout", pipeline_layout(blocks)});
+  return args;
+}
+
+} // namespace hetsim::launch

@@ -1,0 +1,121 @@
+#include "launch/plan_export.hpp"
+
+#include "core/error.hpp"
+#include "launch/deepspeed_config.hpp"
+#include "launch/launch_scripts.hpp"
+#include "launch/megatron_args.hpp"
+#include "launch/rank_map.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace hetsim::launch {
+namespace {
+
+using strategies::Plan;
+
+template <typename T>
+bool all_equal(const std::vector<T>& values)
+{
+  return std::all_of(values.begin(), values.end(), [&](const T& v) { return v == values.front(); });
+}
+
+/// A value as one shell word: as it is when it holds no character the shell treats specially ("E|t*8" does).
+std::string shell_word(const std::string& value)
+{
+  const bool plain = std::all_of(value.begin(), value.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == ',';
+  });
+  return plain ? value : "'" + value + "'"; // values are ours: digits, names, layouts; never a quote
+}
+
+ExportFile megatron_file(const ExportInputs& inputs)
+{
+  std::string text = "# hetsim export: Megatron-LM (Megatron-Core 0.13) arguments for " + inputs.workload->name +
+                     " on " + inputs.cluster->name() + ", plan " + inputs.plan_origin +
+                     ".\n# Use: source megatron_args.sh; then pass \"${MEGATRON_ARGS[@]}\" to pretrain_gpt.py with "
+                     "your data and tokenizer\n# arguments, launched by this export's torchrun or slurm scripts so "
+                     "that each rank runs on its planned GPU.\nMEGATRON_ARGS=(\n";
+  for (const Argument& a : megatron_arguments(inputs))
+    text += "  " + a.flag + (a.value.empty() ? "" : " " + shell_word(a.value)) + "\n";
+  return {"megatron_args.sh", text + ")\n", false};
+}
+
+} // namespace
+
+bool parse_export_format(std::string_view name, ExportFormat& out)
+{
+  static const std::pair<std::string_view, ExportFormat> formats[] = {{"megatron", ExportFormat::megatron},
+                                                                      {"deepspeed", ExportFormat::deepspeed},
+                                                                      {"torchrun", ExportFormat::torchrun},
+                                                                      {"slurm", ExportFormat::slurm}};
+  for (const auto& [format_name, format] : formats)
+    if (name == format_name) {
+      out = format;
+      return true;
+    }
+  return false;
+}
+
+void require_one_batch_shape(const ExportInputs& inputs, std::string_view framework)
+{
+  const Plan& plan = *inputs.plan;
+  const std::string who(framework);
+  if (!all_equal(plan.micro_batch))
+    throw InputError(inputs.plan_origin + ": micro_batch: replicas run different micro-batches (per-device "
+                                          "batches, as Poplar and Whale plan them); " + who +
+                     " runs one micro-batch size on every replica; such a plan runs under `hetsim run` only");
+  if (!all_equal(plan.grad_accum))
+    throw InputError(inputs.plan_origin + ": grad_accum: replicas accumulate different numbers of micro-batches; " +
+                     who + " accumulates the same number on every replica");
+  if (!plan.last_micro_batch.empty() &&
+      std::any_of(plan.last_micro_batch.begin(), plan.last_micro_batch.end(),
+                  [&](int last) { return last != plan.micro_batch[0]; }))
+    throw InputError(inputs.plan_origin + ": last_micro_batch: a shorter last micro-batch (Poplar) is not a " + who +
+                     " setting; such a plan runs under `hetsim run` only");
+  if (plan.shards_layers())
+    throw InputError(inputs.plan_origin + ": layer_sharding: per-layer sharding (OSDP) is not a " + who +
+                     " setting: it shards whole models (ZeRO/FSDP stages); set zero_stage instead and simulate "
+                     "again");
+}
+
+std::vector<int> blocks_per_stage(const ExportInputs& inputs, std::string_view framework)
+{
+  const Plan& plan = *inputs.plan;
+  const auto& layers = inputs.workload->layers;
+  const int layer_count = static_cast<int>(layers.size());
+  std::vector<int> blocks(plan.pp, 0);
+  for (int s = 0; s < plan.pp; ++s) {
+    const int first = plan.stage_starts[s], end = plan.stage_end(s, layer_count);
+    if (layers[first].kind == "mlp") // a block split into attention and MLP layers, cut between the two
+      throw InputError(inputs.plan_origin + ": stage_starts[" + std::to_string(s) + "]: stage " +
+                       std::to_string(s) + " starts at " + layers[first].name + ", inside a transformer block; " +
+                       std::string(framework) + " places whole blocks");
+    for (int l = first; l < end; ++l)
+      blocks[s] += layers[l].kind == "transformer" || layers[l].kind == "attention" ? 1 : 0;
+  }
+  return blocks;
+}
+
+std::vector<ExportFile> export_plan(const ExportInputs& inputs, ExportFormat format)
+{
+  HETSIM_ASSERT(inputs.cluster && inputs.workload && inputs.plan);
+  switch (format) {
+  case ExportFormat::megatron:
+    return {megatron_file(inputs)};
+  case ExportFormat::deepspeed: {
+    std::vector<ExportFile> files = {{"ds_config.json", deepspeed_config(inputs).dump(1) + "\n", false}};
+    if (inputs.plan->pp > 1)
+      files.push_back({"pipeline_parts.json", pipeline_parts(inputs).dump(1) + "\n", false});
+    return files;
+  }
+  case ExportFormat::torchrun:
+    return torchrun_scripts(inputs, make_rank_map(*inputs.cluster, *inputs.plan));
+  case ExportFormat::slurm:
+    return slurm_scripts(inputs, make_rank_map(*inputs.cluster, *inputs.plan));
+  }
+  HETSIM_ASSERT(false);
+  return {};
+}
+
+} // namespace hetsim::launch

@@ -1,0 +1,53 @@
+#pragma once
+/// `hetsim export`: a plan as the files a framework launches it with. Each format says what the plan decided in
+/// that framework's own terms, or refuses, naming the plan field it cannot express and why; it never writes a
+/// silently different plan.
+///
+///   megatron   megatron_args.sh: Megatron-LM (Megatron-Core 0.13) arguments as a bash array
+///   deepspeed  ds_config.json, and pipeline_parts.json with the stage boundaries when pp > 1
+///   torchrun   one launch_node<k>.sh per node, hostfile and rank_map.json (virtual rank -> host and GPU)
+///   slurm      job.sbatch running one task per rank with srun's arbitrary distribution, hostfile, rank_map.json
+
+#include "core/cluster.hpp"
+#include "models/workload.hpp"
+#include "strategies/plan/plan.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hetsim::launch {
+
+enum class ExportFormat { megatron, deepspeed, torchrun, slurm };
+
+/// "megatron|deepspeed|torchrun|slurm" parsing; false for anything else.
+bool parse_export_format(std::string_view name, ExportFormat& out);
+
+struct ExportInputs {
+  const Cluster* cluster            = nullptr;
+  const models::Workload* workload  = nullptr;
+  const strategies::Plan* plan      = nullptr;
+  std::string plan_origin;  ///< the plan file, for messages: "best.json"
+  std::string model_origin; ///< the model file, for messages
+  std::string cluster_origin; ///< the cluster file, for messages
+};
+
+struct ExportFile {
+  std::string name; ///< relative to the output directory
+  std::string content;
+  bool executable = false;
+};
+
+/// The files of `format` for the plan. Throws InputError ("best.json: micro_batch: ...") for a plan the format
+/// cannot run.
+std::vector<ExportFile> export_plan(const ExportInputs& inputs, ExportFormat format);
+
+/// What neither Megatron-LM nor DeepSpeed can run: replicas with different micro-batches or accumulation
+/// (Poplar), a short last micro-batch, per-layer sharding (OSDP). Throws InputError naming the field.
+void require_one_batch_shape(const ExportInputs& inputs, std::string_view framework);
+
+/// Transformer blocks on each stage (the embedding and the head are not blocks). Throws InputError when a stage
+/// boundary falls inside a block split into attention and MLP layers.
+std::vector<int> blocks_per_stage(const ExportInputs& inputs, std::string_view framework);
+
+} // namespace hetsim::launch

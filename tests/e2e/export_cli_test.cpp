@@ -1,0 +1,102 @@
+/// End-to-end: `hetsim export` of the best plan of every planner family, in every format.
+
+#include "cli_runner.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+using namespace hetsim::e2e;
+
+namespace {
+
+const std::string kAmpCluster = std::string(HETSIM_SOURCE_DIR) + "/experiments/amp_het_cluster/cluster.json";
+const std::string kAmpModel   = std::string(HETSIM_SOURCE_DIR) + "/experiments/amp_het_cluster/gpt2-medium-amp.json";
+const std::string kAmpInputs  = "--cluster " + kAmpCluster + " --model " + kAmpModel;
+
+} // namespace
+
+TEST_CASE("export: every planner's best plan in every format, or one line naming the field it cannot express")
+{
+  TempDir dir("export");
+  for (const std::string planner : {"amp", "hethub", "megatron", "random", "poplar", "deepspeed", "whale", "osdp", "dtfm",
+                              "zero3"}) {
+    CAPTURE(planner);
+    const std::string best = dir.file(planner + ".json");
+    const RunResult search = run_hetsim("search " + kAmpInputs + " --global-batch 32 --top 0 --planner " + planner +
+                                        " --best " + best);
+    INFO(search.output);
+    REQUIRE(search.exit_code == 0);
+    const auto plan = nlohmann::json::parse(read_file(best));
+    for (const std::string format : {"megatron", "deepspeed", "torchrun", "slurm"}) {
+      CAPTURE(format);
+      const bool launcher = format == "torchrun" || format == "slurm";
+      const std::string out = (dir.path / (planner + "-" + format)).string();
+      const RunResult r = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format " + format + " --out " + out);
+      INFO(r.output);
+      const bool per_replica_batches = plan["micro_batch"].is_array();
+      if (r.exit_code == 2) {
+        // Only the frameworks refuse, and only with the plan field at fault.
+        CHECK(!launcher);
+        CHECK(r.output.find("hetsim: " + best + ": ") == 0);
+        CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+        continue;
+      }
+      REQUIRE(r.exit_code == 0);
+      // Poplar's and Whale's per-replica batches are no framework setting; a launcher runs any command.
+      CHECK((launcher || !per_replica_batches));
+      if (launcher) {
+        // The rank map runs every virtual rank once, on the device the plan places it on.
+        const auto map = nlohmann::json::parse(read_file(fs::path(out) / "rank_map.json"));
+        REQUIRE(map["ranks"].size() == plan["placement"].size());
+        std::set<int> devices;
+        for (std::size_t rank = 0; rank < map["ranks"].size(); ++rank) {
+          CHECK(map["ranks"][rank]["rank"] == rank);
+          CHECK(map["ranks"][rank]["device"] == plan["placement"][rank]);
+          devices.insert(map["ranks"][rank]["device"].get<int>());
+        }
+        CHECK(devices.size() == plan["placement"].size());
+      }
+    }
+  }
+}
+
+TEST_CASE("export: amp's uneven stages reach Megatron-LM as a pipeline layout, and the scripts are executable")
+{
+  TempDir dir("export_amp");
+  const std::string best = dir.file("best.json");
+  REQUIRE(run_hetsim("search " + kAmpInputs + " --global-batch 32 --top 0 --planner amp --best " + best).exit_code == 0);
+  const RunResult megatron = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format megatron");
+  INFO(megatron.output);
+  REQUIRE(megatron.exit_code == 0);
+  CHECK(megatron.output.find("MEGATRON_ARGS=(") != std::string::npos);
+  const auto plan = nlohmann::json::parse(read_file(best));
+  const bool even = plan["stage_starts"] == nlohmann::json(std::vector<int>{0, 7, 13, 19}) || plan["pp"] == 1;
+  CHECK((megatron.output.find("--pipeline-model-parallel-layout 'E") != std::string::npos) != even);
+
+  const std::string out = (dir.path / "torchrun").string();
+  REQUIRE(run_hetsim("export " + kAmpInputs + " --plan " + best + " --format torchrun --out " + out).exit_code == 0);
+  const auto status = fs::status(fs::path(out) / "launch_node0.sh");
+  CHECK((status.permissions() & fs::perms::owner_exec) != fs::perms::none);
+  const RunResult usage = run_command("bash " + (fs::path(out) / "launch_node0.sh").string() + " 10.0.0.1");
+  CHECK(usage.exit_code == 2);
+  CHECK(usage.output.find("usage:") != std::string::npos);
+}
+
+TEST_CASE("export: refuses an unknown format and never writes over an input")
+{
+  TempDir dir("export_refusals");
+  const std::string best = dir.file("best.json");
+  REQUIRE(run_hetsim("search " + kAmpInputs + " --global-batch 32 --top 0 --planner megatron --best " + best).exit_code == 0);
+  const RunResult format = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format fairseq");
+  CHECK(format.exit_code == 2);
+  CHECK(format.output.find("--format: expected megatron, deepspeed, torchrun or slurm, got 'fairseq'") != std::string::npos);
+  // --out onto a file: the directory cannot be made, and the file stays.
+  const std::string before = read_file(best);
+  const RunResult onto = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format deepspeed --out " + best);
+  CHECK(onto.exit_code == 2);
+  CHECK(read_file(best) == before);
+}

@@ -1,0 +1,144 @@
+#include "launch/megatron_args.hpp"
+
+#include "core/error.hpp"
+#include "export_fixture.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string>
+
+using namespace hetsim;
+using namespace hetsim::launch;
+using namespace hetsim::launch::testing;
+
+namespace {
+
+/// Argument names of Megatron-LM's megatron/training/arguments.py in Megatron-Core 0.13 (NVIDIA/Megatron-LM,
+/// core_r0.13.0) that this export may write. `--use-custom-fsdp` is 0.13's spelling; 0.14 renamed it
+/// `--use-megatron-fsdp`.
+const std::set<std::string> kMegatronCore013 = {
+    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--micro-batch-size", "--global-batch-size",
+    "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads", "--group-query-attention",
+    "--num-query-groups", "--seq-length", "--max-position-embeddings", "--position-embedding-type", "--swiglu",
+    "--normalization", "--disable-bias-linear", "--untie-embeddings-and-output-weights", "--bf16", "--fp16",
+    "--accumulate-allreduce-grads-in-fp32", "--recompute-granularity", "--recompute-method",
+    "--recompute-num-layers", "--use-distributed-optimizer", "--use-custom-fsdp",
+    "--data-parallel-sharding-strategy", "--ddp-bucket-size", "--overlap-grad-reduce",
+    "--pipeline-model-parallel-layout"};
+
+std::map<std::string, std::string> by_flag(const std::vector<Argument>& args)
+{
+  std::map<std::string, std::string> flags;
+  for (const Argument& a : args) {
+    CHECK_MESSAGE(kMegatronCore013.count(a.flag) == 1, a.flag << " is not an argument of Megatron-Core 0.13");
+    CHECK_MESSAGE(flags.emplace(a.flag, a.value).second, a.flag << " given twice");
+  }
+  return flags;
+}
+
+/// Stages of a layout string, with "t*n" expanded and commas dropped, as Megatron-Core reads it.
+std::vector<std::string> layout_stages(const std::string& layout)
+{
+  std::string flat;
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    if (layout[i] == ',')
+      continue;
+    if (layout[i] == '*') {
+      std::size_t digits = i + 1;
+      while (digits < layout.size() && std::isdigit(static_cast<unsigned char>(layout[digits])))
+        ++digits;
+      flat.append(std::stoi(layout.substr(i + 1, digits - i - 1)) - 1, flat.back());
+      i = digits - 1;
+      continue;
+    }
+    flat += layout[i];
+  }
+  std::vector<std::string> stages(1);
+  for (char c : flat)
+    if (c == '|')
+      stages.emplace_back();
+    else
+      stages.back().push_back(c);
+  return stages;
+}
+
+} // namespace
+
+TEST_CASE("Megatron-LM arguments carry the plan's degrees, batches, precision, recompute and model")
+{
+  ExportCase c(2, 2, 4, 2, 4);
+  c.plan.recompute  = true;
+  c.plan.zero_stage = 1;
+  c.plan.dtype      = Dtype::bf16;
+  auto flags        = by_flag(megatron_arguments(c.inputs()));
+  CHECK(flags["--tensor-model-parallel-size"] == "2");
+  CHECK(flags["--pipeline-model-parallel-size"] == "2");
+  CHECK(flags["--micro-batch-size"] == "2");
+  CHECK(flags["--global-batch-size"] == "32"); // 2 sequences x 4 micro-batches x 4 replicas
+  CHECK(flags["--num-layers"] == "24");
+  CHECK(flags["--hidden-size"] == "1024");
+  CHECK(flags["--ffn-hidden-size"] == "4096");
+  CHECK(flags["--seq-length"] == "1024");
+  CHECK(flags.count("--bf16") == 1);
+  CHECK(flags["--recompute-granularity"] == "full");
+  CHECK(flags.count("--use-distributed-optimizer") == 1);
+  CHECK(flags.count("--group-query-attention") == 0); // GPT-2 has as many key/value heads as heads
+  // 26 layers over 2 stages: 13 + 13, i.e. embedding + 12 blocks and 12 blocks + head: Megatron's even split.
+  CHECK(flags.count("--pipeline-model-parallel-layout") == 0);
+}
+
+TEST_CASE("an uneven stage split becomes a pipeline layout with every block once, embedding first, loss last")
+{
+  ExportCase c(1, 4, 4);
+  // amp-like: 4, 9, 10 and 1 blocks, the last stage holding one block and the head.
+  c.plan.stage_starts = {0, 5, 14, 24};
+  const auto flags    = by_flag(megatron_arguments(c.inputs()));
+  REQUIRE(flags.count("--pipeline-model-parallel-layout") == 1);
+  const std::string layout = flags.at("--pipeline-model-parallel-layout");
+  CHECK(layout == "Et*4|t*9|t*10|t,L");
+  const auto stages = layout_stages(layout);
+  REQUIRE(stages.size() == 4);
+  CHECK(stages[0] == "Etttt");
+  CHECK(stages[3] == "tL");
+  int blocks = 0;
+  for (const auto& stage : stages)
+    blocks += static_cast<int>(std::count(stage.begin(), stage.end(), 't'));
+  CHECK(blocks == 24);
+
+  SUBCASE("a stage holding only the head")
+  {
+    c.plan.stage_starts = {0, 9, 17, 25};
+    CHECK(by_flag(megatron_arguments(c.inputs())).at("--pipeline-model-parallel-layout") == "Et*8|t*8|t*8|,L");
+  }
+}
+
+TEST_CASE("what Megatron-LM cannot run is refused, naming the plan field")
+{
+  ExportCase c(1, 2, 8);
+  SUBCASE("per-replica micro-batches")
+  {
+    c.plan.micro_batch[3] = 3;
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: micro_batch: replicas"),
+                         InputError);
+  }
+  SUBCASE("ZeRO-2")
+  {
+    c.plan.zero_stage = 2;
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: zero_stage: 2"), InputError);
+  }
+  SUBCASE("GPipe")
+  {
+    c.plan.schedule = strategies::PipelineSchedule::gpipe;
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: schedule: gpipe"),
+                         InputError);
+  }
+  SUBCASE("a layer list, which has no hidden size to give")
+  {
+    c.workload.shape.reset();
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("model.json: a layer list"), InputError);
+  }
+}
