@@ -49,13 +49,17 @@ int run_export(ExportOptions& options)
   if (error || !fs::is_directory(options.out_dir))
     throw InputError("--out: cannot create the directory " + quote(options.out_dir) +
                      (error ? ": " + error.message() : ": a file of that name exists"));
+  for (const launch::ExportFile& file : files) // all checked before any is written
+    check_output_is_not_input((fs::path(options.out_dir) / file.name).string(), options.scenario.inputs(), "--out");
   for (const launch::ExportFile& file : files) {
     const std::string path = (fs::path(options.out_dir) / file.name).string();
-    check_output_is_not_input(path, options.scenario.inputs(), "--out");
     write_file_atomically(path, file.content);
-    if (file.executable)
+    if (file.executable) {
       fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                      fs::perm_options::add);
+                      fs::perm_options::add, error);
+      if (error)
+        throw InputError("--out: cannot make " + quote(path) + " executable: " + error.message());
+    }
     std::cout << "wrote " << path << "\n";
   }
   return 0;

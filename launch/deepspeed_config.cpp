@@ -19,6 +19,11 @@ void check_runnable(const ExportInputs& inputs)
 {
   require_one_batch_shape(inputs, "DeepSpeed");
   const Plan& plan = *inputs.plan;
+  if (plan.framework.name != strategies::Framework::deepspeed)
+    refuse(inputs, "framework",
+           std::string(strategies::framework_name(plan.framework.name)) +
+               ": the plan was simulated as that framework moves bytes, not as DeepSpeed does; simulate it with "
+               "\"framework\": \"deepspeed\" (search --framework deepspeed) to export it for DeepSpeed");
   if (plan.tp > 1)
     refuse(inputs, "tp", std::to_string(plan.tp) + ": DeepSpeed's engine has no tensor parallelism of its own "
                                                      "(Megatron-DeepSpeed adds Megatron's); export --format megatron");
@@ -81,7 +86,10 @@ nlohmann::json pipeline_parts(const ExportInputs& inputs)
   nlohmann::json layers = nlohmann::json::array();
   for (const models::Layer& layer : inputs.workload->layers)
     layers.push_back(layer.name);
-  return {{"num_stages", plan.pp}, {"parts", parts}, {"layers", layers}};
+  nlohmann::json result = {{"num_stages", plan.pp}, {"parts", parts}, {"layers", layers}};
+  if (plan.recompute) // PipelineModule's own argument; the config's "pipeline" section sets it too
+    result["activation_checkpoint_interval"] = 1;
+  return result;
 }
 
 } // namespace hetsim::launch

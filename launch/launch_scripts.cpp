@@ -52,9 +52,25 @@ ExportFile rank_env_script()
 
 std::string header(const ExportInputs& inputs)
 {
-  return "# hetsim export: " + inputs.workload->name + " on " + inputs.cluster->name() + ", plan " +
-         inputs.plan_origin + " (tp " + std::to_string(inputs.plan->tp) + " x pp " +
+  return "# hetsim export: " + quote(inputs.workload->name) + " on " + quote(inputs.cluster->name()) + ", plan " +
+         quote(inputs.plan_origin) + " (tp " + std::to_string(inputs.plan->tp) + " x pp " +
          std::to_string(inputs.plan->pp) + " x dp " + std::to_string(inputs.plan->dp) + ")\n";
+}
+
+/// What every process of the job gets whatever the launcher: GPU indices as the cluster file counts them (PCI
+/// order, not CUDA's fastest-first), and the plan's collective algorithm.
+std::string launch_environment(const ExportInputs& inputs)
+{
+  std::string text = "export CUDA_DEVICE_ORDER=PCI_BUS_ID\n";
+  switch (inputs.plan->collective_algorithm) {
+  case strategies::CollectiveAlgorithm::ring:
+    return text + "export NCCL_ALGO=Ring\n";
+  case strategies::CollectiveAlgorithm::tree:
+    return text + "export NCCL_ALGO=Tree\n";
+  case strategies::CollectiveAlgorithm::hierarchical:
+    break;
+  }
+  return text + "# collective_algorithm hierarchical: NCCL has no such choice; it picks rings or trees itself\n";
 }
 
 ExportFile hostfile(const RankMap& map)
@@ -93,11 +109,12 @@ std::vector<ExportFile> torchrun_scripts(const ExportInputs& inputs, const RankM
                          ".sh MASTER_ADDR [MASTER_PORT] -- TRAINING COMMAND...\n"
                          "# where MASTER_ADDR is the address of " + map.nodes[0].host + " (node rank 0).\n"
                          "set -euo pipefail\n"
-                         "master_addr=${1:?usage: $0 MASTER_ADDR [MASTER_PORT] -- COMMAND...}; shift\n"
+                         "usage() { echo \"usage: $0 MASTER_ADDR [MASTER_PORT] -- COMMAND...\" >&2; exit 2; }\n"
+                         "master_addr=${1:-}; [ -n \"$master_addr\" ] && [ \"$master_addr\" != \"--\" ] || usage; shift\n"
                          "master_port=29500\n"
                          "if [ \"${1:-}\" != \"--\" ]; then master_port=${1:-}; shift || true; fi\n"
-                         "[ \"${1:-}\" = \"--\" ] || { echo \"usage: $0 MASTER_ADDR [MASTER_PORT] -- COMMAND...\" >&2; exit 2; }\n"
-                         "shift\n"
+                         "[[ \"$master_port\" =~ ^[0-9]+$ ]] && [ \"${1:-}\" = \"--\" ] || usage\n"
+                         "shift\n" + launch_environment(inputs) +
                          "# Local rank l runs the plan's rank HETSIM_RANKS[l] on GPU CUDA_VISIBLE_DEVICES[l].\n"
                          "export CUDA_VISIBLE_DEVICES=" + joined(node.gpus, ',') + "\n"
                          "export HETSIM_RANKS=\"" + joined(node.ranks, ' ') + "\"\n"
@@ -114,32 +131,37 @@ std::vector<ExportFile> slurm_scripts(const ExportInputs& inputs, const RankMap&
 {
   check_host_names(inputs, map);
   // srun's arbitrary distribution places task r on line r of SLURM_HOSTFILE; SLURM_LOCALID then counts a
-  // node's tasks in rank order, which is the map's local rank.
+  // node's tasks in rank order, which is the map's local rank. The job writes that list itself: Slurm runs a
+  // spooled copy of the script, away from the files beside it.
   std::string hosts, nodelist, gpu_cases;
   std::vector<std::string> by_rank(map.world_size);
-  std::size_t most = 0;
+  std::size_t gpus = 0;
   for (const NodeProcesses& node : map.nodes) {
     for (int rank : node.ranks)
       by_rank[rank] = node.host;
     nodelist += (nodelist.empty() ? "" : ",") + node.host;
     gpu_cases += "  " + node.host + ") export CUDA_VISIBLE_DEVICES=" + joined(node.gpus, ',') + " ;;\n";
-    most = std::max(most, node.ranks.size());
+    gpus = std::max(gpus, inputs.cluster->nodes()[node.node].devices.size());
   }
   for (const std::string& host : by_rank)
     hosts += host + "\n";
   const std::string job =
       "#!/usr/bin/env bash\n" + header(inputs) +
-      "# Usage: sbatch job.sbatch TRAINING COMMAND...   (one task per rank, placed by rank_hosts)\n"
+      "# Usage: sbatch job.sbatch TRAINING COMMAND...   (one task per rank, each on its planned host and GPU)\n"
       "#SBATCH --nodes=" + std::to_string(map.nodes.size()) + "\n"
       "#SBATCH --ntasks=" + std::to_string(map.world_size) + "\n"
       "#SBATCH --nodelist=" + nodelist + "\n"
-      "#SBATCH --gpus-per-node=" + std::to_string(most) + "\n"
+      "#SBATCH --exclusive\n" // every CPU of the node, whatever number of tasks the host list sends there
+      "#SBATCH --gpus-per-node=" + std::to_string(gpus) + "\n" // all of them: the plan names physical GPUs
       "set -euo pipefail\n"
-      "here=${SLURM_SUBMIT_DIR:-$(dirname \"$0\")}\n"
-      "export SLURM_HOSTFILE=\"$here/rank_hosts\"\n"
+      "[ $# -gt 0 ] || { echo \"usage: sbatch job.sbatch COMMAND...\" >&2; exit 2; }\n"
+      "rank_hosts=$(mktemp)\n"
+      "trap 'rm -f \"$rank_hosts\"' EXIT\n"
+      "cat > \"$rank_hosts\" <<'RANK_HOSTS'\n" + hosts + "RANK_HOSTS\n"
+      "export SLURM_HOSTFILE=\"$rank_hosts\"\n"
       "export MASTER_ADDR=" + map.nodes[0].host + "\n"
       "export MASTER_PORT=${MASTER_PORT:-29500}\n"
-      "export WORLD_SIZE=" + std::to_string(map.world_size) + "\n"
+      "export WORLD_SIZE=" + std::to_string(map.world_size) + "\n" + launch_environment(inputs) +
       "srun --ntasks=" + std::to_string(map.world_size) +
       " --distribution=arbitrary --kill-on-bad-exit=1 bash -c '\n"
       "  export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID\n"
@@ -147,7 +169,7 @@ std::vector<ExportFile> slurm_scripts(const ExportInputs& inputs, const RankMap&
       "  *) echo \"hetsim export: $SLURMD_NODENAME is not a node of the plan\" >&2; exit 2 ;;\n"
       "  esac\n"
       "  exec \"$@\"' bash \"$@\"\n";
-  return {{"job.sbatch", job, true}, {"rank_hosts", hosts, false}, hostfile(map), rank_map_file(inputs, map)};
+  return {{"job.sbatch", job, true}, hostfile(map), rank_map_file(inputs, map)};
 }
 
 } // namespace hetsim::launch

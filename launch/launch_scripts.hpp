@@ -12,7 +12,7 @@ namespace hetsim::launch {
 
 /// launch_node<k>.sh per node, rank_env.sh, hostfile and rank_map.json.
 std::vector<ExportFile> torchrun_scripts(const ExportInputs& inputs, const RankMap& map);
-/// job.sbatch, rank_hosts (one host per rank, in rank order), hostfile and rank_map.json.
+/// job.sbatch (which writes srun's host list, one host per rank in rank order), hostfile and rank_map.json.
 std::vector<ExportFile> slurm_scripts(const ExportInputs& inputs, const RankMap& map);
 
 } // namespace hetsim::launch

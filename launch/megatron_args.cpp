@@ -28,6 +28,11 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
                                            "arguments (--hidden-size, --num-layers, ...); give its Hugging Face "
                                            "config.json");
   const models::TransformerShape& shape = *inputs.workload->shape;
+  const int tp = inputs.plan->tp;
+  if (shape.heads % tp != 0 || shape.kv_heads % tp != 0)
+    refuse(inputs, "tp", std::to_string(tp) + ": Megatron-LM splits whole attention heads, and " +
+                             std::to_string(shape.heads) + " heads with " + std::to_string(shape.kv_heads) +
+                             " key/value heads do not divide by it");
   if (shape.family == "bert")
     throw InputError(inputs.model_origin + ": model_type: bert trains with Megatron-LM's pretrain_bert.py, whose "
                                            "model arguments this export does not write; export --format "
@@ -66,6 +71,8 @@ void add_precision(std::vector<Argument>& args, const Plan& plan)
   // accumulates and reduces in fp32 by itself.
   if (plan.dtype == Dtype::fp16 && strategies::reduces_in_fp32(plan.framework, plan.dtype))
     args.push_back({"--accumulate-allreduce-grads-in-fp32", ""});
+  if (plan.dtype == Dtype::bf16 && !strategies::reduces_in_fp32(plan.framework, plan.dtype))
+    args.push_back({"--grad-reduce-in-bf16", ""});
 }
 
 void add_data_parallel(std::vector<Argument>& args, const ExportInputs& inputs)
@@ -86,6 +93,7 @@ void add_data_parallel(std::vector<Argument>& args, const ExportInputs& inputs)
     args.push_back({"--use-custom-fsdp", ""});
     args.push_back({"--data-parallel-sharding-strategy", "optim_grads_params"});
     args.push_back({"--use-distributed-optimizer", ""});
+    args.push_back({"--no-gradient-accumulation-fusion", ""}); // Megatron FSDP requires it
     break;
   }
   if (plan.dp > 1 && plan.zero_stage < 3) {
@@ -120,6 +128,11 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
 {
   require_one_batch_shape(inputs, "Megatron-LM");
   const Plan& plan = *inputs.plan;
+  if (plan.framework.name != strategies::Framework::megatron)
+    refuse(inputs, "framework",
+           std::string(strategies::framework_name(plan.framework.name)) +
+               ": the plan was simulated as that framework moves bytes, not as Megatron-LM does; simulate it "
+               "with \"framework\": \"megatron\" (search --framework megatron) to export it for Megatron-LM");
   if (plan.pp > 1 && plan.schedule == strategies::PipelineSchedule::gpipe)
     refuse(inputs, "schedule", "gpipe: Megatron-LM runs pipelines with 1F1B only; set \"schedule\": \"1f1b\" "
                                "and simulate again");

@@ -31,12 +31,19 @@ std::string shell_word(const std::string& value)
 
 ExportFile megatron_file(const ExportInputs& inputs)
 {
-  std::string text = "# hetsim export: Megatron-LM (Megatron-Core 0.13) arguments for " + inputs.workload->name +
-                     " on " + inputs.cluster->name() + ", plan " + inputs.plan_origin +
+  std::string text = "# hetsim export: Megatron-LM (Megatron-Core 0.13) arguments for " +
+                     quote(inputs.workload->name) + " on " + quote(inputs.cluster->name()) + ", plan " +
+                     quote(inputs.plan_origin) +
                      ".\n# Use: source megatron_args.sh; then pass \"${MEGATRON_ARGS[@]}\" to pretrain_gpt.py with "
                      "your data and tokenizer\n# arguments, launched by this export's torchrun or slurm scripts so "
-                     "that each rank runs on its planned GPU.\nMEGATRON_ARGS=(\n";
-  for (const Argument& a : megatron_arguments(inputs))
+                     "that each rank runs on its planned GPU.\n";
+  const std::vector<Argument> args = megatron_arguments(inputs);
+  // Megatron-LM overlaps tensor-parallel communication with compute only when the GPU runs one connection
+  // (it checks this at start-up); Megatron FSDP needs more than one.
+  if (inputs.plan->tp > 1 && inputs.plan->zero_stage < 3)
+    text += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  text += "MEGATRON_ARGS=(\n";
+  for (const Argument& a : args)
     text += "  " + a.flag + (a.value.empty() ? "" : " " + shell_word(a.value)) + "\n";
   return {"megatron_args.sh", text + ")\n", false};
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <string>
 
 using namespace hetsim::e2e;
@@ -22,33 +23,44 @@ const std::string kAmpInputs  = "--cluster " + kAmpCluster + " --model " + kAmpM
 TEST_CASE("export: every planner's best plan in every format, or one line naming the field it cannot express")
 {
   TempDir dir("export");
-  for (const std::string planner : {"amp", "hethub", "megatron", "random", "poplar", "deepspeed", "whale", "osdp", "dtfm",
-                              "zero3"}) {
-    CAPTURE(planner);
-    const std::string best = dir.file(planner + ".json");
-    const RunResult search = run_hetsim("search " + kAmpInputs + " --global-batch 32 --top 0 --planner " + planner +
-                                        " --best " + best);
-    INFO(search.output);
-    REQUIRE(search.exit_code == 0);
-    const auto plan = nlohmann::json::parse(read_file(best));
-    for (const std::string format : {"megatron", "deepspeed", "torchrun", "slurm"}) {
-      CAPTURE(format);
-      const bool launcher = format == "torchrun" || format == "slurm";
-      const std::string out = (dir.path / (planner + "-" + format)).string();
-      const RunResult r = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format " + format + " --out " + out);
-      INFO(r.output);
-      const bool per_replica_batches = plan["micro_batch"].is_array();
-      if (r.exit_code == 2) {
-        // Only the frameworks refuse, and only with the plan field at fault.
-        CHECK(!launcher);
-        CHECK(r.output.find("hetsim: " + best + ": ") == 0);
-        CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
-        continue;
-      }
-      REQUIRE(r.exit_code == 0);
-      // Poplar's and Whale's per-replica batches are no framework setting; a launcher runs any command.
-      CHECK((launcher || !per_replica_batches));
-      if (launcher) {
+  for (const std::string framework : {"megatron", "deepspeed"})
+    for (const std::string planner : {"amp", "hethub", "megatron", "random", "poplar", "deepspeed", "whale", "osdp",
+                                      "dtfm", "zero3"}) {
+      CAPTURE(framework);
+      CAPTURE(planner);
+      const std::string best = dir.file(planner + "-" + framework + ".json");
+      const RunResult search = run_hetsim("search " + kAmpInputs + " --global-batch 32 --top 0 --planner " + planner +
+                                          " --framework " + framework + " --best " + best);
+      INFO(search.output);
+      REQUIRE(search.exit_code == 0);
+      const auto plan = nlohmann::json::parse(read_file(best));
+      for (const std::string format : {framework, std::string("torchrun"), std::string("slurm")}) {
+        CAPTURE(format);
+        const bool launcher = format == "torchrun" || format == "slurm";
+        const std::string out = (dir.path / (planner + "-" + framework + "-" + format)).string();
+        const RunResult r = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format " + format + " --out " + out);
+        INFO(r.output);
+        const bool per_replica_batches = plan["micro_batch"].is_array();
+        // The planners of a framework's own family always give a plan it runs.
+        if (planner == framework)
+          CHECK(r.exit_code == 0);
+        if (r.exit_code == 2) {
+          // Only the frameworks refuse, and only with the plan field at fault.
+          CHECK(!launcher);
+          CHECK(r.output.find("hetsim: " + best + ": ") == 0);
+          CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+          continue;
+        }
+        REQUIRE(r.exit_code == 0);
+        // Poplar's and Whale's per-replica batches are no framework setting; a launcher runs any command.
+        CHECK((launcher || !per_replica_batches));
+        for (const auto& file : fs::directory_iterator(out))
+          if (file.path().extension() == ".sh" || file.path().extension() == ".sbatch") {
+            CAPTURE(file.path());
+            CHECK(run_command("bash -n " + file.path().string()).exit_code == 0); // parses
+          }
+        if (!launcher)
+          continue;
         // The rank map runs every virtual rank once, on the device the plan places it on.
         const auto map = nlohmann::json::parse(read_file(fs::path(out) / "rank_map.json"));
         REQUIRE(map["ranks"].size() == plan["placement"].size());
@@ -61,10 +73,9 @@ TEST_CASE("export: every planner's best plan in every format, or one line naming
         CHECK(devices.size() == plan["placement"].size());
       }
     }
-  }
 }
 
-TEST_CASE("export: amp's uneven stages reach Megatron-LM as a pipeline layout, and the scripts are executable")
+TEST_CASE("export: amp's uneven stages reach Megatron-LM as a pipeline layout, and torchrun starts each rank on its GPU")
 {
   TempDir dir("export_amp");
   const std::string best = dir.file("best.json");
@@ -73,15 +84,48 @@ TEST_CASE("export: amp's uneven stages reach Megatron-LM as a pipeline layout, a
   INFO(megatron.output);
   REQUIRE(megatron.exit_code == 0);
   CHECK(megatron.output.find("MEGATRON_ARGS=(") != std::string::npos);
+  // Blocks per stage (layer 0 is the embedding, the last the head): a layout exactly when they differ.
   const auto plan = nlohmann::json::parse(read_file(best));
-  const bool even = plan["stage_starts"] == nlohmann::json(std::vector<int>{0, 7, 13, 19}) || plan["pp"] == 1;
-  CHECK((megatron.output.find("--pipeline-model-parallel-layout 'E") != std::string::npos) != even);
+  const auto starts = plan["stage_starts"].get<std::vector<int>>();
+  const int layers  = 24 + 2;
+  std::set<int> blocks;
+  for (std::size_t s = 0; s < starts.size(); ++s) {
+    const int end = s + 1 < starts.size() ? starts[s + 1] : layers;
+    blocks.insert(std::min(end, layers - 1) - std::max(starts[s], 1));
+  }
+  CHECK((megatron.output.find("--pipeline-model-parallel-layout 'E") != std::string::npos) == (blocks.size() > 1));
 
+  // A stand-in for torchrun that starts the node's processes as torchrun does (LOCAL_RANK set, the command after
+  // its options), so that what each process ends up with can be read.
   const std::string out = (dir.path / "torchrun").string();
   REQUIRE(run_hetsim("export " + kAmpInputs + " --plan " + best + " --format torchrun --out " + out).exit_code == 0);
   const auto status = fs::status(fs::path(out) / "launch_node0.sh");
   CHECK((status.permissions() & fs::perms::owner_exec) != fs::perms::none);
-  const RunResult usage = run_command("bash " + (fs::path(out) / "launch_node0.sh").string() + " 10.0.0.1");
+  const fs::path bin = dir.path / "bin";
+  fs::create_directories(bin);
+  const std::string stub = dir.file("bin/torchrun", "#!/usr/bin/env bash\n"
+                                                    "nproc=$4; while [ \"$1\" != --no_python ]; do shift; done; shift\n"
+                                                    "for ((l = 0; l < nproc; ++l)); do LOCAL_RANK=$l \"$@\"; done\n");
+  fs::permissions(stub, fs::perms::owner_all);
+  const auto map = nlohmann::json::parse(read_file(fs::path(out) / "rank_map.json"));
+  for (std::size_t node = 0; node < 4; ++node) {
+    const RunResult r = run_command("PATH=" + bin.string() + ":$PATH bash " +
+                                    (fs::path(out) / ("launch_node" + std::to_string(node) + ".sh")).string() +
+                                    " 10.0.0.1 29500 -- bash -c 'echo $RANK $CUDA_VISIBLE_DEVICES $LOCAL_RANK'");
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    std::istringstream lines(r.output);
+    int rank = 0, local_rank = 0;
+    std::string gpus;
+    while (lines >> rank >> gpus >> local_rank) {
+      // Process l of the node is the plan's rank, and CUDA's device l is that rank's GPU.
+      const auto& entry = map["ranks"][rank];
+      CHECK(entry["node_rank"] == node);
+      CHECK(entry["local_rank"] == local_rank);
+      CHECK(gpus.substr(2 * local_rank, 1) == std::to_string(entry["gpu"].get<int>()));
+    }
+  }
+  const RunResult usage = run_command("bash " + (fs::path(out) / "launch_node0.sh").string() + " 10.0.0.1 python");
   CHECK(usage.exit_code == 2);
   CHECK(usage.output.find("usage:") != std::string::npos);
 }

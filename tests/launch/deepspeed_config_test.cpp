@@ -41,14 +41,21 @@ void check_schema(const nlohmann::json& config)
   }
 }
 
+/// A case whose plan was simulated under DeepSpeed's behaviour.
+ExportCase deepspeed_case(int tp, int pp, int dp, int micro_batch = 2, int grad_accum = 4)
+{
+  ExportCase c(tp, pp, dp, micro_batch, grad_accum);
+  c.plan.framework = strategies::framework_defaults(strategies::Framework::deepspeed);
+  return c;
+}
+
 } // namespace
 
 TEST_CASE("the DeepSpeed configuration: batch sizes that multiply out, precision, ZeRO and its buckets")
 {
-  ExportCase c(1, 1, 16, 2, 4);
+  ExportCase c      = deepspeed_case(1, 1, 16, 2, 4);
   c.plan.zero_stage = 3;
   c.plan.recompute  = true;
-  c.plan.framework  = strategies::framework_defaults(strategies::Framework::deepspeed);
   const nlohmann::json config = deepspeed_config(c.inputs());
   check_schema(config);
   // DeepSpeed asserts train_batch_size = micro-batch x accumulation x data-parallel size.
@@ -65,7 +72,7 @@ TEST_CASE("the DeepSpeed configuration: batch sizes that multiply out, precision
 
 TEST_CASE("a pipeline's stages go to PipelineModule as explicit boundaries")
 {
-  ExportCase c(1, 4, 4);
+  ExportCase c        = deepspeed_case(1, 4, 4);
   c.plan.stage_starts = {0, 5, 14, 24};
   c.plan.recompute    = true;
   const nlohmann::json config = deepspeed_config(c.inputs());
@@ -76,25 +83,32 @@ TEST_CASE("a pipeline's stages go to PipelineModule as explicit boundaries")
   CHECK(parts["parts"] == nlohmann::json({0, 5, 14, 24, 26}));
   CHECK(parts["layers"].size() == 26);
   CHECK(parts["layers"][0] == "embedding");
+  CHECK(parts["activation_checkpoint_interval"] == 1);
 }
 
 TEST_CASE("what DeepSpeed cannot run is refused, naming the plan field")
 {
   SUBCASE("tensor parallelism")
   {
-    ExportCase c(2, 1, 8);
+    ExportCase c = deepspeed_case(2, 1, 8);
     CHECK_THROWS_WITH_AS(deepspeed_config(c.inputs()), doctest::Contains("best.json: tp: 2"), InputError);
   }
   SUBCASE("ZeRO-2 with a pipeline")
   {
-    ExportCase c(1, 2, 8);
+    ExportCase c      = deepspeed_case(1, 2, 8);
     c.plan.zero_stage = 2;
     CHECK_THROWS_WITH_AS(deepspeed_config(c.inputs()), doctest::Contains("best.json: zero_stage: 2 with pp 2"),
                          InputError);
   }
-  SUBCASE("per-layer sharding (OSDP)")
+  SUBCASE("a plan simulated as Megatron-LM moves bytes")
   {
     ExportCase c(1, 1, 16);
+    CHECK_THROWS_WITH_AS(deepspeed_config(c.inputs()), doctest::Contains("best.json: framework: megatron"),
+                         InputError);
+  }
+  SUBCASE("per-layer sharding (OSDP)")
+  {
+    ExportCase c = deepspeed_case(1, 1, 16);
     c.plan.layer_sharding.assign(c.workload.layers.size(), strategies::LayerSharding{1, 2});
     CHECK_THROWS_WITH_AS(deepspeed_config(c.inputs()), doctest::Contains("best.json: layer_sharding"), InputError);
   }

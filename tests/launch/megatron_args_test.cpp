@@ -28,7 +28,7 @@ const std::set<std::string> kMegatronCore013 = {
     "--accumulate-allreduce-grads-in-fp32", "--recompute-granularity", "--recompute-method",
     "--recompute-num-layers", "--use-distributed-optimizer", "--use-custom-fsdp",
     "--data-parallel-sharding-strategy", "--ddp-bucket-size", "--overlap-grad-reduce",
-    "--pipeline-model-parallel-layout"};
+    "--pipeline-model-parallel-layout", "--grad-reduce-in-bf16", "--no-gradient-accumulation-fusion"};
 
 std::map<std::string, std::string> by_flag(const std::vector<Argument>& args)
 {
@@ -135,6 +135,19 @@ TEST_CASE("what Megatron-LM cannot run is refused, naming the plan field")
     c.plan.schedule = strategies::PipelineSchedule::gpipe;
     CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: schedule: gpipe"),
                          InputError);
+  }
+  SUBCASE("a plan simulated as DeepSpeed moves bytes")
+  {
+    c.plan.framework = strategies::framework_defaults(strategies::Framework::deepspeed);
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: framework: deepspeed"),
+                         InputError);
+  }
+  SUBCASE("tensor parallelism that splits a head")
+  {
+    ExportCase odd(1, 2, 8);
+    odd.workload.shape->heads = odd.workload.shape->kv_heads = 12;
+    odd.plan.tp = 8; // the degrees no longer multiply to the cluster; the heads are checked first
+    CHECK_THROWS_WITH_AS(megatron_arguments(odd.inputs()), doctest::Contains("best.json: tp: 8"), InputError);
   }
   SUBCASE("a layer list, which has no hidden size to give")
   {

@@ -76,17 +76,22 @@ TEST_CASE("torchrun scripts set each local process's rank and the node's GPU ord
   CHECK(script->content.find("--nnodes 4 --nproc_per_node 4 --node_rank 0") != std::string::npos);
 }
 
-TEST_CASE("slurm places task r on line r of its hostfile")
+TEST_CASE("slurm places task r on line r of the host list its job writes, on nodes it holds whole")
 {
   ExportCase c(1, 2, 8);
   std::reverse(c.plan.placement.begin(), c.plan.placement.end());
   const auto files = slurm_scripts(c.inputs(), make_rank_map(c.cluster, c.plan));
-  const auto hosts = std::find_if(files.begin(), files.end(), [](const ExportFile& f) { return f.name == "rank_hosts"; });
-  REQUIRE(hosts != files.end());
-  std::string expected;
+  REQUIRE(files[0].name == "job.sbatch");
+  const std::string& job = files[0].content;
+  std::string expected = "<<'RANK_HOSTS'\n";
   for (int rank = 0; rank < 16; ++rank)
     expected += "node" + std::to_string(3 - rank / 4) + "\n";
-  CHECK(hosts->content == expected);
+  CHECK(job.find(expected + "RANK_HOSTS\n") != std::string::npos);
+  CHECK(job.find("#SBATCH --exclusive\n") != std::string::npos);
+  CHECK(job.find("#SBATCH --gpus-per-node=4\n") != std::string::npos);
+  CHECK(job.find("--distribution=arbitrary") != std::string::npos);
+  CHECK(job.find("node3) export CUDA_VISIBLE_DEVICES=3,2,1,0 ;;") != std::string::npos);
+  CHECK(job.find("export MASTER_ADDR=node3\n") != std::string::npos); // rank 0's host
 }
 
 TEST_CASE("a node name that is no host name is refused, naming the cluster file")
