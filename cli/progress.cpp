@@ -2,17 +2,37 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 namespace hetsim::cli {
+namespace {
+
+/// "45 s", "3 min 20 s", "2 h 05 min".
+std::string duration_text(double seconds)
+{
+  const long long s = static_cast<long long>(seconds + 0.5);
+  char text[48];
+  if (s < 60)
+    std::snprintf(text, sizeof text, "%lld s", s);
+  else if (s < 3600)
+    std::snprintf(text, sizeof text, "%lld min %02lld s", s / 60, s % 60);
+  else
+    std::snprintf(text, sizeof text, "%lld h %02lld min", s / 3600, s % 3600 / 60);
+  return text;
+}
+
+} // namespace
 
 strategies::ProgressFn stderr_progress()
 {
+  using Clock = std::chrono::steady_clock;
   struct State {
     std::string what;
     long long tenth = -1;
+    Clock::time_point start;
   };
   auto state          = std::make_shared<State>();
   const bool terminal = isatty(STDERR_FILENO) != 0;
@@ -22,14 +42,22 @@ strategies::ProgressFn stderr_progress()
     const long long tenth = done * 10 / total;
     if (what == state->what && tenth == state->tenth && !terminal)
       return;
-    if (what != state->what)
+    if (what != state->what) {
       state->tenth = -1;
+      state->start = Clock::now();
+    }
     state->what  = std::string(what);
     state->tenth = tenth;
-    if (terminal)
-      std::fprintf(stderr, "\r%s: %lld/%lld%s", state->what.c_str(), done, total, done == total ? "\n" : "");
+    // Elapsed time, and the rest at the pace so far: the work items of a search or sweep are alike enough.
+    const double elapsed = std::chrono::duration<double>(Clock::now() - state->start).count();
+    std::string timing   = ", " + duration_text(elapsed) + " elapsed";
+    if (done > 0 && done < total)
+      timing += ", about " + duration_text(elapsed * static_cast<double>(total - done) / done) + " left";
+    if (terminal) // \033[K clears what a longer earlier line left
+      std::fprintf(stderr, "\r%s: %lld/%lld%s\033[K%s", state->what.c_str(), done, total, timing.c_str(),
+                   done == total ? "\n" : "");
     else
-      std::fprintf(stderr, "%s: %lld/%lld\n", state->what.c_str(), done, total);
+      std::fprintf(stderr, "%s: %lld/%lld%s\n", state->what.c_str(), done, total, timing.c_str());
     std::fflush(stderr);
   };
 }

@@ -1,5 +1,6 @@
 #pragma once
-/// Progress of long searches on stderr: a line redrawn in place on a terminal, a line per tenth otherwise.
+/// Progress of long searches and sweeps on stderr, with the time elapsed and an estimate of the time left: a line
+/// redrawn in place on a terminal, a line per tenth otherwise (a log).
 
 #include "strategies/search/planner.hpp"
 

@@ -48,6 +48,10 @@ TEST_CASE("search: ranked candidates with estimate and simulation; the best plan
     CHECK(ranked[i]["simulated_s"].is_null() == (i >= 2));
   }
   CHECK(ranked[0]["simulated_s"].get<double>() <= ranked[1]["simulated_s"].get<double>());
+  // Progress, as a log sees it: counts, the time elapsed, and the time left while some remain.
+  CHECK(r.output.find("simulating the best candidates: 1/2, ") != std::string::npos);
+  CHECK(r.output.find(" elapsed, about ") != std::string::npos);
+  CHECK(r.output.find("simulating the best candidates: 2/2, ") != std::string::npos);
 
   const std::string report = dir.file("report.json");
   const RunResult sim      = run_hetsim("simulate " + kAmpInputs + " --plan " + best + " --report " + report);
