@@ -27,6 +27,7 @@ struct SimulateOptions {
   std::string trace_file;
   std::string calibration_file;
   std::string profile_file;
+  std::string trace_devices;
   bool allow_oom           = false;
   bool analytic_intra_node = false;
   bool pipelined_rings     = false;
@@ -46,6 +47,8 @@ int run_simulate(SimulateOptions& options)
     check_output_is_not_input(options.trace_file, inputs, "--trace");
   if (options.trace_kernels && options.trace_file.empty())
     throw InputError("--trace-kernels: expected --trace FILE to write the kernels to");
+  if (!options.trace_devices.empty() && options.trace_file.empty())
+    throw InputError("--trace-devices: expected --trace FILE to write the devices' events to");
 
   auto scenario = std::make_unique<Scenario>();
   load_scenario(options.scenario, *scenario);
@@ -60,6 +63,10 @@ int run_simulate(SimulateOptions& options)
 
   const auto& plan    = scenario->plan;
   const auto& problem = scenario->problem;
+  const std::vector<int> trace_devices =
+      options.trace_devices.empty()
+          ? std::vector<int>{}
+          : traces::parse_device_list(options.trace_devices, scenario->cluster.device_count(), "--trace-devices");
   std::cout << "scenario: " << scenario->workload.name << " on " << scenario->cluster.name() << " ("
             << scenario->cluster.device_count() << " devices), tp " << plan.tp << " x pp " << plan.pp << " x dp "
             << plan.dp << ", " << strategies::schedule_name(plan.schedule) << ", ZeRO-" << plan.zero_stage
@@ -98,6 +105,8 @@ int run_simulate(SimulateOptions& options)
     std::cout << "report written to " << options.report_file << '\n';
   }
   if (!options.trace_file.empty()) {
+    if (!options.trace_devices.empty())
+      traces::keep_devices(trace, trace_devices);
     traces::write_chrome_trace(trace, options.trace_file);
     std::cout << "trace written to " << options.trace_file << " (open it in https://ui.perfetto.dev)\n";
   }
@@ -123,6 +132,9 @@ CommandRunner add_simulate_command(CLI::App& app)
   command->add_flag("--trace-kernels", options->trace_kernels,
                     "also write each compute task's kernels to the trace, its simulated time divided as the cost "
                     "model divides it (compare with `hetsim run --trace-kernels`)");
+  command->add_option("--trace-devices", options->trace_devices,
+                      "write only these devices' events to the trace, e.g. 0,8-15 (one per pipeline stage keeps a "
+                      "thousand-GPU trace small)");
   command->add_flag("--allow-oom", options->allow_oom, "simulate a plan even when a device runs out of memory");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "time collectives that stay inside one node with the alpha-beta model instead of flows "

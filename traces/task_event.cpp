@@ -20,7 +20,8 @@ TraceEvent task_event(const strategies::Schedule& schedule, const Cluster& clust
   }
   e.bytes = strategies::scaled_bytes(task, scale);
   if (strategies::is_p2p(task.kind)) {
-    e.link = std::string(costmodel::link_class(cluster, task.device, task.peer));
+    e.link  = std::string(costmodel::link_class(cluster, task.device, task.peer));
+    e.match = task.match;
     return e;
   }
   const auto& collective = schedule.collectives[task.collective];

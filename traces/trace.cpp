@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <charconv>
 #include <sstream>
 #include <map>
 #include <string_view>
@@ -44,6 +46,48 @@ int device_of(const JsonInput& entry)
 
 } // namespace
 
+std::vector<int> parse_device_list(const std::string& list, int device_count, const std::string& option)
+{
+  std::vector<int> devices;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', begin), list.size());
+    const std::string part  = list.substr(begin, comma - begin);
+    const auto fail = [&] {
+      throw InputError(option + ": expected device ids or ranges such as 0,4-7, each below " +
+                       std::to_string(device_count) + ", got " + quote(part));
+    };
+    // "N" or "N-M", decimal digits only (from_chars refuses what does not fit an int).
+    const auto number = [&](const char* from, const char* to, int& value) {
+      const auto [end, error] = std::from_chars(from, to, value);
+      return error == std::errc() && end == to && from != to && std::isdigit(static_cast<unsigned char>(*from));
+    };
+    const std::size_t dash = part.find('-');
+    const char* text       = part.data();
+    int first = 0, last = 0;
+    const bool ok = dash == std::string::npos
+                        ? number(text, text + part.size(), first) && (last = first, true)
+                        : number(text, text + dash, first) && number(text + dash + 1, text + part.size(), last);
+    if (!ok)
+      fail();
+    if (first < 0 || last < first || last >= device_count)
+      fail();
+    for (int d = first; d <= last; ++d)
+      devices.push_back(d);
+    begin = comma + 1;
+  }
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  return devices;
+}
+
+void keep_devices(Trace& trace, const std::vector<int>& devices)
+{
+  const auto kept = [&](int device) { return std::binary_search(devices.begin(), devices.end(), device); };
+  std::erase_if(trace.events, [&](const TraceEvent& e) { return !kept(e.device); });
+  std::erase_if(trace.kernels, [&](const KernelEvent& k) { return !kept(k.device); });
+}
+
 void write_chrome_trace(const Trace& trace, std::ostream& out)
 {
   std::vector<const TraceEvent*> events;
@@ -62,6 +106,7 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
   // Trace viewers need the slices of one thread to nest, but pipeline transfers overlap: each event goes to the
   // first lane of its stream that is free by its start, and every lane is a thread of its own.
   std::map<std::pair<int, int>, std::vector<double>> lane_ends; // (device, stream) -> end of each lane's last event
+  std::map<int, std::pair<const TraceEvent*, int>> p2p;           // send/recv task id -> its event and thread
   for (const TraceEvent* e : events) {
     const int stream = stream_tid(e->stream);
     auto& ends       = lane_ends[{e->device, stream}];
@@ -85,6 +130,10 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
       args["members"] = e->members;
     if (e->collective >= 0)
       args["collective"] = e->collective;
+    if (e->match >= 0) {
+      args["match"] = e->match;
+      p2p[e->task_id] = {e, stream * kLanesPerStream + static_cast<int>(lane)};
+    }
     list.push_back({{"name", e->name},
                     {"cat", e->kind},
                     {"ph", "X"},
@@ -93,6 +142,21 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
                     {"ts", e->start_s * kMicrosecondsPerSecond},
                     {"dur", (e->end_s - e->start_s) * kMicrosecondsPerSecond},
                     {"args", std::move(args)}});
+  }
+  // An arrow from each send to its recv (Perfetto's flow events: "s" binds to the slice around its time on the
+  // sending thread, "f" with binding point "e" to the slice around its time on the receiving one; midpoints, so
+  // that a slice that starts where another ends is never taken for it).
+  for (const auto& [id, sent] : p2p) {
+    const auto received = p2p.find(sent.first->match);
+    if (sent.first->kind != "send" || received == p2p.end())
+      continue;
+    const TraceEvent& recv = *received->second.first;
+    list.push_back({{"name", "transfer"}, {"cat", "transfer"}, {"ph", "s"}, {"id", id},
+                    {"pid", sent.first->device}, {"tid", sent.second},
+                    {"ts", (sent.first->start_s + sent.first->end_s) / 2 * kMicrosecondsPerSecond}});
+    list.push_back({{"name", "transfer"}, {"cat", "transfer"}, {"ph", "f"}, {"bp", "e"}, {"id", id},
+                    {"pid", recv.device}, {"tid", received->second.second},
+                    {"ts", (recv.start_s + recv.end_s) / 2 * kMicrosecondsPerSecond}});
   }
   std::vector<bool> has_kernel_thread(trace.device_labels.size());
   for (const KernelEvent& k : trace.kernels) {
@@ -182,6 +246,8 @@ Trace read_chrome_trace(const std::string& file)
     e.members = static_cast<int>(args.non_negative_number_or("members", 0));
     if (auto collective = args.find("collective"))
       e.collective = collective->non_negative_int();
+    if (auto match = args.find("match"))
+      e.match = match->non_negative_int();
     trace.events.push_back(std::move(e));
   }
   return trace;

@@ -1,7 +1,8 @@
 #pragma once
 /// Timed tasks of one training iteration, from a simulated replay or a measured run, in one format.
 /// Written as Chrome trace-event JSON (open in Perfetto or chrome://tracing): one process per device,
-/// one thread per stream, every event carrying the Schedule task id, kind, bytes and FLOPs.
+/// one thread per stream, every event carrying the Schedule task id, kind, bytes and FLOPs, and a flow arrow
+/// from each send to its matching recv.
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,7 @@ struct TraceEvent {
   std::string link;    ///< communication: the slowest link class crossed ("intra_node", "inter_node", ...)
   int members    = 0;  ///< collectives: group size
   int collective = -1; ///< collectives: index in the Schedule, shared by the members' events
+  int match      = -1; ///< send/recv: the task id of the matching recv/send (the trace draws an arrow between)
 };
 
 /// One kernel of a compute task, written only when asked for (`--trace-kernels`): the operator-by-operator view
@@ -54,6 +56,13 @@ struct Trace {
   /// strategies/lowering/scale.hpp); written only when not 1.
   double scale = 1;
 };
+
+/// Device ids from a list such as "0,3,8-15" (`--trace-devices`), each below `device_count`; throws InputError
+/// naming `option` and the part it cannot read.
+std::vector<int> parse_device_list(const std::string& list, int device_count, const std::string& option);
+/// Keeps the events and kernels of `devices` only (a trace of thousands of devices stays small); the device
+/// labels stay, so that every device keeps its id.
+void keep_devices(Trace& trace, const std::vector<int>& devices);
 
 void write_chrome_trace(const Trace& trace, std::ostream& out);
 /// Writes to `file` (an error when it cannot be written).

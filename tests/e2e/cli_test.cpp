@@ -119,6 +119,31 @@ TEST_CASE("a plan that does not fit names the device and the bytes over")
   CHECK(r.output.find("; its GPU is set by preset:case5_worldwide_geo: gpu") != std::string::npos);
 }
 
+TEST_CASE("--trace-devices keeps the trace to the devices named, arrows between them included")
+{
+  TempDir dir("trace_devices");
+  const auto trace  = dir.file("trace.json");
+  const RunResult r = run_hetsim("simulate --trace " + trace + " --trace-devices 0,8-15");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto doc = nlohmann::json::parse(read_file(trace));
+  int slices = 0, arrows = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "M")
+      continue;
+    const int pid = e["pid"].get<int>();
+    CHECK((pid == 0 || (pid >= 8 && pid <= 15)));
+    slices += e["ph"] == "X";
+    arrows += e["ph"] == "s";
+  }
+  CHECK(slices > 0);
+  CHECK(arrows > 0); // device 0 (stage 0) sends to devices 8-15 (stage 1)
+  const RunResult bad = run_hetsim("simulate --trace " + trace + " --trace-devices 64");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("--trace-devices: expected device ids or ranges such as 0,4-7, each below 64, got '64'") !=
+        std::string::npos);
+}
+
 TEST_CASE("outputs never overwrite inputs")
 {
   TempDir dir("clobber");
