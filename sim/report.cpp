@@ -1,5 +1,7 @@
 #include "sim/report.hpp"
 
+#include "sim/critical_path.hpp"
+
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "models/workload.hpp"
@@ -179,14 +181,23 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
     report.mfu               = peak_flops > 0 ? model_flops / time / peak_flops : 0;
   }
 
-  const DeviceReport* busiest = nullptr;
+  // The device whose compute holds the critical path up; the least idle one when no compute is on it.
+  const CriticalPath path = critical_path(schedule, timings, cluster.device_count());
+  const auto held_longest = std::max_element(path.compute_s.begin(), path.compute_s.end());
+  const DeviceReport* bottleneck = nullptr;
   for (const auto& d : report.devices)
-    if (!busiest || d.idle_s < busiest->idle_s)
-      busiest = &d;
-  if (busiest) {
-    report.bottleneck.device        = busiest->device;
-    report.bottleneck.bound         = busiest->compute_s >= busiest->exposed_comm_s ? "compute" : "communication";
-    report.bottleneck.busy_fraction = time > 0 ? 1 - busiest->idle_s / time : 0;
+    if (held_longest != path.compute_s.end() && *held_longest > 0
+            ? d.device == held_longest - path.compute_s.begin()
+            : (!bottleneck || d.idle_s < bottleneck->idle_s))
+      bottleneck = &d;
+  if (bottleneck) {
+    double path_compute_s = 0;
+    for (double s : path.compute_s)
+      path_compute_s += s;
+    report.bottleneck.device        = bottleneck->device;
+    report.bottleneck.bound         = path_compute_s >= path.communication_s ? "compute" : "communication";
+    report.bottleneck.busy_fraction = time > 0 ? 1 - bottleneck->idle_s / time : 0;
+    report.bottleneck.critical_compute_s = path.compute_s[bottleneck->device];
   }
   return report;
 }
@@ -241,7 +252,8 @@ nlohmann::json report_to_json(const Report& report)
           {"bottleneck",
            {{"device", report.bottleneck.device},
             {"bound", report.bottleneck.bound},
-            {"busy_fraction", report.bottleneck.busy_fraction}}}};
+            {"busy_fraction", report.bottleneck.busy_fraction},
+            {"critical_compute_s", report.bottleneck.critical_compute_s}}}};
 }
 
 void print_report(const Report& report, std::ostream& out, const std::string& title)

@@ -10,8 +10,10 @@
 ///  - exposed_comm_s: the part of comm_s during which the compute stream is idle;
 ///  - idle_s: iteration time minus the union of all its task intervals (compute_s + exposed_comm_s + idle_s is
 ///    the iteration time).
-/// The bottleneck is the used device with the least idle time (lowest id on ties): compute-bound when its
-/// compute time is at least its exposed communication time, communication-bound otherwise.
+/// The bottleneck is the device whose compute holds up the critical path most (sim/critical_path.hpp): on a
+/// cluster with one slow GPU, that GPU, not the devices waiting for it in their collectives. It is
+/// compute-bound when the path spends at least as long in compute as in communication, communication-bound
+/// otherwise.
 
 #include "sim/replay.hpp"
 #include "strategies/lowering/schedule.hpp"
@@ -43,6 +45,7 @@ struct Bottleneck {
   int device = -1;
   std::string bound;        ///< "compute" or "communication"
   double busy_fraction = 0; ///< share of the iteration the device is busy (1 - idle / time)
+  double critical_compute_s = 0; ///< seconds of the device's compute on the critical path
 };
 
 struct Report {

@@ -168,3 +168,34 @@ TEST_CASE("inspect and help")
   CHECK(help.output.find("inspect") != std::string::npos);
   CHECK(run_hetsim("frobnicate").exit_code == 2);
 }
+
+TEST_CASE("the bottleneck is the slow GPU the others wait for, wherever it sits")
+{
+  // Three A100s and one V100 in data parallel: the A100s finish their passes first and wait in the gradient
+  // all-reduce, their waits counted as communication in flight; the V100's compute sets the iteration time.
+  TempDir dir("bottleneck");
+  const std::string plan = dir.file("plan.json", R"({"tp": 1, "pp": 1, "dp": 4, "micro_batch": 1, "global_batch": 8,
+    "zero_stage": 0, "schedule": "1f1b", "recompute": true, "dtype": "fp16"})");
+  for (const bool v100_first : {false, true}) {
+    CAPTURE(v100_first);
+    const std::string a100 = R"({"name": "a", "gpu": "A100-SXM4-80GB", "devices": 3})";
+    const std::string v100 = R"({"name": "v", "gpu": "V100-SXM2-16GB", "devices": 1})";
+    const std::string cluster =
+        dir.file("cluster.json", R"({"name": "mixed", "regions": [{"name": "dc", "nodes": [)" +
+                                     (v100_first ? v100 + ", " + a100 : a100 + ", " + v100) + "]}]}");
+    const std::string report = dir.file("report.json");
+    const RunResult r = run_hetsim("simulate --cluster " + cluster + " --model preset:gpt2-medium --plan " + plan +
+                                   " --report " + report);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    const auto json = nlohmann::json::parse(read_file(report));
+    CHECK(json["bottleneck"]["device"] == (v100_first ? 0 : 3));
+    CHECK(json["bottleneck"]["bound"] == "compute");
+    // Most of the V100's compute is on the critical path (the rest overlaps the gradient all-reduces, whose
+    // chain then carries the path).
+    const auto& slow = json["devices"][v100_first ? 0 : 3];
+    CHECK(json["bottleneck"]["critical_compute_s"].get<double>() > 0.5 * slow["compute_s"].get<double>());
+    CHECK(r.output.find("bottleneck: dev" + std::to_string(v100_first ? 0 : 3) + " (V100-SXM2-16GB") !=
+          std::string::npos);
+  }
+}
