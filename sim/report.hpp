@@ -39,6 +39,9 @@ struct DeviceReport {
   double idle_s             = 0;
   double peak_memory_bytes  = 0; ///< strategies::plan_memory total
   double memory_capacity_bytes = 0;
+  /// The peak by term (strategies::plan_memory): what to shrink when it does not fit.
+  double parameter_bytes = 0, gradient_bytes = 0, optimizer_bytes = 0, activation_bytes = 0;
+  double framework_bytes = 0, transient_bytes = 0, workspace_bytes = 0;
 };
 
 struct Bottleneck {

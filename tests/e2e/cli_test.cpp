@@ -50,6 +50,12 @@ TEST_CASE("the default scenario runs and reports sensible numbers")
   for (const auto& d : j["devices"]) {
     CHECK(d["compute_s"].get<double>() > 0);
     CHECK(d["peak_memory_bytes"].get<double>() < 16.0 * (1ull << 30));
+    // The peak by term adds up to it; recompute keeps activations well under the model states.
+    double terms = 0;
+    for (const auto& [term, bytes] : d["memory_bytes"].items())
+      terms += bytes.get<double>();
+    CHECK(terms == doctest::Approx(d["peak_memory_bytes"].get<double>()).epsilon(1e-12));
+    CHECK(d["memory_bytes"]["optimizer"].get<double>() > 0);
     CHECK(d["compute_s"].get<double>() + d["idle_s"].get<double>() <= j["iteration_time_s"].get<double>() * (1 + 1e-9));
   }
   const auto t = nlohmann::json::parse(read_file(trace));
