@@ -10,29 +10,22 @@ namespace {
 
 using strategies::Plan;
 
-[[noreturn]] void refuse(const ExportInputs& inputs, const std::string& field, const std::string& why)
-{
-  throw InputError(inputs.plan_origin + ": " + field + ": " + why);
-}
-
 void check_runnable(const ExportInputs& inputs)
 {
-  require_one_batch_shape(inputs, "DeepSpeed");
+  require_runnable_under(inputs, strategies::Framework::deepspeed, "DeepSpeed");
   const Plan& plan = *inputs.plan;
-  if (plan.framework.name != strategies::Framework::deepspeed)
-    refuse(inputs, "framework",
-           std::string(strategies::framework_name(plan.framework.name)) +
-               ": the plan was simulated as that framework moves bytes, not as DeepSpeed does; simulate it with "
-               "\"framework\": \"deepspeed\" (search --framework deepspeed) to export it for DeepSpeed");
   if (plan.tp > 1)
-    refuse(inputs, "tp", std::to_string(plan.tp) + ": DeepSpeed's engine has no tensor parallelism of its own "
-                                                     "(Megatron-DeepSpeed adds Megatron's); export --format megatron");
+    refuse_plan_field(inputs, "tp",
+                      std::to_string(plan.tp) + ": DeepSpeed's engine has no tensor parallelism of its own "
+                                                "(Megatron-DeepSpeed adds Megatron's); export --format megatron");
   if (plan.pp > 1 && plan.zero_stage > 1)
-    refuse(inputs, "zero_stage", std::to_string(plan.zero_stage) + " with pp " + std::to_string(plan.pp) +
-                                     ": DeepSpeed's pipeline engine runs ZeRO-1 at most");
+    refuse_plan_field(inputs, "zero_stage",
+                      std::to_string(plan.zero_stage) + " with pp " + std::to_string(plan.pp) +
+                          ": DeepSpeed's pipeline engine runs ZeRO-1 at most");
   if (plan.pp > 1 && plan.schedule == strategies::PipelineSchedule::gpipe)
-    refuse(inputs, "schedule", "gpipe: DeepSpeed's pipeline engine runs its 1F1B TrainSchedule; set \"schedule\": "
-                               "\"1f1b\" and simulate again");
+    refuse_plan_field(inputs, "schedule",
+                      "gpipe: DeepSpeed's pipeline engine runs its 1F1B TrainSchedule; set \"schedule\": "
+                      "\"1f1b\" and simulate again");
 }
 
 } // namespace
@@ -40,7 +33,7 @@ void check_runnable(const ExportInputs& inputs)
 nlohmann::json deepspeed_config(const ExportInputs& inputs)
 {
   check_runnable(inputs);
-  const Plan& plan = *inputs.plan;
+  const Plan& plan                               = *inputs.plan;
   const strategies::FrameworkSettings& framework = plan.framework;
   nlohmann::json config;
   config["train_batch_size"]               = plan.global_batch();
@@ -53,8 +46,8 @@ nlohmann::json deepspeed_config(const ExportInputs& inputs)
   config["communication_data_type"] =
       strategies::reduces_in_fp32(framework, plan.dtype) ? "fp32" : std::string(dtype_name(plan.dtype));
 
-  nlohmann::json zero = {{"stage", plan.zero_stage}};
-  const double elements = plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes(); // buckets count elements
+  nlohmann::json zero        = {{"stage", plan.zero_stage}};
+  const double elements      = plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes(); // buckets count elements
   zero["reduce_bucket_size"] = std::llround(elements);
   zero["overlap_comm"]       = framework.reduce_during_backward;
   zero["contiguous_gradients"] = true;
@@ -67,16 +60,15 @@ nlohmann::json deepspeed_config(const ExportInputs& inputs)
   if (plan.recompute && plan.pp > 1) // the pipeline engine checkpoints every layer of its stage
     config["pipeline"] = {{"activation_checkpoint_interval", 1}};
   if (plan.recompute) // every block recomputed from its input; checkpoints kept whole on their GPU
-    config["activation_checkpointing"] = {{"partition_activations", false},
-                                          {"contiguous_memory_optimization", false},
-                                          {"cpu_checkpointing", false}};
+    config["activation_checkpointing"] = {
+        {"partition_activations", false}, {"contiguous_memory_optimization", false}, {"cpu_checkpointing", false}};
   return config;
 }
 
 nlohmann::json pipeline_parts(const ExportInputs& inputs)
 {
   check_runnable(inputs);
-  const Plan& plan = *inputs.plan;
+  const Plan& plan      = *inputs.plan;
   const int layer_count = static_cast<int>(inputs.workload->layers.size());
   blocks_per_stage(inputs, "DeepSpeed"); // refuses a boundary inside a block
   nlohmann::json parts = nlohmann::json::array();

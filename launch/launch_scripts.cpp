@@ -25,8 +25,11 @@ ExportFile rank_map_file(const ExportInputs& inputs, const RankMap& map)
   std::vector<nlohmann::json> by_rank(map.world_size);
   for (std::size_t k = 0; k < map.nodes.size(); ++k)
     for (std::size_t l = 0; l < map.nodes[k].ranks.size(); ++l)
-      by_rank[map.nodes[k].ranks[l]] = {{"rank", map.nodes[k].ranks[l]}, {"host", map.nodes[k].host},
-                                        {"node_rank", k}, {"local_rank", l}, {"gpu", map.nodes[k].gpus[l]},
+      by_rank[map.nodes[k].ranks[l]] = {{"rank", map.nodes[k].ranks[l]},
+                                        {"host", map.nodes[k].host},
+                                        {"node_rank", k},
+                                        {"local_rank", l},
+                                        {"gpu", map.nodes[k].gpus[l]},
                                         {"device", inputs.plan->placement[map.nodes[k].ranks[l]]}};
   for (auto& entry : by_rank)
     ranks.push_back(std::move(entry));
@@ -63,12 +66,12 @@ std::string launch_environment(const ExportInputs& inputs)
 {
   std::string text = "export CUDA_DEVICE_ORDER=PCI_BUS_ID\n";
   switch (inputs.plan->collective_algorithm) {
-  case strategies::CollectiveAlgorithm::ring:
-    return text + "export NCCL_ALGO=Ring\n";
-  case strategies::CollectiveAlgorithm::tree:
-    return text + "export NCCL_ALGO=Tree\n";
-  case strategies::CollectiveAlgorithm::hierarchical:
-    break;
+    case strategies::CollectiveAlgorithm::ring:
+      return text + "export NCCL_ALGO=Ring\n";
+    case strategies::CollectiveAlgorithm::tree:
+      return text + "export NCCL_ALGO=Tree\n";
+    case strategies::CollectiveAlgorithm::hierarchical:
+      break;
   }
   return text + "# collective_algorithm hierarchical: NCCL has no such choice; it picks rings or trees itself\n";
 }
@@ -100,28 +103,36 @@ std::vector<ExportFile> torchrun_scripts(const ExportInputs& inputs, const RankM
 {
   check_host_names(inputs, map);
   std::vector<ExportFile> files = {rank_env_script(), hostfile(map), rank_map_file(inputs, map)};
-  const int nodes = static_cast<int>(map.nodes.size());
+  const int nodes               = static_cast<int>(map.nodes.size());
   for (int k = 0; k < nodes; ++k) {
     const NodeProcesses& node = map.nodes[k];
-    std::string script = "#!/usr/bin/env bash\n" + header(inputs) +
-                         "# Node rank " + std::to_string(k) + " of " + std::to_string(nodes) + ": run on " +
-                         node.host + " as\n#   launch_node" + std::to_string(k) +
-                         ".sh MASTER_ADDR [MASTER_PORT] -- TRAINING COMMAND...\n"
-                         "# where MASTER_ADDR is the address of " + map.nodes[0].host + " (node rank 0).\n"
-                         "set -euo pipefail\n"
-                         "usage() { echo \"usage: $0 MASTER_ADDR [MASTER_PORT] -- COMMAND...\" >&2; exit 2; }\n"
-                         "master_addr=${1:-}; [ -n \"$master_addr\" ] && [ \"$master_addr\" != \"--\" ] || usage; shift\n"
-                         "master_port=29500\n"
-                         "if [ \"${1:-}\" != \"--\" ]; then master_port=${1:-}; shift || true; fi\n"
-                         "[[ \"$master_port\" =~ ^[0-9]+$ ]] && [ \"${1:-}\" = \"--\" ] || usage\n"
-                         "shift\n" + launch_environment(inputs) +
-                         "# Local rank l runs the plan's rank HETSIM_RANKS[l] on GPU CUDA_VISIBLE_DEVICES[l].\n"
-                         "export CUDA_VISIBLE_DEVICES=" + joined(node.gpus, ',') + "\n"
-                         "export HETSIM_RANKS=\"" + joined(node.ranks, ' ') + "\"\n"
-                         "exec torchrun --nnodes " + std::to_string(nodes) + " --nproc_per_node " +
-                         std::to_string(node.ranks.size()) + " --node_rank " + std::to_string(k) +
-                         " --master_addr \"$master_addr\" --master_port \"$master_port\" \\\n"
-                         "  --no_python \"$(dirname \"$0\")/rank_env.sh\" \"$@\"\n";
+    std::string script =
+        "#!/usr/bin/env bash\n" + header(inputs) + "# Node rank " + std::to_string(k) + " of " + std::to_string(nodes) +
+        ": run on " + node.host + " as\n#   launch_node" + std::to_string(k) +
+        ".sh MASTER_ADDR [MASTER_PORT] -- TRAINING COMMAND...\n"
+        "# where MASTER_ADDR is the address of " +
+        map.nodes[0].host +
+        " (node rank 0).\n"
+        "set -euo pipefail\n"
+        "usage() { echo \"usage: $0 MASTER_ADDR [MASTER_PORT] -- COMMAND...\" >&2; exit 2; }\n"
+        "master_addr=${1:-}; [ -n \"$master_addr\" ] && [ \"$master_addr\" != \"--\" ] || usage; shift\n"
+        "master_port=29500\n"
+        "if [ \"${1:-}\" != \"--\" ]; then master_port=${1:-}; shift || true; fi\n"
+        "[[ \"$master_port\" =~ ^[0-9]+$ ]] && [ \"${1:-}\" = \"--\" ] || usage\n"
+        "shift\n" +
+        launch_environment(inputs) +
+        "# Local rank l runs the plan's rank HETSIM_RANKS[l] on GPU CUDA_VISIBLE_DEVICES[l].\n"
+        "export CUDA_VISIBLE_DEVICES=" +
+        joined(node.gpus, ',') +
+        "\n"
+        "export HETSIM_RANKS=\"" +
+        joined(node.ranks, ' ') +
+        "\"\n"
+        "exec torchrun --nnodes " +
+        std::to_string(nodes) + " --nproc_per_node " + std::to_string(node.ranks.size()) + " --node_rank " +
+        std::to_string(k) +
+        " --master_addr \"$master_addr\" --master_port \"$master_port\" \\\n"
+        "  --no_python \"$(dirname \"$0\")/rank_env.sh\" \"$@\"\n";
     files.push_back({"launch_node" + std::to_string(k) + ".sh", script, true});
   }
   return files;
@@ -148,24 +159,38 @@ std::vector<ExportFile> slurm_scripts(const ExportInputs& inputs, const RankMap&
   const std::string job =
       "#!/usr/bin/env bash\n" + header(inputs) +
       "# Usage: sbatch job.sbatch TRAINING COMMAND...   (one task per rank, each on its planned host and GPU)\n"
-      "#SBATCH --nodes=" + std::to_string(map.nodes.size()) + "\n"
-      "#SBATCH --ntasks=" + std::to_string(map.world_size) + "\n"
-      "#SBATCH --nodelist=" + nodelist + "\n"
+      "#SBATCH --nodes=" +
+      std::to_string(map.nodes.size()) +
+      "\n"
+      "#SBATCH --ntasks=" +
+      std::to_string(map.world_size) +
+      "\n"
+      "#SBATCH --nodelist=" +
+      nodelist +
+      "\n"
       "#SBATCH --exclusive\n" // every CPU of the node, whatever number of tasks the host list sends there
-      "#SBATCH --gpus-per-node=" + std::to_string(gpus) + "\n" // all of them: the plan names physical GPUs
+      "#SBATCH --gpus-per-node=" +
+      std::to_string(gpus) +
+      "\n" // all of them: the plan names physical GPUs
       "set -euo pipefail\n"
       "[ $# -gt 0 ] || { echo \"usage: sbatch job.sbatch COMMAND...\" >&2; exit 2; }\n"
       "rank_hosts=$(mktemp)\n"
       "trap 'rm -f \"$rank_hosts\"' EXIT\n"
-      "cat > \"$rank_hosts\" <<'RANK_HOSTS'\n" + hosts + "RANK_HOSTS\n"
+      "cat > \"$rank_hosts\" <<'RANK_HOSTS'\n" +
+      hosts +
+      "RANK_HOSTS\n"
       "export SLURM_HOSTFILE=\"$rank_hosts\"\n"
-      "export MASTER_ADDR=" + map.nodes[0].host + "\n"
+      "export MASTER_ADDR=" +
+      map.nodes[0].host +
+      "\n"
       "export MASTER_PORT=${MASTER_PORT:-29500}\n"
-      "export WORLD_SIZE=" + std::to_string(map.world_size) + "\n" + launch_environment(inputs) +
+      "export WORLD_SIZE=" +
+      std::to_string(map.world_size) + "\n" + launch_environment(inputs) +
       "srun --ntasks=" + std::to_string(map.world_size) +
       " --distribution=arbitrary --kill-on-bad-exit=1 bash -c '\n"
       "  export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID\n"
-      "  case $SLURMD_NODENAME in\n" + gpu_cases +
+      "  case $SLURMD_NODENAME in\n" +
+      gpu_cases +
       "  *) echo \"hetsim export: $SLURMD_NODENAME is not a node of the plan\" >&2; exit 2 ;;\n"
       "  esac\n"
       "  exec \"$@\"' bash \"$@\"\n";

@@ -11,11 +11,6 @@ namespace {
 
 using strategies::Plan;
 
-[[noreturn]] void refuse(const ExportInputs& inputs, const std::string& field, const std::string& why)
-{
-  throw InputError(inputs.plan_origin + ": " + field + ": " + why);
-}
-
 void add(std::vector<Argument>& args, std::string flag, long long value)
 {
   args.push_back({std::move(flag), std::to_string(value)});
@@ -28,11 +23,12 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
                                            "arguments (--hidden-size, --num-layers, ...); give its Hugging Face "
                                            "config.json");
   const models::TransformerShape& shape = *inputs.workload->shape;
-  const int tp = inputs.plan->tp;
+  const int tp                          = inputs.plan->tp;
   if (shape.heads % tp != 0 || shape.kv_heads % tp != 0)
-    refuse(inputs, "tp", std::to_string(tp) + ": Megatron-LM splits whole attention heads, and " +
-                             std::to_string(shape.heads) + " heads with " + std::to_string(shape.kv_heads) +
-                             " key/value heads do not divide by it");
+    refuse_plan_field(inputs, "tp",
+                      std::to_string(tp) + ": Megatron-LM splits whole attention heads, and " +
+                          std::to_string(shape.heads) + " heads with " + std::to_string(shape.kv_heads) +
+                          " key/value heads do not divide by it");
   if (shape.family == "bert")
     throw InputError(inputs.model_origin + ": model_type: bert trains with Megatron-LM's pretrain_bert.py, whose "
                                            "model arguments this export does not write; export --format "
@@ -79,22 +75,23 @@ void add_data_parallel(std::vector<Argument>& args, const ExportInputs& inputs)
 {
   const Plan& plan = *inputs.plan;
   switch (plan.zero_stage) {
-  case 0:
-    break;
-  case 1:
-    args.push_back({"--use-distributed-optimizer", ""});
-    break;
-  case 2:
-    refuse(inputs, "zero_stage",
-           "2: Megatron-LM's distributed optimizer shards the optimizer states (ZeRO-1) but keeps whole gradient "
-           "buffers; export --format deepspeed runs ZeRO-2, or set zero_stage 1 and simulate again");
-  default:
-    // Megatron-Core's own fully sharded data parallel: optimizer states, gradients and parameters.
-    args.push_back({"--use-custom-fsdp", ""});
-    args.push_back({"--data-parallel-sharding-strategy", "optim_grads_params"});
-    args.push_back({"--use-distributed-optimizer", ""});
-    args.push_back({"--no-gradient-accumulation-fusion", ""}); // Megatron FSDP requires it
-    break;
+    case 0:
+      break;
+    case 1:
+      args.push_back({"--use-distributed-optimizer", ""});
+      break;
+    case 2:
+      refuse_plan_field(
+          inputs, "zero_stage",
+          "2: Megatron-LM's distributed optimizer shards the optimizer states (ZeRO-1) but keeps whole gradient "
+          "buffers; export --format deepspeed runs ZeRO-2, or set zero_stage 1 and simulate again");
+    default:
+      // Megatron-Core's own fully sharded data parallel: optimizer states, gradients and parameters.
+      args.push_back({"--use-custom-fsdp", ""});
+      args.push_back({"--data-parallel-sharding-strategy", "optim_grads_params"});
+      args.push_back({"--use-distributed-optimizer", ""});
+      args.push_back({"--no-gradient-accumulation-fusion", ""}); // Megatron FSDP requires it
+      break;
   }
   if (plan.dp > 1 && plan.zero_stage < 3) {
     const double bucket_params = plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes();
@@ -126,16 +123,12 @@ std::string pipeline_layout(const std::vector<int>& blocks)
 
 std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
 {
-  require_one_batch_shape(inputs, "Megatron-LM");
+  require_runnable_under(inputs, strategies::Framework::megatron, "Megatron-LM");
   const Plan& plan = *inputs.plan;
-  if (plan.framework.name != strategies::Framework::megatron)
-    refuse(inputs, "framework",
-           std::string(strategies::framework_name(plan.framework.name)) +
-               ": the plan was simulated as that framework moves bytes, not as Megatron-LM does; simulate it "
-               "with \"framework\": \"megatron\" (search --framework megatron) to export it for Megatron-LM");
   if (plan.pp > 1 && plan.schedule == strategies::PipelineSchedule::gpipe)
-    refuse(inputs, "schedule", "gpipe: Megatron-LM runs pipelines with 1F1B only; set \"schedule\": \"1f1b\" "
-                               "and simulate again");
+    refuse_plan_field(inputs, "schedule",
+                      "gpipe: Megatron-LM runs pipelines with 1F1B only; set \"schedule\": \"1f1b\" "
+                      "and simulate again");
 
   std::vector<Argument> args;
   add(args, "--tensor-model-parallel-size", plan.tp);
@@ -153,7 +146,7 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
   add_data_parallel(args, inputs);
 
   const std::vector<int> blocks = blocks_per_stage(inputs, "Megatron-LM");
-  const bool even = std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b == blocks[0]; });
+  const bool even               = std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b == blocks[0]; });
   if (plan.pp > 1 && !even)
     args.push_back({"--pipeline-model-parallel-layout", pipeline_layout(blocks)});
   return args;

@@ -14,8 +14,7 @@ namespace {
 
 using strategies::Plan;
 
-template <typename T>
-bool all_equal(const std::vector<T>& values)
+template <typename T> bool all_equal(const std::vector<T>& values)
 {
   return std::all_of(values.begin(), values.end(), [&](const T& v) { return v == values.front(); });
 }
@@ -31,9 +30,8 @@ std::string shell_word(const std::string& value)
 
 ExportFile megatron_file(const ExportInputs& inputs)
 {
-  std::string text = "# hetsim export: Megatron-LM (Megatron-Core 0.13) arguments for " +
-                     quote(inputs.workload->name) + " on " + quote(inputs.cluster->name()) + ", plan " +
-                     quote(inputs.plan_origin) +
+  std::string text = "# hetsim export: Megatron-LM (Megatron-Core 0.13) arguments for " + quote(inputs.workload->name) +
+                     " on " + quote(inputs.cluster->name()) + ", plan " + quote(inputs.plan_origin) +
                      ".\n# Use: source megatron_args.sh; then pass \"${MEGATRON_ARGS[@]}\" to pretrain_gpt.py with "
                      "your data and tokenizer\n# arguments, launched by this export's torchrun or slurm scripts so "
                      "that each rank runs on its planned GPU.\n";
@@ -64,40 +62,56 @@ bool parse_export_format(std::string_view name, ExportFormat& out)
   return false;
 }
 
-void require_one_batch_shape(const ExportInputs& inputs, std::string_view framework)
+void refuse_plan_field(const ExportInputs& inputs, const std::string& field, const std::string& why)
+{
+  throw InputError(inputs.plan_origin + ": " + field + ": " + why);
+}
+
+void require_runnable_under(const ExportInputs& inputs, strategies::Framework framework, std::string_view who_name)
 {
   const Plan& plan = *inputs.plan;
-  const std::string who(framework);
+  const std::string who(who_name);
   if (!all_equal(plan.micro_batch))
-    throw InputError(inputs.plan_origin + ": micro_batch: replicas run different micro-batches (per-device "
-                                          "batches, as Poplar and Whale plan them); " + who +
-                     " runs one micro-batch size on every replica; such a plan runs under `hetsim run` only");
+    refuse_plan_field(inputs, "micro_batch",
+                      "replicas run different micro-batches (per-device batches, as Poplar and Whale plan them); " +
+                          who +
+                          " runs one micro-batch size on every replica; such a plan runs under `hetsim run` only");
   if (!all_equal(plan.grad_accum))
-    throw InputError(inputs.plan_origin + ": grad_accum: replicas accumulate different numbers of micro-batches; " +
-                     who + " accumulates the same number on every replica");
-  if (!plan.last_micro_batch.empty() &&
-      std::any_of(plan.last_micro_batch.begin(), plan.last_micro_batch.end(),
-                  [&](int last) { return last != plan.micro_batch[0]; }))
-    throw InputError(inputs.plan_origin + ": last_micro_batch: a shorter last micro-batch (Poplar) is not a " + who +
-                     " setting; such a plan runs under `hetsim run` only");
+    refuse_plan_field(inputs, "grad_accum",
+                      "replicas accumulate different numbers of micro-batches; " + who +
+                          " accumulates the same number on every replica");
+  if (!plan.last_micro_batch.empty() && std::any_of(plan.last_micro_batch.begin(), plan.last_micro_batch.end(),
+                                                    [&](int last) { return last != plan.micro_batch[0]; }))
+    refuse_plan_field(inputs, "last_micro_batch",
+                      "a shorter last micro-batch (Poplar) is not a " + who +
+                          " setting; such a plan runs under `hetsim run` only");
   if (plan.shards_layers())
-    throw InputError(inputs.plan_origin + ": layer_sharding: per-layer sharding (OSDP) is not a " + who +
-                     " setting: it shards whole models (ZeRO/FSDP stages); set zero_stage instead and simulate "
-                     "again");
+    refuse_plan_field(inputs, "layer_sharding",
+                      "per-layer sharding (OSDP) is not a " + who +
+                          " setting: it shards whole models (ZeRO/FSDP stages); set zero_stage instead and simulate "
+                          "again");
+  if (plan.framework.name != framework) {
+    const std::string wanted(strategies::framework_name(framework));
+    refuse_plan_field(inputs, "framework",
+                      std::string(strategies::framework_name(plan.framework.name)) +
+                          ": the plan was simulated as that framework moves bytes, not as " + who +
+                          " does; simulate it with \"framework\": \"" + wanted + "\" (search --framework " + wanted +
+                          ") to export it for " + who);
+  }
 }
 
 std::vector<int> blocks_per_stage(const ExportInputs& inputs, std::string_view framework)
 {
-  const Plan& plan = *inputs.plan;
-  const auto& layers = inputs.workload->layers;
+  const Plan& plan      = *inputs.plan;
+  const auto& layers    = inputs.workload->layers;
   const int layer_count = static_cast<int>(layers.size());
   std::vector<int> blocks(plan.pp, 0);
   for (int s = 0; s < plan.pp; ++s) {
     const int first = plan.stage_starts[s], end = plan.stage_end(s, layer_count);
     if (layers[first].kind == "mlp") // a block split into attention and MLP layers, cut between the two
-      throw InputError(inputs.plan_origin + ": stage_starts[" + std::to_string(s) + "]: stage " +
-                       std::to_string(s) + " starts at " + layers[first].name + ", inside a transformer block; " +
-                       std::string(framework) + " places whole blocks");
+      refuse_plan_field(inputs, "stage_starts[" + std::to_string(s) + "]",
+                        "stage " + std::to_string(s) + " starts at " + layers[first].name +
+                            ", inside a transformer block; " + std::string(framework) + " places whole blocks");
     for (int l = first; l < end; ++l)
       blocks[s] += layers[l].kind == "transformer" || layers[l].kind == "attention" ? 1 : 0;
   }
@@ -108,18 +122,18 @@ std::vector<ExportFile> export_plan(const ExportInputs& inputs, ExportFormat for
 {
   HETSIM_ASSERT(inputs.cluster && inputs.workload && inputs.plan);
   switch (format) {
-  case ExportFormat::megatron:
-    return {megatron_file(inputs)};
-  case ExportFormat::deepspeed: {
-    std::vector<ExportFile> files = {{"ds_config.json", deepspeed_config(inputs).dump(1) + "\n", false}};
-    if (inputs.plan->pp > 1)
-      files.push_back({"pipeline_parts.json", pipeline_parts(inputs).dump(1) + "\n", false});
-    return files;
-  }
-  case ExportFormat::torchrun:
-    return torchrun_scripts(inputs, make_rank_map(*inputs.cluster, *inputs.plan));
-  case ExportFormat::slurm:
-    return slurm_scripts(inputs, make_rank_map(*inputs.cluster, *inputs.plan));
+    case ExportFormat::megatron:
+      return {megatron_file(inputs)};
+    case ExportFormat::deepspeed: {
+      std::vector<ExportFile> files = {{"ds_config.json", deepspeed_config(inputs).dump(1) + "\n", false}};
+      if (inputs.plan->pp > 1)
+        files.push_back({"pipeline_parts.json", pipeline_parts(inputs).dump(1) + "\n", false});
+      return files;
+    }
+    case ExportFormat::torchrun:
+      return torchrun_scripts(inputs, make_rank_map(*inputs.cluster, *inputs.plan));
+    case ExportFormat::slurm:
+      return slurm_scripts(inputs, make_rank_map(*inputs.cluster, *inputs.plan));
   }
   HETSIM_ASSERT(false);
   return {};

@@ -24,11 +24,11 @@ enum class ExportFormat { megatron, deepspeed, torchrun, slurm };
 bool parse_export_format(std::string_view name, ExportFormat& out);
 
 struct ExportInputs {
-  const Cluster* cluster            = nullptr;
-  const models::Workload* workload  = nullptr;
-  const strategies::Plan* plan      = nullptr;
-  std::string plan_origin;  ///< the plan file, for messages: "best.json"
-  std::string model_origin; ///< the model file, for messages
+  const Cluster* cluster           = nullptr;
+  const models::Workload* workload = nullptr;
+  const strategies::Plan* plan     = nullptr;
+  std::string plan_origin;    ///< the plan file, for messages: "best.json"
+  std::string model_origin;   ///< the model file, for messages
   std::string cluster_origin; ///< the cluster file, for messages
 };
 
@@ -42,9 +42,13 @@ struct ExportFile {
 /// cannot run.
 std::vector<ExportFile> export_plan(const ExportInputs& inputs, ExportFormat format);
 
-/// What neither Megatron-LM nor DeepSpeed can run: replicas with different micro-batches or accumulation
-/// (Poplar), a short last micro-batch, per-layer sharding (OSDP). Throws InputError naming the field.
-void require_one_batch_shape(const ExportInputs& inputs, std::string_view framework);
+/// Throws InputError "best.json: FIELD: WHY", naming the plan field a format cannot express.
+[[noreturn]] void refuse_plan_field(const ExportInputs& inputs, const std::string& field, const std::string& why);
+
+/// What a framework's export needs of any plan: one batch shape on every replica (not Poplar's or Whale's
+/// per-replica micro-batches, nor a short last one), no per-layer sharding (OSDP), and the plan simulated under
+/// that framework's behaviour (`framework`). Throws InputError naming the field; `who` names the framework.
+void require_runnable_under(const ExportInputs& inputs, strategies::Framework framework, std::string_view who);
 
 /// Transformer blocks on each stage (the embedding and the head are not blocks). Throws InputError when a stage
 /// boundary falls inside a block split into attention and MLP layers.

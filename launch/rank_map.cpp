@@ -12,7 +12,7 @@ RankMap make_rank_map(const Cluster& cluster, const strategies::Plan& plan)
   HETSIM_ASSERT(static_cast<int>(plan.placement.size()) == plan.world_size());
   RankMap map;
   map.world_size = plan.world_size();
-  std::map<int, int> slot_of_node; // cluster node -> index into map.nodes
+  std::map<int, int> slot_of_node;                       // cluster node -> index into map.nodes
   for (int rank = 0; rank < plan.world_size(); ++rank) { // ascending ranks: nodes appear by their lowest rank
     const Device& device = cluster.device(plan.placement[rank]);
     auto [slot, added]   = slot_of_node.try_emplace(device.node, static_cast<int>(map.nodes.size()));

@@ -22,7 +22,9 @@ CriticalPath critical_path(const strategies::Schedule& schedule, const std::vect
       for (std::size_t i = 1; i < queue.size(); ++i)
         previous[queue[i]] = queue[i - 1];
 
-  const auto ends_later = [&](int a, int b) { return timings[a].end_s > timings[b].end_s || (timings[a].end_s == timings[b].end_s && a < b); };
+  const auto ends_later = [&](int a, int b) {
+    return timings[a].end_s > timings[b].end_s || (timings[a].end_s == timings[b].end_s && a < b);
+  };
   int current = 0;
   for (int t = 1; t < static_cast<int>(timings.size()); ++t)
     if (ends_later(t, current))
@@ -48,7 +50,7 @@ CriticalPath critical_path(const strategies::Schedule& schedule, const std::vect
 
   std::vector<char> visited(schedule.tasks.size(), 0);
   while (current >= 0 && !visited[current]) {
-    visited[current] = 1;
+    visited[current]             = 1;
     const strategies::Task& task = schedule.tasks[current];
     // A call ends only after its last member arrives, a transfer only once both sides are ready (both of its
     // tasks span the transfer itself): the side that was ready last held the other up.

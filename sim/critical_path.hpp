@@ -15,9 +15,9 @@
 namespace hetsim::sim {
 
 struct CriticalPath {
-  std::vector<int> tasks;         ///< last task first
-  std::vector<double> compute_s;  ///< per device: seconds of its compute tasks on the path
-  double communication_s = 0;     ///< seconds of communication tasks on the path
+  std::vector<int> tasks;        ///< last task first
+  std::vector<double> compute_s; ///< per device: seconds of its compute tasks on the path
+  double communication_s = 0;    ///< seconds of communication tasks on the path
 };
 
 CriticalPath critical_path(const strategies::Schedule& schedule, const std::vector<TaskTiming>& timings,

@@ -166,16 +166,9 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
     d.exposed_comm_s     = std::max(0.0, busy_s - d.compute_s);
     d.idle_s             = std::max(0.0, time - busy_s);
     if (static_cast<std::size_t>(device) < memory.size()) {
-      const strategies::DeviceMemory& m = memory[device];
-      d.peak_memory_bytes     = m.total_bytes();
-      d.memory_capacity_bytes = m.capacity_bytes;
-      d.parameter_bytes       = m.parameter_bytes;
-      d.gradient_bytes        = m.gradient_bytes;
-      d.optimizer_bytes       = m.optimizer_bytes;
-      d.activation_bytes      = m.activation_bytes;
-      d.framework_bytes       = m.framework_bytes;
-      d.transient_bytes       = m.transient_bytes;
-      d.workspace_bytes       = m.workspace_bytes;
+      d.memory                = memory[device];
+      d.peak_memory_bytes     = d.memory.total_bytes();
+      d.memory_capacity_bytes = d.memory.capacity_bytes;
     }
     peak_flops += cluster.gpu_of(device).peak_flops(plan.dtype);
     report.devices.push_back(std::move(d));
@@ -248,13 +241,13 @@ nlohmann::json report_to_json(const Report& report)
                        {"peak_memory_bytes", d.peak_memory_bytes},
                        {"memory_capacity_bytes", d.memory_capacity_bytes},
                        {"memory_bytes",
-                        {{"parameters", d.parameter_bytes},
-                         {"gradients", d.gradient_bytes},
-                         {"optimizer", d.optimizer_bytes},
-                         {"activations", d.activation_bytes},
-                         {"framework", d.framework_bytes},
-                         {"transient", d.transient_bytes},
-                         {"workspace", d.workspace_bytes}}}});
+                        {{"parameters", d.memory.parameter_bytes},
+                         {"gradients", d.memory.gradient_bytes},
+                         {"optimizer", d.memory.optimizer_bytes},
+                         {"activations", d.memory.activation_bytes},
+                         {"framework", d.memory.framework_bytes},
+                         {"transient", d.memory.transient_bytes},
+                         {"workspace", d.memory.workspace_bytes}}}});
   return {{"cluster", report.cluster},
           {"model", report.model},
           {"dtype", report.dtype},

@@ -16,6 +16,7 @@
 /// otherwise.
 
 #include "sim/replay.hpp"
+#include "strategies/lowering/memory.hpp"
 #include "strategies/lowering/schedule.hpp"
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"
@@ -40,8 +41,7 @@ struct DeviceReport {
   double peak_memory_bytes  = 0; ///< strategies::plan_memory total
   double memory_capacity_bytes = 0;
   /// The peak by term (strategies::plan_memory): what to shrink when it does not fit.
-  double parameter_bytes = 0, gradient_bytes = 0, optimizer_bytes = 0, activation_bytes = 0;
-  double framework_bytes = 0, transient_bytes = 0, workspace_bytes = 0;
+  strategies::DeviceMemory memory;
 };
 
 struct Bottleneck {

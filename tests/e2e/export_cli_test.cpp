@@ -34,7 +34,7 @@ TEST_CASE("export: every planner's best plan in every format, or one line naming
       INFO(search.output);
       REQUIRE(search.exit_code == 0);
       const auto plan = nlohmann::json::parse(read_file(best));
-      for (const std::string format : {framework, std::string("torchrun"), std::string("slurm")}) {
+      for (const std::string& format : {framework, std::string("torchrun"), std::string("slurm")}) {
         CAPTURE(format);
         const bool launcher = format == "torchrun" || format == "slurm";
         const std::string out = (dir.path / (planner + "-" + framework + "-" + format)).string();
