@@ -88,6 +88,7 @@ int run_simulate(SimulateOptions& options)
   sim_options.calibration         = calibration ? &*calibration : nullptr;
   sim_options.profile             = profile ? &*profile : nullptr;
   sim_options.trace               = !options.trace_file.empty();
+  sim_options.links               = true;
   sim::SimResult result           = sim::simulate(plan, problem, schedule, sim_options);
 
   sim::print_report(result.report, std::cout);

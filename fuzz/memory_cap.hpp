@@ -1,6 +1,8 @@
 #pragma once
 /// The contract's memory bound: no input may make HetSim use more than this.
 
+#include "core/sanitizers.hpp"
+
 #include <sys/resource.h>
 
 namespace hetsim::fuzz {
@@ -12,13 +14,8 @@ constexpr rlim_t kMemoryCapBytes = rlim_t{4} << 30;
 /// space for shadow memory and are left uncapped.
 inline void cap_memory()
 {
-#if defined(__SANITIZE_ADDRESS__)
-  return;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return;
-#endif
-#endif
+  if (kAddressSanitizer)
+    return;
   const rlimit cap{kMemoryCapBytes, kMemoryCapBytes};
   setrlimit(RLIMIT_AS, &cap);
 }

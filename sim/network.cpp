@@ -49,8 +49,16 @@ void Network::transfer(int src, int dst, double bytes) const
   if (src == dst)
     return;
   sg4::this_actor::sleep_for(platform_.latency(src, dst));
-  if (const std::uint64_t size = whole_bytes(bytes); size > 0)
+  const std::uint64_t size = whole_bytes(bytes);
+  if (size == 0)
+    return;
+  if (!usage_) {
     inboxes_[dst]->put(&g_payload, size);
+    return;
+  }
+  const auto flow = usage_->flow_started(src, dst, static_cast<double>(size), sg4::Engine::get_clock());
+  inboxes_[dst]->put(&g_payload, size);
+  usage_->flow_ended(flow, src, dst, sg4::Engine::get_clock());
 }
 
 void Network::transfer_all(std::vector<Flow> flows) const
@@ -66,14 +74,26 @@ void Network::transfer_all(std::vector<Flow> flows) const
   std::sort(order.begin(), order.end());
   const double start_s = sg4::Engine::get_clock();
   std::vector<sg4::CommPtr> comms;
+  std::vector<std::pair<LinkUsageRecorder::FlowHandle, std::size_t>> recorded; // per comm: its flow
   for (const auto& [latency_s, i] : order) {
     if (start_s + latency_s > sg4::Engine::get_clock())
       sg4::this_actor::sleep_until(start_s + latency_s);
-    if (const std::uint64_t size = whole_bytes(flows[i].bytes); size > 0)
-      comms.push_back(inboxes_[flows[i].dst]->put_async(&g_payload, size));
+    const std::uint64_t size = whole_bytes(flows[i].bytes);
+    if (size == 0)
+      continue;
+    if (usage_)
+      recorded.emplace_back(usage_->flow_started(flows[i].src, flows[i].dst, static_cast<double>(size),
+                                                 sg4::Engine::get_clock()),
+                            i);
+    comms.push_back(inboxes_[flows[i].dst]->put_async(&g_payload, size));
   }
-  if (!comms.empty())
-    sg4::Comm::wait_all(comms);
+  if (comms.empty())
+    return;
+  sg4::Comm::wait_all(comms);
+  // SimGrid tells each flow's own end time, though the wait ends with the last.
+  for (std::size_t c = 0; c < recorded.size(); ++c)
+    usage_->flow_ended(recorded[c].first, flows[recorded[c].second].src, flows[recorded[c].second].dst,
+                       comms[c]->get_finish_time());
 }
 
 } // namespace hetsim::sim

@@ -12,6 +12,7 @@
 /// of completing one grows with the number in flight (a list scan in CommImpl::finish): 39 µs per transfer with
 /// 4,096 concurrent flows against 11 µs for mailbox messages, which made large replays quadratic.
 
+#include "sim/link_usage.hpp"
 #include "sim/platform.hpp"
 
 #include <vector>
@@ -39,9 +40,12 @@ public:
   void transfer_all(std::vector<Flow> flows) const;
 
   const Platform& platform() const { return platform_; }
+  /// From now on, every flow's bytes and interval are added to `recorder` (which must outlive the transfers).
+  void record_usage(LinkUsageRecorder* recorder) { usage_ = recorder; }
 
 private:
   const Platform& platform_;
+  LinkUsageRecorder* usage_ = nullptr;
   std::vector<simgrid::s4u::Mailbox*> inboxes_; ///< per device
 };
 

@@ -69,7 +69,7 @@ Platform::Platform(const Cluster& cluster) : cluster_(cluster)
       const double latency_s = wan.latency_s - (regions[a].latency_s + regions[b].latency_s) / 2;
       sg4::Link* link = simplex(top, "wan" + std::to_string(a) + "-" + std::to_string(b), wan.bandwidth_bytes_per_s,
                                 latency_s, per_flow);
-      ++link_count_;
+      add_link(link, LinkKind::wan, "WAN " + regions[a].name + " -> " + regions[b].name);
       top->add_route(region_zones_[a]->get_netpoint(), region_zones_[b]->get_netpoint(),
                      region_gateways_[a], region_gateways_[b], {sg4::LinkInRoute(link)}, false);
     }
@@ -101,7 +101,8 @@ void Platform::build_region(int r, sg4::NetZone* top)
   if (has_overrides) {
     switch_up   = simplex(zone, region_name + ".switch_up", kUnlimitedBandwidth, region.latency_s / 2, true);
     switch_down = simplex(zone, region_name + ".switch_down", kUnlimitedBandwidth, region.latency_s / 2, true);
-    link_count_ += 2;
+    add_link(switch_up, LinkKind::switch_latency, "region " + region.name + " switch up");
+    add_link(switch_down, LinkKind::switch_latency, "region " + region.name + " switch down");
   }
 
   std::vector<NetPoint*> node_gateways(cluster_.nodes().size(), nullptr);
@@ -120,7 +121,8 @@ void Platform::build_region(int r, sg4::NetZone* top)
       hosts_[d] = host;
       auto* port = split_duplex(node_zone, device_name + ".port", node.intra.bandwidth_bytes_per_s,
                                 node.intra.latency_s / 2);
-      link_count_ += 2;
+      add_link(port->get_link_up(), LinkKind::port, "dev" + std::to_string(d) + " port out");
+      add_link(port->get_link_down(), LinkKind::port, "dev" + std::to_string(d) + " port in");
       node_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                            {sg4::LinkInRoute(port, sg4::LinkInRoute::Direction::UP)}, true);
     }
@@ -128,7 +130,8 @@ void Platform::build_region(int r, sg4::NetZone* top)
 
     const double nic_latency_s = has_overrides ? node.nic.latency_s / 2 : (node.nic.latency_s + region.latency_s) / 2;
     auto* nic = split_duplex(zone, node_name + ".nic", node.nic.bandwidth_bytes_per_s, nic_latency_s);
-    link_count_ += 2;
+    add_link(nic->get_link_up(), LinkKind::nic, "node " + node.name + " NIC out");
+    add_link(nic->get_link_down(), LinkKind::nic, "node " + node.name + " NIC in");
     nics[n]          = nic;
     node_gateways[n] = gateway;
     node_zones[n]    = node_zone;
@@ -150,7 +153,8 @@ void Platform::build_region(int r, sg4::NetZone* top)
       continue;
     sg4::Link* link = simplex(zone, "ovr" + std::to_string(o.src_node) + "-" + std::to_string(o.dst_node),
                               o.link.bandwidth_bytes_per_s, o.link.latency_s, false);
-    ++link_count_;
+    add_link(link, LinkKind::node_pair,
+             "node " + cluster_.nodes()[o.src_node].name + " -> node " + cluster_.nodes()[o.dst_node].name);
     zone->add_bypass_route(node_zones[o.src_node]->get_netpoint(), node_zones[o.dst_node]->get_netpoint(),
                            node_gateways[o.src_node],
                            node_gateways[o.dst_node],
@@ -159,6 +163,40 @@ void Platform::build_region(int r, sg4::NetZone* top)
                             sg4::LinkInRoute(nics[o.dst_node], sg4::LinkInRoute::Direction::DOWN)});
   }
   zone->seal();
+}
+
+std::string_view link_kind_name(LinkKind kind)
+{
+  switch (kind) {
+  case LinkKind::port: return "port";
+  case LinkKind::nic: return "nic";
+  case LinkKind::wan: return "wan";
+  case LinkKind::node_pair: return "node_pair";
+  case LinkKind::switch_latency: return "switch_latency";
+  }
+  return "unknown";
+}
+
+void Platform::add_link(const sg4::Link* link, LinkKind kind, std::string label)
+{
+  link_index_.emplace(link, static_cast<int>(links_.size()));
+  links_.push_back(PlatformLink{link, kind, std::move(label), link->get_bandwidth()});
+}
+
+std::vector<int> Platform::route_links(int src, int dst) const
+{
+  std::vector<int> route;
+  if (src == dst)
+    return route;
+  std::vector<sg4::Link*> links;
+  double latency_s = 0;
+  hosts_[src]->route_to(hosts_[dst], links, &latency_s);
+  for (const auto* link : links) {
+    const auto it = link_index_.find(link);
+    HETSIM_ASSERT(it != link_index_.end());
+    route.push_back(it->second);
+  }
+  return route;
 }
 
 Link Platform::route(int src, int dst) const

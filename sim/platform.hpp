@@ -21,11 +21,14 @@
 #include "core/cluster.hpp"
 
 #include <memory>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace simgrid::s4u {
 class Host;
+class Link;
 class NetZone;
 } // namespace simgrid::s4u
 namespace simgrid::kernel::routing {
@@ -36,6 +39,19 @@ namespace hetsim::sim {
 
 /// Stand-in for an infinite bandwidth (1 PB/s): SimGrid needs finite link capacities.
 inline constexpr double kUnlimitedBandwidth = 1e15;
+
+/// What a link of the platform is, for reports: a device's port to its node switch (NVLink, PCIe), a node's NIC,
+/// a WAN link between two regions, a node pair's own link, or a region switch's latency (no bandwidth limit).
+enum class LinkKind { port, nic, wan, node_pair, switch_latency };
+std::string_view link_kind_name(LinkKind kind);
+
+/// One directional link (a split-duplex link is two: out of and into its device or node).
+struct PlatformLink {
+  const simgrid::s4u::Link* link = nullptr;
+  LinkKind kind                  = LinkKind::port;
+  std::string label; ///< in the cluster's names: "dev5 port out", "node a100-3 NIC in", "WAN us-east -> eu-west"
+  double bandwidth_bytes_per_s = 0; ///< kUnlimitedBandwidth or more reads as unlimited
+};
 
 class Platform {
 public:
@@ -48,7 +64,10 @@ public:
   const Cluster& cluster() const { return cluster_; }
   simgrid::s4u::Host* host(int device) const { return hosts_[device]; }
   /// Links created (split-duplex links count twice).
-  std::size_t link_count() const { return link_count_; }
+  std::size_t link_count() const { return links_.size(); }
+  const std::vector<PlatformLink>& links() const { return links_; }
+  /// Indices into links() of SimGrid's route from one device to another, in order; empty when src == dst.
+  std::vector<int> route_links(int src, int dst) const;
 
   /// Latency (sum of link latencies) and bottleneck bandwidth of SimGrid's route from one device to another;
   /// a bandwidth of kUnlimitedBandwidth or more reads as infinity. Link{} when src == dst.
@@ -58,12 +77,14 @@ public:
 
 private:
   void build_region(int region, simgrid::s4u::NetZone* top);
+  void add_link(const simgrid::s4u::Link* link, LinkKind kind, std::string label);
 
   const Cluster& cluster_;
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::s4u::NetZone*> region_zones_;
   std::vector<simgrid::kernel::routing::NetPoint*> region_gateways_;
-  std::size_t link_count_ = 0;
+  std::vector<PlatformLink> links_;
+  std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
   mutable std::unordered_map<long long, double> latency_cache_;
 };
 

@@ -13,9 +13,11 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -46,6 +48,8 @@ public:
 
   /// Creates the actors; the engine runs them afterwards.
   void start();
+  /// Adds every flow to `recorder`; call before start().
+  void record_usage(LinkUsageRecorder* recorder) { network_.record_usage(recorder); }
   /// After the run: the timings, or InternalError when some task never ended.
   std::vector<TaskTiming> take_timings();
 
@@ -373,21 +377,40 @@ std::vector<TaskTiming> replay(Engine& engine, const Platform& platform, const S
   if (!options.compute_seconds)
     throw InternalError("replay: no compute time model given");
   Replayer replayer(platform, schedule, options);
+  std::optional<LinkUsageRecorder> usage;
+  if (options.link_usage)
+    replayer.record_usage(&usage.emplace(platform));
   replayer.start();
   engine.run();
-  return replayer.take_timings();
+  auto timings = replayer.take_timings();
+  if (usage)
+    *options.link_usage = usage->totals();
+  return timings;
 }
 
 std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& schedule,
                                         const ReplayOptions& options)
 {
   check_schedule(schedule, cluster.device_count());
+  // The child sends the timings, then (when asked) the links' usage.
   const std::string bytes = run_isolated([&] {
     Engine engine;
     Platform platform(cluster);
-    return to_bytes(replay(engine, platform, schedule, options));
+    std::vector<LinkUsage> usage;
+    ReplayOptions child_options = options;
+    child_options.link_usage    = options.link_usage ? &usage : nullptr;
+    const std::string timings   = to_bytes(replay(engine, platform, schedule, child_options));
+    return to_bytes(std::vector<std::uint64_t>{timings.size()}) + timings +
+           (options.link_usage ? link_usage_to_bytes(usage) : std::string());
   });
-  auto timings = from_bytes<TaskTiming>(bytes);
+  std::string_view rest = bytes;
+  const auto length     = from_bytes<std::uint64_t>(rest.substr(0, sizeof(std::uint64_t)));
+  if (length.size() != 1 || rest.size() < sizeof(std::uint64_t) + length[0])
+    throw InternalError("replay: truncated result from the simulation process");
+  rest.remove_prefix(sizeof(std::uint64_t));
+  auto timings = from_bytes<TaskTiming>(rest.substr(0, length[0]));
+  if (options.link_usage)
+    *options.link_usage = link_usage_from_bytes(rest.substr(length[0]));
   if (timings.size() != schedule.tasks.size())
     throw InternalError("replay: expected " + std::to_string(schedule.tasks.size()) + " task timings, got " +
                         std::to_string(timings.size()));

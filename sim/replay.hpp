@@ -12,6 +12,7 @@
 /// only the actors that were waiting for it.
 
 #include "core/cluster.hpp"
+#include "sim/link_usage.hpp"
 #include "strategies/lowering/schedule.hpp"
 #include "traces/trace.hpp"
 
@@ -42,6 +43,9 @@ struct ReplayOptions {
   /// When set, each member of a collective first waits this long: the software cost of the call
   /// (costmodel::LinkCalibration::collective_overhead_s).
   std::function<double(const strategies::Collective&)> collective_overhead_seconds;
+  /// When set, receives every link's bytes and busy time over the replay (LinkUsageRecorder), in
+  /// Platform::links() order.
+  std::vector<LinkUsage>* link_usage = nullptr;
 };
 
 /// Checks that a schedule is well formed for a cluster of `device_count` devices: every task in exactly one queue

@@ -1,6 +1,7 @@
 #include "sim/report.hpp"
 
 #include "sim/critical_path.hpp"
+#include "sim/report_format.hpp"
 
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -41,78 +42,50 @@ double union_length(std::vector<Interval>& intervals)
   return total;
 }
 
-std::string format(const char* pattern, double value)
-{
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
-
-/// 12345678 -> "12,345,678".
-std::string with_commas(double value)
-{
-  std::string digits = format("%.0f", value);
-  std::string out;
-  const std::size_t lead = digits[0] == '-' ? 1 : 0;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    out += digits[i];
-    const std::size_t left = digits.size() - i - 1;
-    if (i >= lead && left > 0 && left % 3 == 0)
-      out += ',';
-  }
-  return out;
-}
-
-std::string pad(const std::string& text, std::size_t width, bool right_align)
-{
-  if (text.size() >= width)
-    return text;
-  const std::string fill(width - text.size(), ' ');
-  return right_align ? fill + text : text + fill;
-}
-
-/// Rows of strings printed as aligned columns: the first column left-aligned, the others right-aligned (numbers)
-/// or left-aligned (text).
-void print_table(const std::vector<std::vector<std::string>>& rows, std::ostream& out, bool numbers = true)
-{
-  std::vector<std::size_t> widths;
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      widths.resize(std::max(widths.size(), row.size()), 0);
-      widths[c] = std::max(widths[c], row[c].size());
-    }
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      if (c > 0)
-        line += "  ";
-      line += pad(row[c], widths[c], numbers && c > 0);
-    }
-    while (!line.empty() && line.back() == ' ')
-      line.pop_back();
-    out << "  " << line << '\n';
-  }
-}
-
-std::string percent(double fraction)
-{
-  return format("%.1f%%", 100 * fraction);
-}
-
-/// Four significant digits, trailing zeros kept so that columns line up: "5.240", "128.3", "0.0001234".
-std::string seconds(double s)
-{
-  return s == 0 ? "0" : format("%#.4g", s);
-}
-
-std::string gib(double bytes)
-{
-  return format("%.2f", bytes / units::kGiB);
-}
-
 std::string stage_text(int stage)
 {
   return stage < 0 ? "-" : std::to_string(stage);
+}
+
+/// Report::stages and Report::bubble from the devices' figures.
+void summarize_stages(const strategies::Plan& plan, Report& report)
+{
+  std::map<int, StageReport> stages;
+  const double window_s = report.bubble.window_s;
+  double fractions      = 0;
+  for (const auto& d : report.devices) {
+    const double fraction = window_s > 0 ? d.bubble_s / window_s : 0;
+    fractions += fraction;
+    if (d.stage < 0)
+      continue;
+    StageReport& stage = stages[d.stage];
+    stage.stage        = d.stage;
+    ++stage.devices;
+    stage.bubble_s += d.bubble_s;
+    stage.bubble_fraction += fraction;
+    if (stage.peak_memory_device < 0 || d.peak_memory_bytes > stage.memory.total_bytes()) {
+      stage.peak_memory_device = d.device;
+      stage.memory             = d.memory;
+    }
+  }
+  for (auto& [index, stage] : stages) {
+    stage.bubble_s /= stage.devices;
+    stage.bubble_fraction /= stage.devices;
+    report.stages.push_back(stage);
+  }
+  report.bubble.fraction = report.devices.empty() ? 0 : fractions / report.devices.size();
+  for (int micro_batches : plan.grad_accum)
+    if (plan.pp > 1 && micro_batches > 0)
+      report.bubble.ideal_fraction =
+          std::max(report.bubble.ideal_fraction, (plan.pp - 1.0) / (micro_batches + plan.pp - 1.0));
+}
+
+nlohmann::json memory_to_json(const strategies::DeviceMemory& memory)
+{
+  return {{"parameters", memory.parameter_bytes},   {"gradients", memory.gradient_bytes},
+          {"optimizer", memory.optimizer_bytes},    {"activations", memory.activation_bytes},
+          {"framework", memory.framework_bytes},    {"transient", memory.transient_bytes},
+          {"workspace", memory.workspace_bytes}};
 }
 
 } // namespace
@@ -144,9 +117,14 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
 
   std::vector<std::vector<Interval>> compute(cluster.device_count());
   std::vector<std::vector<Interval>> comm(cluster.device_count());
+  Interval window{1e300, -1e300}; // first forward to last backward, over all devices
   for (const auto& task : schedule.tasks) {
     const Interval interval{timings[task.id].start_s, timings[task.id].end_s};
     (task.stream == strategies::Stream::compute ? compute : comm)[task.device].push_back(interval);
+    if (task.kind == strategies::TaskKind::forward || task.kind == strategies::TaskKind::backward) {
+      window.first  = std::min(window.first, interval.first);
+      window.second = std::max(window.second, interval.second);
+    }
   }
 
   const std::vector<strategies::DeviceMemory> memory = strategies::plan_memory(plan, problem);
@@ -165,6 +143,13 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
     const double busy_s  = union_length(all);
     d.exposed_comm_s     = std::max(0.0, busy_s - d.compute_s);
     d.idle_s             = std::max(0.0, time - busy_s);
+    if (const auto [begin, end] = window; end > begin) {
+      std::vector<Interval> inside;
+      for (const auto& [s, e] : compute[device])
+        if (std::min(e, end) > std::max(s, begin))
+          inside.emplace_back(std::max(s, begin), std::min(e, end));
+      d.bubble_s = std::max(0.0, end - begin - union_length(inside));
+    }
     if (static_cast<std::size_t>(device) < memory.size()) {
       d.memory                = memory[device];
       d.peak_memory_bytes     = d.memory.total_bytes();
@@ -173,6 +158,9 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
     peak_flops += cluster.gpu_of(device).peak_flops(plan.dtype);
     report.devices.push_back(std::move(d));
   }
+
+  report.bubble.window_s = std::max(0.0, window.second - window.first);
+  summarize_stages(plan, report);
 
   if (time > 0) {
     const double sequences   = static_cast<double>(report.global_batch);
@@ -240,14 +228,17 @@ nlohmann::json report_to_json(const Report& report)
                        {"idle_s", d.idle_s},
                        {"peak_memory_bytes", d.peak_memory_bytes},
                        {"memory_capacity_bytes", d.memory_capacity_bytes},
-                       {"memory_bytes",
-                        {{"parameters", d.memory.parameter_bytes},
-                         {"gradients", d.memory.gradient_bytes},
-                         {"optimizer", d.memory.optimizer_bytes},
-                         {"activations", d.memory.activation_bytes},
-                         {"framework", d.memory.framework_bytes},
-                         {"transient", d.memory.transient_bytes},
-                         {"workspace", d.memory.workspace_bytes}}}});
+                       {"memory_bytes", memory_to_json(d.memory)},
+                       {"bubble_s", d.bubble_s}});
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& s : report.stages)
+    stages.push_back({{"stage", s.stage},
+                      {"devices", s.devices},
+                      {"bubble_s", s.bubble_s},
+                      {"bubble_fraction", s.bubble_fraction},
+                      {"peak_memory_device", s.peak_memory_device},
+                      {"peak_memory_bytes", s.memory.total_bytes()},
+                      {"memory_bytes", memory_to_json(s.memory)}});
   return {{"cluster", report.cluster},
           {"model", report.model},
           {"dtype", report.dtype},
@@ -258,6 +249,12 @@ nlohmann::json report_to_json(const Report& report)
           {"tflops_per_s", report.tflops_per_s},
           {"mfu", report.mfu},
           {"devices", devices},
+          {"stages", stages},
+          {"pipeline_bubble",
+           {{"window_s", report.bubble.window_s},
+            {"fraction", report.bubble.fraction},
+            {"ideal_fraction", report.bubble.ideal_fraction}}},
+          {"links", link_summary_to_json(report.links)},
           {"bottleneck",
            {{"device", report.bottleneck.device},
             {"bound", report.bottleneck.bound},
@@ -337,6 +334,29 @@ void print_report(const Report& report, std::ostream& out, const std::string& ti
       top.push_back(device_row(*d));
     print_table(top, out);
   }
+
+  if (!report.stages.empty()) {
+    out << "\nper stage: compute idle inside the pipelines' window (bubble, mean over the stage's devices) and the "
+           "fullest device's memory by term, GiB:\n";
+    std::vector<std::vector<std::string>> rows{{"stage", "devices", "bubble s", "bubble", "fullest", "params",
+                                                "grads", "optimizer", "activations", "framework", "transient",
+                                                "workspace", "total", "of"}};
+    for (const auto& st : report.stages) {
+      const auto& m = st.memory;
+      rows.push_back({std::to_string(st.stage), std::to_string(st.devices), seconds(st.bubble_s),
+                      percent(st.bubble_fraction), "dev" + std::to_string(st.peak_memory_device),
+                      gib(m.parameter_bytes), gib(m.gradient_bytes), gib(m.optimizer_bytes), gib(m.activation_bytes),
+                      gib(m.framework_bytes), gib(m.transient_bytes), gib(m.workspace_bytes), gib(m.total_bytes()),
+                      gib(m.capacity_bytes)});
+    }
+    print_table(rows, out);
+    out << "pipeline bubble: " << percent(report.bubble.fraction) << " of the " << seconds(report.bubble.window_s)
+        << " s from the first forward to the last backward (mean over devices)";
+    if (report.bubble.ideal_fraction > 0)
+      out << "; equal stages and free communication would give " << percent(report.bubble.ideal_fraction);
+    out << '\n';
+  }
+  print_link_summary(report.links, out);
 
   if (report.bottleneck.device >= 0) {
     const DeviceReport* b = nullptr;

@@ -14,7 +14,14 @@
 /// cluster with one slow GPU, that GPU, not the devices waiting for it in their collectives. It is
 /// compute-bound when the path spends at least as long in compute as in communication, communication-bound
 /// otherwise.
+///
+/// Pipeline bubble, per device: the time its compute stream is idle inside the window of the pipelines (from the
+/// first forward of any device to the last backward of any device), as a share of that window. It holds the
+/// schedule's fill and drain and whatever else stalls compute inside the window (exposed tensor-parallel
+/// communication, waits for a slower stage, a replica with less work). The ideal share of a GPipe or 1F1B pipeline of p stages and m micro-batches with
+/// equal stages and free communication is (p - 1) / (m + p - 1).
 
+#include "sim/link_report.hpp"
 #include "sim/replay.hpp"
 #include "strategies/lowering/memory.hpp"
 #include "strategies/lowering/schedule.hpp"
@@ -42,6 +49,23 @@ struct DeviceReport {
   double memory_capacity_bytes = 0;
   /// The peak by term (strategies::plan_memory): what to shrink when it does not fit.
   strategies::DeviceMemory memory;
+  double bubble_s = 0; ///< compute idle inside the pipelines' window
+};
+
+/// One pipeline stage: its devices' mean bubble and its fullest device's memory by term.
+struct StageReport {
+  int stage   = 0;
+  int devices = 0;
+  double bubble_s        = 0; ///< mean over the stage's devices
+  double bubble_fraction = 0; ///< bubble_s / window
+  int peak_memory_device = -1;
+  strategies::DeviceMemory memory; ///< of peak_memory_device
+};
+
+struct PipelineBubble {
+  double window_s       = 0; ///< from the first forward's start to the last backward's end, over all devices
+  double fraction       = 0; ///< mean over the devices of bubble / window
+  double ideal_fraction = 0; ///< (p - 1) / (m + p - 1), the largest over replicas (fewest micro-batches)
 };
 
 struct Bottleneck {
@@ -62,7 +86,10 @@ struct Report {
   double tflops_per_s     = 0; ///< model FLOPs (forward + backward, no recompute) of the global batch / time / 1e12
   double mfu              = 0; ///< model FLOP/s over the summed peak FLOP/s (for the dtype) of the used devices
   std::vector<DeviceReport> devices; ///< the devices the plan uses, by id
+  std::vector<StageReport> stages;   ///< by stage
+  PipelineBubble bubble;
   Bottleneck bottleneck;
+  LinkSummary links; ///< from the replay (sim::simulate with SimOptions::links); empty for a measured trace
 };
 
 /// Builds the report from the replayed timings (one per task, by id).

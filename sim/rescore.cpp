@@ -1,5 +1,7 @@
 #include "sim/rescore.hpp"
 
+#include "core/sanitizers.hpp"
+
 #include "strategies/lowering/lower.hpp"
 
 #include <algorithm>
@@ -45,8 +47,13 @@ Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count
       }
     }
   };
+  // Each simulate() forks. ASan's allocator in GCC 12's libasan takes no lock around fork() (upstream LLVM added
+  // one in PR #75290), so a child forked while another thread refills an allocator size class inherits the
+  // class's mutex held and hangs at its first allocation from it. Under ASan, fork from one thread only.
   const std::size_t threads =
-      std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::max<std::size_t>(1, result.index.size()));
+      kAddressSanitizer ? 1
+                        : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
+                                                  std::max<std::size_t>(1, result.index.size()));
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t)
     pool.emplace_back(worker);

@@ -33,10 +33,15 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
                                                   const strategies::Collective& collective) {
     return profiled(collective) ? 0.0 : call(collective);
   };
+  std::vector<LinkUsage> link_usage;
+  if (options.links)
+    replay_options.link_usage = &link_usage;
   const std::vector<TaskTiming> timings = replay_isolated(cluster, schedule, replay_options);
 
   SimResult result;
   result.report = make_report(plan, problem, schedule, timings);
+  if (options.links)
+    result.report.links = summarize_links(link_usage, result.report.iteration_time_s);
   if (options.trace)
     result.trace = make_trace(cluster, schedule, timings, problem.workload->seq_len, problem.dtype);
   return result;

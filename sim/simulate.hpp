@@ -28,6 +28,8 @@ struct SimOptions {
   const costmodel::LayerProfile* profile = nullptr;
   /// Build SimResult::trace. Naming millions of tasks costs seconds, so callers that write no trace skip it.
   bool trace = true;
+  /// Fill Report::links with the links' bytes and busy time (some cost per transfer).
+  bool links = false;
 };
 
 struct SimResult {

@@ -190,6 +190,50 @@ TEST_CASE("simulate: report figures follow from the timings")
   CHECK(sends > 0);
 }
 
+TEST_CASE("simulate: the pipeline bubble is each device's compute idle between the first forward and last backward")
+{
+  const Scenario s;
+  SimOptions options;
+  options.links          = true;
+  const SimResult result = simulate(s.plan, s.problem, s.schedule, options);
+  const Report& r        = result.report;
+  double first = 1e300, last = 0;
+  for (const auto& e : result.trace.events)
+    if (e.kind == "forward" || e.kind == "backward")
+      first = std::min(first, e.start_s), last = std::max(last, e.end_s);
+  CHECK(r.bubble.window_s == doctest::Approx(last - first));
+  for (const auto& d : r.devices) {
+    CAPTURE(d.device);
+    double compute = 0; // the optimizer too, where it runs inside the window (stage 1 steps while stage 0 works)
+    for (const auto& e : result.trace.events)
+      if (e.device == d.device && strategies::is_compute(s.schedule.tasks[e.task_id].kind))
+        compute += std::max(0.0, std::min(e.end_s, last) - std::max(e.start_s, first));
+    CHECK(d.bubble_s == doctest::Approx(last - first - compute));
+    CHECK(d.bubble_s > 0); // two stages, two micro-batches: fill and drain
+  }
+  // GPipe, 2 stages, 2 micro-batches: (p - 1) / (m + p - 1).
+  CHECK(r.bubble.ideal_fraction == doctest::Approx(1.0 / 3));
+  REQUIRE(r.stages.size() == 2);
+  for (const auto& stage : r.stages) {
+    CAPTURE(stage.stage);
+    CHECK(stage.devices == 2);
+    const auto& a = r.devices[2 * stage.stage];
+    const auto& b = r.devices[2 * stage.stage + 1];
+    CHECK(stage.bubble_s == doctest::Approx((a.bubble_s + b.bubble_s) / 2));
+    CHECK(stage.memory.total_bytes() == std::max(a.peak_memory_bytes, b.peak_memory_bytes));
+  }
+  // The stage-0 pipeline sends cross both NICs.
+  REQUIRE(!r.links.top_by_bytes.empty());
+  bool nic_used = false;
+  for (const auto& kind : r.links.kinds)
+    nic_used |= kind.kind == "nic" && kind.used_links > 0;
+  CHECK(nic_used);
+  const auto json = report_to_json(r);
+  CHECK(json.at("stages").size() == 2);
+  CHECK(json.at("pipeline_bubble").at("ideal_fraction") == doctest::Approx(1.0 / 3));
+  CHECK(!json.at("links").at("top_by_busy_time").empty());
+}
+
 TEST_CASE("report from a trace: FLOP/s and MFU count the FLOPs done at the trace's scale")
 {
   const Scenario s;

@@ -1,0 +1,18 @@
+#pragma once
+/// Whether this build runs under AddressSanitizer (GCC's -fsanitize=address or Clang's).
+
+namespace hetsim {
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
+} // namespace hetsim

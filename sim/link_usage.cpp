@@ -1,0 +1,133 @@
+#include "sim/link_usage.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace hetsim::sim {
+namespace {
+
+/// A link's unsettled intervals are merged once there are this many (amortises the sort).
+constexpr std::size_t kSettleEvery = 64;
+
+template <class T> void put(std::string& out, const T& value)
+{
+  out.append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+template <class T> T take(std::string_view& in)
+{
+  T value{};
+  if (in.size() < sizeof value)
+    throw InternalError("link usage: truncated result from the simulation process");
+  std::memcpy(&value, in.data(), sizeof value);
+  in.remove_prefix(sizeof value);
+  return value;
+}
+
+} // namespace
+
+LinkUsageRecorder::LinkUsageRecorder(const Platform& platform)
+    : platform_(platform), bytes_(platform.links().size(), 0.0), busy_s_(platform.links().size(), 0.0),
+      unsettled_(platform.links().size())
+{
+}
+
+const std::vector<int>& LinkUsageRecorder::route(int src, int dst)
+{
+  const long long key = static_cast<long long>(src) * platform_.cluster().device_count() + dst;
+  auto it             = routes_.find(key);
+  if (it == routes_.end())
+    it = routes_.emplace(key, platform_.route_links(src, dst)).first;
+  return it->second;
+}
+
+LinkUsageRecorder::FlowHandle LinkUsageRecorder::flow_started(int src, int dst, double bytes, double start_s)
+{
+  for (int link : route(src, dst))
+    bytes_[link] += bytes;
+  return in_flight_starts_.insert(start_s);
+}
+
+void LinkUsageRecorder::flow_ended(FlowHandle handle, int src, int dst, double end_s)
+{
+  const double start_s = *handle;
+  in_flight_starts_.erase(handle);
+  if (end_s <= start_s)
+    return;
+  const double horizon_s = in_flight_starts_.empty() ? end_s : std::min(*in_flight_starts_.begin(), end_s);
+  for (int link : route(src, dst)) {
+    unsettled_[link].emplace_back(start_s, end_s);
+    if (unsettled_[link].size() >= kSettleEvery)
+      settle(link, horizon_s);
+  }
+}
+
+void LinkUsageRecorder::settle(int link, double horizon_s)
+{
+  auto& intervals = unsettled_[link];
+  std::sort(intervals.begin(), intervals.end());
+  std::vector<Interval> merged;
+  for (const auto& interval : intervals) {
+    if (!merged.empty() && interval.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, interval.second);
+    else
+      merged.push_back(interval);
+  }
+  intervals.clear();
+  for (const auto& [start_s, end_s] : merged) {
+    if (end_s <= horizon_s)
+      busy_s_[link] += end_s - start_s;
+    else
+      intervals.emplace_back(start_s, end_s);
+  }
+}
+
+std::vector<LinkUsage> LinkUsageRecorder::totals()
+{
+  std::vector<LinkUsage> usage;
+  const auto& links = platform_.links();
+  usage.reserve(links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    settle(static_cast<int>(i), std::numeric_limits<double>::infinity());
+    usage.push_back(LinkUsage{links[i].label, links[i].kind, links[i].bandwidth_bytes_per_s, bytes_[i], busy_s_[i]});
+  }
+  return usage;
+}
+
+std::string link_usage_to_bytes(const std::vector<LinkUsage>& usage)
+{
+  std::string out;
+  put(out, static_cast<std::uint64_t>(usage.size()));
+  for (const auto& link : usage) {
+    put(out, static_cast<std::uint64_t>(link.label.size()));
+    out += link.label;
+    put(out, static_cast<std::int32_t>(link.kind));
+    put(out, link.bandwidth_bytes_per_s);
+    put(out, link.bytes);
+    put(out, link.busy_s);
+  }
+  return out;
+}
+
+std::vector<LinkUsage> link_usage_from_bytes(std::string_view bytes)
+{
+  std::vector<LinkUsage> usage(take<std::uint64_t>(bytes));
+  for (auto& link : usage) {
+    const auto length = take<std::uint64_t>(bytes);
+    if (bytes.size() < length)
+      throw InternalError("link usage: truncated result from the simulation process");
+    link.label = std::string(bytes.substr(0, length));
+    bytes.remove_prefix(length);
+    link.kind                  = static_cast<LinkKind>(take<std::int32_t>(bytes));
+    link.bandwidth_bytes_per_s = take<double>(bytes);
+    link.bytes                 = take<double>(bytes);
+    link.busy_s                = take<double>(bytes);
+  }
+  return usage;
+}
+
+} // namespace hetsim::sim
