@@ -1,8 +1,10 @@
-/// `hetsim inspect cluster|model FILE`: show what HetSim understood from an input file.
+/// `hetsim inspect cluster|model FILE`, `hetsim inspect gpus`: show what HetSim understood from an input file, or
+/// the GPU catalog.
 
 #include "cli/command.hpp"
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
+#include "core/gpu_spec.hpp"
 #include "core/units.hpp"
 #include "models/workload.hpp"
 
@@ -16,6 +18,22 @@ namespace {
 void print_link(const char* label, const Link& link)
 {
   std::printf("%s %.4g Gb/s, %.4g ms", label, link.bandwidth_bytes_per_s / units::kGbps, link.latency_s * 1e3);
+}
+
+void inspect_gpus()
+{
+  std::printf("%-16s %8s %9s %11s %11s %5s  %s\n", "gpu", "mem GiB", "HBM GB/s", "fp16 TFLOP", "fp32 TFLOP", "SMs",
+              "also written");
+  for (const GpuSpec& gpu : gpu_catalog()) {
+    std::string aliases;
+    for (const std::string& alias : catalog_gpu_aliases(gpu.name))
+      aliases += (aliases.empty() ? "" : ", ") + alias;
+    std::printf("%-16s %8.1f %9.0f %11.1f %11.1f %5d  %s\n", gpu.name.c_str(), gpu.memory_bytes / units::kGiB,
+                gpu.memory_bandwidth_bytes_per_s / units::kGBps, gpu.peak_flops_fp16 / units::kTera,
+                gpu.peak_flops_fp32 / units::kTera, gpu.multiprocessors, aliases.c_str());
+  }
+  std::printf("fp16 is the dense tensor-core peak, also used for bf16; a cluster file names a GPU by catalog name "
+              "or alias, or gives its own figures\n");
 }
 
 void inspect_cluster(const std::string& file)
@@ -98,10 +116,21 @@ CommandRunner add_inspect_command(CLI::App& app)
   };
   auto options      = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand("inspect", "Show what HetSim reads from a cluster or model file "
-                                                    "(devices, links, layers, parameter counts).");
-  command->add_option("what", options->what, "cluster or model")->required()->check(CLI::IsMember({"cluster", "model"}));
-  command->add_option("file", options->file, "the file, or preset:NAME")->required();
+                                                    "(devices, links, layers, parameter counts), or the GPU "
+                                                    "catalog that cluster files name their GPUs from.");
+  command->add_option("what", options->what, "cluster, model or gpus")
+      ->required()
+      ->check(CLI::IsMember({"cluster", "model", "gpus"}));
+  command->add_option("file", options->file, "the file, or preset:NAME (not for gpus)");
   return [options] {
+    if (options->what == "gpus") {
+      if (!options->file.empty())
+        throw InputError("inspect gpus: expected no file, got " + quote(options->file));
+      inspect_gpus();
+      return 0;
+    }
+    if (options->file.empty())
+      throw InputError("inspect " + options->what + ": expected a file or preset:NAME");
     if (options->what == "cluster")
       inspect_cluster(options->file);
     else

@@ -3,6 +3,7 @@
 
 #include "cli/command.hpp"
 #include "core/cluster_json.hpp"
+#include "core/byte_size.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "core/units.hpp"
@@ -23,7 +24,7 @@ struct ProfileOptions {
   std::string executor   = "cpu";
   std::string zero_stage = "all";
   double scale           = 1;
-  double memory_cap_gib  = 0;
+  std::string memory_limit;
   int max_batch          = 1024;
   std::string dtype      = "fp16";
   int warmup             = 1;
@@ -49,7 +50,8 @@ int run_profile(const ProfileOptions& options)
   strategies::Problem problem;
   problem.cluster            = &cluster;
   problem.workload           = &workload;
-  problem.memory_limit_bytes = options.memory_cap_gib * units::kGiB;
+  if (!options.memory_limit.empty())
+    problem.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
   if (!parse_dtype(options.dtype, problem.dtype))
     throw InputError("--dtype: expected fp16, bf16 or fp32, got '" + options.dtype + "'");
 
@@ -114,10 +116,9 @@ CommandRunner add_profile_command(CLI::App& app)
   command->add_option("--scale", options->scale, "multiply hidden sizes by this (FLOPs and weights by its square)")
       ->check(CLI::Range(1e-4, 1.0));
   command
-      ->add_option("--memory-cap-gib", options->memory_cap_gib,
-                   "out of memory past this many GiB of the executor's allocations (default, and at most: each "
-                   "GPU's memory in the cluster file)")
-      ->check(CLI::PositiveNumber);
+      ->add_option("--memory-limit", options->memory_limit,
+                   "out of memory past this much of the executor's allocations, with a unit (e.g. 20MiB; default, "
+                   "and at most: each GPU's memory in the cluster file)");
   command->add_option("--max-batch", options->max_batch, "largest micro-batch tried")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));

@@ -1,5 +1,6 @@
 #include "cli/scenario.hpp"
 
+#include "core/byte_size.hpp"
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -15,10 +16,25 @@ void ScenarioOptions::add_to(CLI::App& command)
   command.add_option("--cluster", cluster, "cluster JSON file, or preset:NAME (e.g. preset:case5_worldwide_geo)");
   command.add_option("--model", model, "Hugging Face config.json or layer-list JSON, or preset:NAME");
   command.add_option("--plan", plan, "plan JSON file, or preset:NAME");
-  command.add_option("--memory-limit-gib", memory_limit_gib, "cap on usable memory per device (default: its own)")
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--workspace-gib", workspace_gib, "per-device memory for the framework's buffers (default: the plan framework's CUDA context, NCCL buffers and cuBLAS workspace)")
-      ->check(CLI::NonNegativeNumber);
+  add_memory_options(command, memory_limit, workspace);
+}
+
+void add_memory_options(CLI::App& command, std::string& memory_limit, std::string& workspace)
+{
+  command.add_option("--memory-limit", memory_limit,
+                     "usable memory per device, with a unit (e.g. 30GiB, 16GB); default: each device's own");
+  command.add_option("--workspace", workspace,
+                     "per-device memory for the framework's buffers, with a unit (e.g. 2GiB); default: the plan "
+                     "framework's CUDA context, NCCL buffers and cuBLAS workspace");
+}
+
+void apply_memory_options(const std::string& memory_limit, const std::string& workspace,
+                          strategies::Problem& problem)
+{
+  if (!memory_limit.empty())
+    problem.memory_limit_bytes = parse_byte_size(memory_limit, "--memory-limit");
+  if (!workspace.empty())
+    problem.workspace_bytes = parse_byte_size(workspace, "--workspace", true);
 }
 
 void resolve_defaults(ScenarioOptions& options)
@@ -41,9 +57,7 @@ void load_scenario(const ScenarioOptions& options, Scenario& scenario)
 
   auto& problem              = scenario.problem;
   problem                    = strategies::problem_for_plan(scenario.cluster, scenario.workload, scenario.plan);
-  problem.memory_limit_bytes = options.memory_limit_gib * units::kGiB;
-  if (options.workspace_gib)
-    problem.workspace_bytes = *options.workspace_gib * units::kGiB;
+  apply_memory_options(options.memory_limit, options.workspace, problem);
 }
 
 void apply_link_calibration(Scenario& scenario, const costmodel::Calibration& calibration)

@@ -20,8 +20,8 @@ struct ScenarioOptions {
   std::string cluster;
   std::string model;
   std::string plan;
-  double memory_limit_gib = 0;
-  std::optional<double> workspace_gib;
+  std::string memory_limit; ///< a size with a unit; empty: each device's own memory
+  std::string workspace;    ///< a size with a unit; empty: the framework's own figures
 
   void add_to(CLI::App& command);
   /// The inputs as given, for checks that outputs do not overwrite them.
@@ -42,6 +42,12 @@ struct Scenario {
   Scenario(const Scenario&) = delete;
   Scenario& operator=(const Scenario&) = delete;
 };
+
+/// `--memory-limit SIZE` and `--workspace SIZE` (sizes with a unit, core/byte_size.hpp), the same in every
+/// command that checks memory; apply_memory_options sets them on a Problem.
+void add_memory_options(CLI::App& command, std::string& memory_limit, std::string& workspace);
+void apply_memory_options(const std::string& memory_limit, const std::string& workspace,
+                          strategies::Problem& problem);
 
 /// Fills in the default scenario when no input is given; a partial set is an InputError.
 void resolve_defaults(ScenarioOptions& options);

@@ -2,6 +2,7 @@
 
 #include "cli/command.hpp"
 #include "cli/progress.hpp"
+#include "cli/scenario.hpp"
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
@@ -31,7 +32,7 @@ struct SearchOptions {
   std::string planner = "amp";
   int top_k           = 10;
   std::string memory_limit;
-  std::optional<double> workspace_gib;
+  std::string workspace;
   std::string dtype    = "fp16";
   std::string framework = "megatron";
   std::string out_file;
@@ -46,27 +47,6 @@ struct SearchOptions {
   bool pipelined_rings     = false;
   bool analytic_intra_node = false;
 };
-
-/// "80GiB", "17179869184", "16 GB" -> bytes.
-double parse_bytes(const std::string& text)
-{
-  std::istringstream in(text);
-  double value = 0;
-  std::string unit;
-  if (!(in >> value) || value <= 0 || !std::isfinite(value))
-    throw InputError("--memory-limit: expected a positive number of bytes (optionally with KiB, MiB, GiB, KB, MB or "
-                     "GB), got '" +
-                     text + "'");
-  in >> unit;
-  static const std::map<std::string, double> units = {
-      {"", 1},     {"B", 1},    {"KiB", 1024.0}, {"MiB", units::kMiB}, {"GiB", units::kGiB},
-      {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}};
-  auto it = units.find(unit);
-  std::string rest;
-  if (it == units.end() || (in >> rest))
-    throw InputError("--memory-limit: expected a unit among B, KiB, MiB, GiB, KB, MB, GB, got '" + text + "'");
-  return value * it->second;
-}
 
 std::string memory_status(const strategies::Candidate& c)
 {
@@ -112,13 +92,13 @@ nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
   json["simulated_s"]       = row.simulated ? nlohmann::json(row.simulated->iteration_time_s) : nlohmann::json();
   json["tokens_per_s"]      = row.simulated ? nlohmann::json(row.simulated->tokens_per_s) : nlohmann::json();
   json["mfu"]               = row.simulated ? nlohmann::json(row.simulated->mfu) : nlohmann::json();
-  json["peak_memory_bytes"] = c.peak_memory_bytes;
+  json["peak_memory_bytes"] = units::whole_bytes(c.peak_memory_bytes);
   json["fits"]              = c.fits();
   if (!c.fits())
     json["memory_overflow"] = {{"device", c.memory_overflow->device},
                                {"gpu", c.memory_overflow->gpu},
-                               {"needed_bytes", c.memory_overflow->needed_bytes},
-                               {"capacity_bytes", c.memory_overflow->capacity_bytes}};
+                               {"needed_bytes", units::whole_bytes(c.memory_overflow->needed_bytes)},
+                               {"capacity_bytes", units::whole_bytes(c.memory_overflow->capacity_bytes)}};
   json["note"] = c.note;
   json["plan"] = strategies::plan_to_json(c.plan);
   return json;
@@ -156,12 +136,20 @@ int run_search(const SearchOptions& options)
     std::size_t width = 0;
     for (const auto& info : strategies::planners())
       width = std::max(width, info.name.size());
-    for (const auto& info : strategies::planners())
-      std::printf("%-*s  %s\n", static_cast<int>(width), std::string(info.name).c_str(),
-                  std::string(info.description).c_str());
+    for (const auto& info : strategies::planners()) {
+      std::string flags;
+      for (std::string_view flag : info.flags)
+        flags += (flags.empty() ? " (--flag " : ", ") + std::string(flag);
+      std::printf("%-*s  %s%s\n", static_cast<int>(width), std::string(info.name).c_str(),
+                  std::string(info.description).c_str(), flags.empty() ? "" : (flags + ")").c_str());
+    }
     return 0;
   }
-  const auto& info = strategies::find_planner(options.planner);
+  const auto& info                = strategies::find_planner(options.planner);
+  std::vector<std::string> flags = options.flags;
+  if (options.anneal)
+    flags.push_back("anneal");
+  strategies::check_planner_flags(info, flags);
   if (options.cluster.empty() || options.model.empty() || options.global_batch <= 0)
     throw InputError("search: give --cluster, --model and --global-batch (a positive number of sequences)");
   std::vector<std::string> inputs{options.cluster, options.model, options.profile_file, options.calibration_file,
@@ -183,9 +171,7 @@ int run_search(const SearchOptions& options)
   if (!strategies::parse_framework(options.framework, framework))
     throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + options.framework + "'");
   problem.framework = strategies::framework_defaults(framework);
-  problem.memory_limit_bytes = options.memory_limit.empty() ? 0 : parse_bytes(options.memory_limit);
-  if (options.workspace_gib)
-    problem.workspace_bytes = *options.workspace_gib * units::kGiB;
+  apply_memory_options(options.memory_limit, options.workspace, problem);
 
   std::optional<costmodel::Calibration> calibration;
   if (!options.calibration_file.empty())
@@ -203,9 +189,7 @@ int run_search(const SearchOptions& options)
   context.device_profiles = device_profiles ? &*device_profiles : nullptr;
   context.seed            = options.seed;
   context.progress        = stderr_progress();
-  context.flags           = options.flags;
-  if (options.anneal)
-    context.flags.push_back("anneal");
+  context.flags           = flags;
 
   std::cout << "search: planner " << info.name << ", " << workload.name << " on " << cluster.name() << " ("
             << cluster.device_count() << " devices), global batch " << options.global_batch << '\n';
@@ -279,10 +263,7 @@ CommandRunner add_search_command(CLI::App& app)
   command->add_flag("--list-planners", options->list, "print the planners of this build and exit");
   command->add_option("--top", options->top_k, "candidates re-scored in the simulator (default 10)")
       ->check(CLI::Range(0, 100000));
-  command->add_option("--memory-limit", options->memory_limit,
-                      "usable memory per device in bytes, or with a unit (e.g. 16GiB); default: each device's own");
-  command->add_option("--workspace-gib", options->workspace_gib, "per-device memory for the framework's buffers (default: the plan framework's CUDA context, NCCL buffers and cuBLAS workspace)")
-      ->check(CLI::NonNegativeNumber);
+  add_memory_options(*command, options->memory_limit, options->workspace);
   command->add_option("--dtype", options->dtype, "fp16 (default), bf16 or fp32");
   command->add_option("--framework", options->framework,
                       "megatron (default), deepspeed or fsdp: what the candidates run under (README, Frameworks)");
@@ -296,7 +277,9 @@ CommandRunner add_search_command(CLI::App& app)
   command->add_option("--seed", options->seed, "seed of randomised planners (default 1)");
   command->add_flag("--anneal", options->anneal, "amp: add simulated-annealing placements (AMP section 6.3)");
   command->add_option("--flag", options->flags,
-                      "planner switch, repeatable: zero=N (poplar, deepspeed, whale: that ZeRO stage only)");
+                      "planner switch, repeatable: zero=N (poplar, deepspeed, whale: that ZeRO stage only), pp=N (dtfm, "
+                      "dtfm-kl, dtfm-random: that pipeline depth only), anneal (amp, as --anneal); "
+                      "--list-planners shows each planner's");
   command->add_flag("--pipelined-rings", options->pipelined_rings, "simulate ring phases as pipelined flows");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "simulate collectives inside one node with the alpha-beta model");

@@ -70,6 +70,15 @@ const GpuSpec* find_catalog_gpu(const std::string& name)
   return nullptr;
 }
 
+std::vector<std::string> catalog_gpu_aliases(const std::string& name)
+{
+  std::vector<std::string> names;
+  for (const auto& [alias, target] : aliases())
+    if (target == name)
+      names.push_back(alias);
+  return names;
+}
+
 std::string catalog_gpu_names()
 {
   std::string names;

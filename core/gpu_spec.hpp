@@ -25,6 +25,8 @@ struct GpuSpec {
 const std::vector<GpuSpec>& gpu_catalog();
 /// Looks a GPU up by catalog name or alias ("A40-48GB", "V100"); nullptr when unknown.
 const GpuSpec* find_catalog_gpu(const std::string& name);
+/// The short names that mean a catalog entry ("V100" for "V100-SXM2-16GB"), in a stable order.
+std::vector<std::string> catalog_gpu_aliases(const std::string& name);
 /// Comma-separated catalog names, for error messages.
 std::string catalog_gpu_names();
 

@@ -2,6 +2,8 @@
 
 #include "sim/report_format.hpp"
 
+#include "core/units.hpp"
+
 #include <algorithm>
 #include <map>
 #include <ostream>
@@ -46,7 +48,7 @@ nlohmann::json link_to_json(const LinkReport& link)
   return {{"link", link.label},
           {"kind", link.kind},
           {"bandwidth_bytes_per_s", link.bandwidth_bytes_per_s},
-          {"bytes", link.bytes},
+          {"bytes", units::whole_bytes(link.bytes)},
           {"busy_s", link.busy_s},
           {"busy_fraction", link.busy_fraction},
           {"utilisation", link.utilisation}};
@@ -105,7 +107,7 @@ nlohmann::json link_summary_to_json(const LinkSummary& summary)
     kinds.push_back({{"kind", k.kind},
                      {"links", k.links},
                      {"used_links", k.used_links},
-                     {"bytes", k.bytes},
+                     {"bytes", units::whole_bytes(k.bytes)},
                      {"mean_utilisation", k.mean_utilisation},
                      {"max_utilisation", k.max_utilisation},
                      {"busiest", k.busiest}});

@@ -82,10 +82,11 @@ void summarize_stages(const strategies::Plan& plan, Report& report)
 
 nlohmann::json memory_to_json(const strategies::DeviceMemory& memory)
 {
-  return {{"parameters", memory.parameter_bytes},   {"gradients", memory.gradient_bytes},
-          {"optimizer", memory.optimizer_bytes},    {"activations", memory.activation_bytes},
-          {"framework", memory.framework_bytes},    {"transient", memory.transient_bytes},
-          {"workspace", memory.workspace_bytes}};
+  using units::whole_bytes;
+  return {{"parameters", whole_bytes(memory.parameter_bytes)}, {"gradients", whole_bytes(memory.gradient_bytes)},
+          {"optimizer", whole_bytes(memory.optimizer_bytes)},   {"activations", whole_bytes(memory.activation_bytes)},
+          {"framework", whole_bytes(memory.framework_bytes)},   {"transient", whole_bytes(memory.transient_bytes)},
+          {"workspace", whole_bytes(memory.workspace_bytes)}};
 }
 
 } // namespace
@@ -226,8 +227,8 @@ nlohmann::json report_to_json(const Report& report)
                        {"comm_s", d.comm_s},
                        {"exposed_comm_s", d.exposed_comm_s},
                        {"idle_s", d.idle_s},
-                       {"peak_memory_bytes", d.peak_memory_bytes},
-                       {"memory_capacity_bytes", d.memory_capacity_bytes},
+                       {"peak_memory_bytes", units::whole_bytes(d.peak_memory_bytes)},
+                       {"memory_capacity_bytes", units::whole_bytes(d.memory_capacity_bytes)},
                        {"memory_bytes", memory_to_json(d.memory)},
                        {"bubble_s", d.bubble_s}});
   nlohmann::json stages = nlohmann::json::array();
@@ -237,7 +238,7 @@ nlohmann::json report_to_json(const Report& report)
                       {"bubble_s", s.bubble_s},
                       {"bubble_fraction", s.bubble_fraction},
                       {"peak_memory_device", s.peak_memory_device},
-                      {"peak_memory_bytes", s.memory.total_bytes()},
+                      {"peak_memory_bytes", units::whole_bytes(s.memory.total_bytes())},
                       {"memory_bytes", memory_to_json(s.memory)}});
   return {{"cluster", report.cluster},
           {"model", report.model},

@@ -101,7 +101,7 @@ Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs)
     set("simulated_s", number(report.iteration_time_s));
     set("tokens_per_s", number(report.tokens_per_s));
     set("mfu", number(report.mfu));
-    set("peak_memory_gib", number(c.peak_memory_bytes / units::kGiB));
+    set("peak_memory_bytes", std::to_string(units::whole_bytes(c.peak_memory_bytes)));
     set("note", c.note);
   } catch (const InfeasiblePlan& e) {
     set("status", "infeasible");

@@ -30,7 +30,7 @@ struct DeviceMemory {
   /// slack and the larger of the loss's fp32 logit gradient and one attention's s x s score gradients; at the
   /// optimizer step (activations freed) the fp32 copy of the gradients for the master weights.
   double transient_bytes  = 0;
-  double workspace_bytes  = 0; ///< what the user gives for the framework's buffers instead (--workspace-gib)
+  double workspace_bytes  = 0; ///< what the user gives for the framework's buffers instead (--workspace)
   double capacity_bytes   = 0;
 
   double total_bytes() const

@@ -19,7 +19,7 @@ struct Problem {
   FrameworkSettings framework;      ///< what the planners' plans run under (search --framework)
   double memory_limit_bytes         = 0; ///< per device; 0 means each device's own memory
   /// Memory per device for the framework's buffers, replacing the plan framework's context, NCCL buffers and
-  /// cuBLAS workspace when given (--workspace-gib).
+  /// cuBLAS workspace when given (--workspace).
   std::optional<double> workspace_bytes;
 
   /// Usable memory of one device under this problem's limit.

@@ -5,6 +5,7 @@
 #include "strategies/search/planner.hpp"
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,11 +29,15 @@ struct PlannerInfo {
   std::string_view name;
   std::string_view description; ///< one line
   std::unique_ptr<Planner> (*make)();
+  std::vector<std::string_view> flags = {}; ///< the switches it takes (PlannerContext::flags): "anneal", "zero=N"
 };
 
 /// Every planner of this build, in a fixed order.
 const std::vector<PlannerInfo>& planners();
 /// Throws InputError "unknown planner 'x'; known: amp, hethub, …" for a name not in the registry.
 const PlannerInfo& find_planner(std::string_view name);
+/// Throws InputError naming the first flag the planner does not take ("--flag 'x': planner amp takes anneal"),
+/// or a flag of the form NAME=N given without a whole number.
+void check_planner_flags(const PlannerInfo& planner, const std::vector<std::string>& flags);
 
 } // namespace hetsim::strategies

@@ -58,7 +58,7 @@ TEST_CASE("profile, then search: poplar's per-device batches stay within what ea
 
   const std::string plans = dir.file("plans.json");
   const RunResult search  = run_hetsim("search " + kInputs +
-                                       " --planner poplar --global-batch 96 --workspace-gib 0 "
+                                       " --planner poplar --global-batch 96 --workspace 0GiB "
                                         "--top 1 --device-profile " +
                                        profile + " --out " + plans);
   INFO(search.output);
@@ -76,18 +76,27 @@ TEST_CASE("profile, then search: poplar's per-device batches stay within what ea
   }
 }
 
-TEST_CASE("profile: --memory-cap-gib lowers the limit; refusals are one line and exit 2")
+TEST_CASE("profile: --memory-limit lowers the limit; refusals are one line and exit 2")
 {
   TempDir dir("profile_refusals");
   const std::string capped = dir.file("capped.json");
   const RunResult r =
-      run_hetsim("profile " + kInputs + kQuick + " --zero-stage 0 --memory-cap-gib 0.01 --out " + capped);
+      run_hetsim("profile " + kInputs + kQuick + " --zero-stage 0 --memory-limit 0.01GiB --out " + capped);
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   const auto limits = max_batches(nlohmann::json::parse(read_file(capped)));
   CHECK(limits.size() == 2);
   CHECK(limits.at({"small", 0}) >= 1);
   CHECK(limits.at({"small", 0}) == limits.at({"large", 0})); // one cap below both memories
+
+  // A size without its unit could be bytes or GiB: refused, as in every command that takes --memory-limit.
+  for (const std::string command : {"profile " + kInputs + " --out " + dir.file("y.json"),
+                                    "search " + kInputs + " --global-batch 8", std::string("simulate")}) {
+    CAPTURE(command);
+    const RunResult bare = run_hetsim(command + " --memory-limit 16");
+    CHECK(bare.exit_code == 2);
+    CHECK(bare.output.find("--memory-limit: expected a size with a unit") != std::string::npos);
+  }
 
   const RunResult stage = run_hetsim("profile " + kInputs + " --zero-stage 5 --out " + dir.file("x.json"));
   CHECK(stage.exit_code == 2);
