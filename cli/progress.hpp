@@ -4,8 +4,14 @@
 
 #include "strategies/search/planner.hpp"
 
+#include <functional>
+
 namespace hetsim::cli {
 
 strategies::ProgressFn stderr_progress();
+
+/// The same for a simulation's replay, which runs in a child process whose stderr is captured: it writes to a
+/// copy of this process's stderr taken now, and only once the replay has run `quiet_s` (short runs stay silent).
+std::function<void(long long done, long long total)> replay_progress(double quiet_s = 2.0);
 
 } // namespace hetsim::cli

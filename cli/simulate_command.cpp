@@ -1,6 +1,7 @@
 /// `hetsim simulate`: lower a plan and replay one training iteration in the SimGrid simulator.
 
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
 #include "cli/scenario.hpp"
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
@@ -89,6 +90,7 @@ int run_simulate(SimulateOptions& options)
   sim_options.profile             = profile ? &*profile : nullptr;
   sim_options.trace               = !options.trace_file.empty();
   sim_options.links               = true;
+  sim_options.progress            = replay_progress();
   sim::SimResult result           = sim::simulate(plan, problem, schedule, sim_options);
 
   sim::print_report(result.report, std::cout);

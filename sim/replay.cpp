@@ -78,12 +78,14 @@ private:
   std::vector<int> place_in_channel_;    ///< sends: how many sends of the same channel were issued before
   std::vector<Counter> channel_done_;    ///< per channel: transfers finished
   bool pipelined_rings_;
+  std::function<void(long long, long long)> progress_;
+  long long ended_count_ = 0;
   std::vector<std::unique_ptr<CollectiveRun>> runs_; ///< per collective, while some member is inside
 };
 
 Replayer::Replayer(const Platform& platform, const Schedule& schedule, const ReplayOptions& options)
     : platform_(platform), schedule_(schedule), network_(platform, schedule.device_count),
-      pipelined_rings_(options.pipelined_rings)
+      pipelined_rings_(options.pipelined_rings), progress_(options.progress)
 {
   const std::size_t count = schedule.tasks.size();
   durations_.assign(count, 0);
@@ -222,6 +224,11 @@ void Replayer::complete(int id)
   const double now = sg4::Engine::get_clock();
   timings_[id].end_s = now;
   ended_[id]          = 1;
+  if (progress_) {
+    const long long total = static_cast<long long>(timings_.size());
+    if (++ended_count_ * 100 / total != (ended_count_ - 1) * 100 / total)
+      progress_(ended_count_, total);
+  }
   for (int k = successor_offsets_[id]; k < successor_offsets_[id + 1]; ++k) {
     const int next = successors_[k];
     if (--pending_[next] == 0)

@@ -46,6 +46,9 @@ struct ReplayOptions {
   /// When set, receives every link's bytes and busy time over the replay (LinkUsageRecorder), in
   /// Platform::links() order.
   std::vector<LinkUsage>* link_usage = nullptr;
+  /// When set, called with the tasks ended so far and the total, at each hundredth (in the simulation process:
+  /// it may only write to a file descriptor).
+  std::function<void(long long done, long long total)> progress;
 };
 
 /// Checks that a schedule is well formed for a cluster of `device_count` devices: every task in exactly one queue

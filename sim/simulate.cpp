@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "models/workload.hpp"
 #include "sim/durations.hpp"
+#include "sim/memory_track.hpp"
 #include "sim/replay.hpp"
 
 namespace hetsim::sim {
@@ -18,6 +19,7 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
   replay_options.compute_seconds =
       compute_time_model(cluster, *problem.workload, plan, options.calibration, options.profile);
   replay_options.pipelined_rings = options.pipelined_rings;
+  replay_options.progress        = options.progress;
   // A profiled layer's time holds its tensor-parallel all-reduces, their calls' overhead included: those take no
   // time of their own. They stay in the Schedule, so their members still meet.
   const auto profiled = inside_layer_profile(cluster, schedule, plan, options.profile);
@@ -42,8 +44,10 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
   result.report = make_report(plan, problem, schedule, timings);
   if (options.links)
     result.report.links = summarize_links(link_usage, result.report.iteration_time_s);
-  if (options.trace)
-    result.trace = make_trace(cluster, schedule, timings, problem.workload->seq_len, problem.dtype);
+  if (options.trace) {
+    result.trace        = make_trace(cluster, schedule, timings, problem.workload->seq_len, problem.dtype);
+    result.trace.memory = memory_track(schedule, timings, strategies::plan_memory(plan, problem));
+  }
   return result;
 }
 

@@ -13,6 +13,8 @@
 #include "strategies/plan/problem.hpp"
 #include "traces/trace.hpp"
 
+#include <functional>
+
 namespace hetsim::sim {
 
 struct SimOptions {
@@ -30,6 +32,8 @@ struct SimOptions {
   bool trace = true;
   /// Fill Report::links with the links' bytes and busy time (some cost per transfer).
   bool links = false;
+  /// Replay progress (ReplayOptions::progress); runs in the simulation process.
+  std::function<void(long long done, long long total)> progress;
 };
 
 struct SimResult {

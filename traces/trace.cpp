@@ -1,9 +1,12 @@
 #include "traces/trace.hpp"
 
+#include "core/units.hpp"
+
 #include "core/cluster.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 #include "core/output_file.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <array>
@@ -86,6 +89,7 @@ void keep_devices(Trace& trace, const std::vector<int>& devices)
   const auto kept = [&](int device) { return std::binary_search(devices.begin(), devices.end(), device); };
   std::erase_if(trace.events, [&](const TraceEvent& e) { return !kept(e.device); });
   std::erase_if(trace.kernels, [&](const KernelEvent& k) { return !kept(k.device); });
+  std::erase_if(trace.memory, [&](const MemorySample& m) { return !kept(m.device); });
 }
 
 void write_chrome_trace(const Trace& trace, std::ostream& out)
@@ -175,6 +179,12 @@ void write_chrome_trace(const Trace& trace, std::ostream& out)
                     {"dur", (k.end_s - k.start_s) * kMicrosecondsPerSecond},
                     {"args", {{"task_id", k.task_id}, {"kernel", k.name}, {"start_s", k.start_s}, {"end_s", k.end_s}}}});
   }
+  for (const MemorySample& m : trace.memory)
+    list.push_back({{"name", "memory"},
+                    {"ph", "C"},
+                    {"pid", m.device},
+                    {"ts", m.time_s * kMicrosecondsPerSecond},
+                    {"args", {{"GiB", m.bytes / units::kGiB}}}});
   // One compact event per line: a million-task trace stays a few hundred bytes per event and greppable.
   nlohmann::json other = {{"source", trace.source}};
   if (trace.scale != 1)
@@ -215,6 +225,11 @@ Trace read_chrome_trace(const std::string& file)
           trace.device_labels.resize(pid + 1);
         trace.device_labels[pid] = entry.at("args").at("name").string();
       }
+      continue;
+    }
+    if (phase == "C" && entry.at("name").string() == "memory") {
+      trace.memory.push_back(MemorySample{device_of(entry), entry.at("ts").number() / kMicrosecondsPerSecond,
+                                          entry.at("args").at("GiB").non_negative_number() * units::kGiB});
       continue;
     }
     if (phase != "X")

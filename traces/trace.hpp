@@ -46,12 +46,21 @@ struct TraceDevice {
   double peak_flops = 0; ///< for the run's dtype
 };
 
+/// One point of a device's memory counter track: from `time_s` on, the device holds `bytes` (written as a Chrome
+/// counter event, "ph": "C", drawn by Perfetto as a step chart under the device).
+struct MemorySample {
+  int device    = 0;
+  double time_s = 0;
+  double bytes  = 0;
+};
+
 struct Trace {
   std::string source; ///< "simulation" or the executor's name
   std::vector<std::string> device_labels; ///< per device, e.g. "dev3 V100-SXM2-16GB @ Oregon.3"
   std::vector<TraceEvent> events;         ///< sorted by (device, start, task id) when written
   std::vector<TraceDevice> devices;       ///< per device when known (measured traces), else empty
   std::vector<KernelEvent> kernels;       ///< per kernel of each compute task when traced, else empty
+  std::vector<MemorySample> memory;       ///< per device, in time order, when known (simulations), else empty
   /// The model's hidden sizes were multiplied by this in the run that measured the trace (`hetsim run --scale`;
   /// strategies/lowering/scale.hpp); written only when not 1.
   double scale = 1;
@@ -60,7 +69,7 @@ struct Trace {
 /// Device ids from a list such as "0,3,8-15" (`--trace-devices`), each below `device_count`; throws InputError
 /// naming `option` and the part it cannot read.
 std::vector<int> parse_device_list(const std::string& list, int device_count, const std::string& option);
-/// Keeps the events and kernels of `devices` only (a trace of thousands of devices stays small); the device
+/// Keeps the events, kernels and memory samples of `devices` only (a trace of thousands of devices stays small); the device
 /// labels stay, so that every device keeps its id.
 void keep_devices(Trace& trace, const std::vector<int>& devices);
 

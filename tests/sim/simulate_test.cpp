@@ -10,6 +10,9 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <unistd.h>
+
 #include <sstream>
 #include <utility>
 
@@ -232,6 +235,40 @@ TEST_CASE("simulate: the pipeline bubble is each device's compute idle between t
   CHECK(json.at("stages").size() == 2);
   CHECK(json.at("pipeline_bubble").at("ideal_fraction") == doctest::Approx(1.0 / 3));
   CHECK(!json.at("links").at("top_by_busy_time").empty());
+}
+
+TEST_CASE("simulate: the trace's memory track peaks at the memory model's total less its transient buffers")
+{
+  const Scenario s;
+  const SimResult result = simulate(s.plan, s.problem, s.schedule);
+  const auto memory      = strategies::plan_memory(s.plan, s.problem);
+  for (int device = 0; device < 4; ++device) {
+    CAPTURE(device);
+    std::vector<traces::MemorySample> track;
+    for (const auto& m : result.trace.memory)
+      if (m.device == device)
+        track.push_back(m);
+    REQUIRE(track.size() >= 3); // at the start, as micro-batches join, as they leave
+    CHECK(track.front().time_s == 0);
+    const double held = memory[device].total_bytes() - memory[device].transient_bytes;
+    double peak       = 0;
+    for (std::size_t i = 0; i < track.size(); ++i) {
+      peak = std::max(peak, track[i].bytes);
+      if (i > 0)
+        CHECK(track[i].time_s > track[i - 1].time_s);
+    }
+    CHECK(peak == doctest::Approx(held));
+    // Every micro-batch's activations are freed by the end of its backward.
+    CHECK(track.back().bytes == doctest::Approx(held - memory[device].activation_bytes));
+  }
+  // The track survives a round trip through the Chrome trace file.
+  const auto path =
+      std::filesystem::temp_directory_path() / ("hetsim_memory_track_" + std::to_string(::getpid()) + ".json");
+  traces::write_chrome_trace(result.trace, path.string());
+  const traces::Trace back = traces::read_chrome_trace(path.string());
+  std::filesystem::remove(path);
+  REQUIRE(back.memory.size() == result.trace.memory.size());
+  CHECK(back.memory[3].bytes == doctest::Approx(result.trace.memory[3].bytes));
 }
 
 TEST_CASE("report from a trace: FLOP/s and MFU count the FLOPs done at the trace's scale")
