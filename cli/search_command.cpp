@@ -18,9 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <map>
 #include <optional>
-#include <sstream>
 
 namespace hetsim::cli {
 namespace {

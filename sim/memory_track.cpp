@@ -8,14 +8,13 @@ namespace hetsim::sim {
 
 std::vector<traces::MemorySample> memory_track(const strategies::Schedule& schedule,
                                                const std::vector<TaskTiming>& timings,
-                                               const std::vector<strategies::DeviceMemory>& memory)
+                                               const std::vector<DeviceReport>& devices)
 {
   using strategies::TaskKind;
   // Per device and (replica, micro-batch): the end of its first forward and of its last backward there.
-  std::vector<std::map<std::pair<int, int>, std::pair<double, double>>> spans(memory.size());
+  std::vector<std::map<std::pair<int, int>, std::pair<double, double>>> spans(schedule.device_count);
   for (const auto& task : schedule.tasks) {
-    if ((task.kind != TaskKind::forward && task.kind != TaskKind::backward) || task.micro_batch < 0 ||
-        task.device < 0 || static_cast<std::size_t>(task.device) >= memory.size())
+    if ((task.kind != TaskKind::forward && task.kind != TaskKind::backward) || task.micro_batch < 0)
       continue;
     const double end     = timings[task.id].end_s;
     auto [it, fresh]     = spans[task.device].try_emplace({task.replica, task.micro_batch}, 1e300, -1e300);
@@ -27,13 +26,13 @@ std::vector<traces::MemorySample> memory_track(const strategies::Schedule& sched
   }
 
   std::vector<traces::MemorySample> samples;
-  for (std::size_t device = 0; device < memory.size(); ++device) {
-    const auto& m = memory[device];
+  for (const DeviceReport& device : devices) {
+    const auto& m = device.memory;
     const double base =
         m.parameter_bytes + m.gradient_bytes + m.optimizer_bytes + m.framework_bytes + m.workspace_bytes;
     // (time, +1 joins / -1 leaves); at one instant leaves come first, as the allocator reuses freed blocks.
     std::vector<std::pair<double, int>> changes;
-    for (const auto& [key, span] : spans[device])
+    for (const auto& [key, span] : spans[device.device])
       if (span.first <= span.second) {
         changes.emplace_back(span.first, +1);
         changes.emplace_back(span.second, -1);
@@ -43,7 +42,7 @@ std::vector<traces::MemorySample> memory_track(const strategies::Schedule& sched
     for (const auto& [time, step] : changes)
       most = std::max(most, in_flight += step);
     const double per_micro_batch = most > 0 ? m.activation_bytes / most : 0;
-    const int device_id          = static_cast<int>(device);
+    const int device_id          = device.device;
     samples.push_back({device_id, 0.0, base});
     in_flight = 0;
     for (std::size_t i = 0; i < changes.size(); ++i) {

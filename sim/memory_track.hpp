@@ -8,7 +8,7 @@
 /// buffers (a few hundred MiB that live for one kernel) are left out of the track.
 
 #include "sim/replay.hpp"
-#include "strategies/lowering/memory.hpp"
+#include "sim/report.hpp"
 #include "strategies/lowering/schedule.hpp"
 #include "traces/trace.hpp"
 
@@ -16,9 +16,10 @@
 
 namespace hetsim::sim {
 
-/// One sample per device at time 0, then one at every change, by device and time.
+/// For each of the report's devices (with their DeviceReport::memory): one sample at time 0, then one at every
+/// change, by device and time.
 std::vector<traces::MemorySample> memory_track(const strategies::Schedule& schedule,
                                                const std::vector<TaskTiming>& timings,
-                                               const std::vector<strategies::DeviceMemory>& memory);
+                                               const std::vector<DeviceReport>& devices);
 
 } // namespace hetsim::sim

@@ -13,7 +13,6 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
-#include <cstdint>
 #include <map>
 #include <cmath>
 #include <memory>
@@ -226,8 +225,9 @@ void Replayer::complete(int id)
   ended_[id]          = 1;
   if (progress_) {
     const long long total = static_cast<long long>(timings_.size());
-    if (++ended_count_ * 100 / total != (ended_count_ - 1) * 100 / total)
-      progress_(ended_count_, total);
+    const long long done  = ++ended_count_;
+    if (done * 100 / total != (done - 1) * 100 / total)
+      progress_(done, total);
   }
   for (int k = successor_offsets_[id]; k < successor_offsets_[id + 1]; ++k) {
     const int next = successors_[k];
@@ -399,25 +399,22 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& 
                                         const ReplayOptions& options)
 {
   check_schedule(schedule, cluster.device_count());
-  // The child sends the timings, then (when asked) the links' usage.
+  // The child sends one timing per task, then (when asked) the links' usage.
   const std::string bytes = run_isolated([&] {
     Engine engine;
     Platform platform(cluster);
     std::vector<LinkUsage> usage;
     ReplayOptions child_options = options;
     child_options.link_usage    = options.link_usage ? &usage : nullptr;
-    const std::string timings   = to_bytes(replay(engine, platform, schedule, child_options));
-    return to_bytes(std::vector<std::uint64_t>{timings.size()}) + timings +
-           (options.link_usage ? link_usage_to_bytes(usage) : std::string());
+    std::string result = to_bytes(replay(engine, platform, schedule, child_options));
+    if (options.link_usage) // after the replay has filled it
+      result += link_usage_to_bytes(usage);
+    return result;
   });
-  std::string_view rest = bytes;
-  const auto length     = from_bytes<std::uint64_t>(rest.substr(0, sizeof(std::uint64_t)));
-  if (length.size() != 1 || rest.size() < sizeof(std::uint64_t) + length[0])
-    throw InternalError("replay: truncated result from the simulation process");
-  rest.remove_prefix(sizeof(std::uint64_t));
-  auto timings = from_bytes<TaskTiming>(rest.substr(0, length[0]));
+  const std::size_t timing_bytes = std::min(bytes.size(), schedule.tasks.size() * sizeof(TaskTiming));
+  auto timings = from_bytes<TaskTiming>(std::string_view(bytes).substr(0, timing_bytes));
   if (options.link_usage)
-    *options.link_usage = link_usage_from_bytes(rest.substr(length[0]));
+    *options.link_usage = link_usage_from_bytes(std::string_view(bytes).substr(timing_bytes));
   if (timings.size() != schedule.tasks.size())
     throw InternalError("replay: expected " + std::to_string(schedule.tasks.size()) + " task timings, got " +
                         std::to_string(timings.size()));

@@ -63,7 +63,7 @@ void summarize_stages(const strategies::Plan& plan, Report& report)
     ++stage.devices;
     stage.bubble_s += d.bubble_s;
     stage.bubble_fraction += fraction;
-    if (stage.peak_memory_device < 0 || d.peak_memory_bytes > stage.memory.total_bytes()) {
+    if (stage.peak_memory_device < 0 || d.memory.total_bytes() > stage.memory.total_bytes()) {
       stage.peak_memory_device = d.device;
       stage.memory             = d.memory;
     }
@@ -151,11 +151,8 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
           inside.emplace_back(std::max(s, begin), std::min(e, end));
       d.bubble_s = std::max(0.0, end - begin - union_length(inside));
     }
-    if (static_cast<std::size_t>(device) < memory.size()) {
-      d.memory                = memory[device];
-      d.peak_memory_bytes     = d.memory.total_bytes();
-      d.memory_capacity_bytes = d.memory.capacity_bytes;
-    }
+    if (static_cast<std::size_t>(device) < memory.size())
+      d.memory = memory[device];
     peak_flops += cluster.gpu_of(device).peak_flops(plan.dtype);
     report.devices.push_back(std::move(d));
   }
@@ -227,8 +224,8 @@ nlohmann::json report_to_json(const Report& report)
                        {"comm_s", d.comm_s},
                        {"exposed_comm_s", d.exposed_comm_s},
                        {"idle_s", d.idle_s},
-                       {"peak_memory_bytes", units::whole_bytes(d.peak_memory_bytes)},
-                       {"memory_capacity_bytes", units::whole_bytes(d.memory_capacity_bytes)},
+                       {"peak_memory_bytes", units::whole_bytes(d.memory.total_bytes())},
+                       {"memory_capacity_bytes", units::whole_bytes(d.memory.capacity_bytes)},
                        {"memory_bytes", memory_to_json(d.memory)},
                        {"bubble_s", d.bubble_s}});
   nlohmann::json stages = nlohmann::json::array();
@@ -293,7 +290,7 @@ void print_report(const Report& report, std::ostream& out, const std::string& ti
                                     seconds(d.exposed_comm_s),
                                     seconds(d.idle_s),
                                     percent(time > 0 ? 1 - d.idle_s / time : 0),
-                                    gib(d.peak_memory_bytes)};
+                                    gib(d.memory.total_bytes())};
   };
 
   if (static_cast<int>(report.devices.size()) <= kReportAllDevices) {
@@ -313,7 +310,7 @@ void print_report(const Report& report, std::ostream& out, const std::string& ti
       ++g.count;
       g.compute += d.compute_s, g.comm += d.comm_s, g.exposed += d.exposed_comm_s, g.idle += d.idle_s;
       g.min_idle = std::min(g.min_idle, d.idle_s);
-      g.peak     = std::max(g.peak, d.peak_memory_bytes);
+      g.peak     = std::max(g.peak, d.memory.total_bytes());
     }
     out << "per GPU type and stage (means over the devices; peak memory is the maximum):\n";
     std::vector<std::vector<std::string>> rows{

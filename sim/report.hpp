@@ -45,9 +45,8 @@ struct DeviceReport {
   double comm_s             = 0;
   double exposed_comm_s     = 0;
   double idle_s             = 0;
-  double peak_memory_bytes  = 0; ///< strategies::plan_memory total
-  double memory_capacity_bytes = 0;
-  /// The peak by term (strategies::plan_memory): what to shrink when it does not fit.
+  /// The peak by term (strategies::plan_memory; total_bytes() is the peak, capacity_bytes what the device has):
+  /// what to shrink when it does not fit.
   strategies::DeviceMemory memory;
   double bubble_s = 0; ///< compute idle inside the pipelines' window
 };

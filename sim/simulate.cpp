@@ -46,7 +46,7 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
     result.report.links = summarize_links(link_usage, result.report.iteration_time_s);
   if (options.trace) {
     result.trace        = make_trace(cluster, schedule, timings, problem.workload->seq_len, problem.dtype);
-    result.trace.memory = memory_track(schedule, timings, strategies::plan_memory(plan, problem));
+    result.trace.memory = memory_track(schedule, timings, result.report.devices);
   }
   return result;
 }

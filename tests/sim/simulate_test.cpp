@@ -151,7 +151,7 @@ TEST_CASE("simulate: report figures follow from the timings")
     CHECK(d.comm_s >= d.exposed_comm_s);
     CHECK(d.stage == d.device / 2);
     CHECK(d.gpu == s.cluster.gpu_of(d.device).name);
-    CHECK(d.peak_memory_bytes == memory[d.device].total_bytes());
+    CHECK(d.memory.total_bytes() == memory[d.device].total_bytes());
     CHECK(d.idle_s >= r.devices[r.bottleneck.device].idle_s);
   }
   // Slow stage-1 GPUs do 3x the work time of the fast ones.
@@ -223,7 +223,7 @@ TEST_CASE("simulate: the pipeline bubble is each device's compute idle between t
     const auto& a = r.devices[2 * stage.stage];
     const auto& b = r.devices[2 * stage.stage + 1];
     CHECK(stage.bubble_s == doctest::Approx((a.bubble_s + b.bubble_s) / 2));
-    CHECK(stage.memory.total_bytes() == std::max(a.peak_memory_bytes, b.peak_memory_bytes));
+    CHECK(stage.memory.total_bytes() == std::max(a.memory.total_bytes(), b.memory.total_bytes()));
   }
   // The stage-0 pipeline sends cross both NICs.
   REQUIRE(!r.links.top_by_bytes.empty());
