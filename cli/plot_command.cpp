@@ -1,5 +1,6 @@
 /// `hetsim plot`: a CSV (a sweep's results, or any table with a header) as a clustered bar chart drawn by
-/// gnuplot: one group of bars per --x value, one bar per --series value, the mean of --y.
+/// gnuplot: one group of bars per --x value, one bar per --series value, the mean of --y over the rows of that bar
+/// (which must agree in every column but those of --average-over).
 
 #include "cli/command.hpp"
 #include "core/error.hpp"
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 namespace hetsim::cli {
 namespace {
@@ -21,6 +23,8 @@ struct PlotOptions {
   std::string y      = "simulated_s";
   std::string series = "planner";
   std::string title;
+  std::string ylabel;
+  std::vector<std::string> average_over;
   std::string table_file;
   bool log_y = false;
 };
@@ -57,7 +61,8 @@ int run_plot(const PlotOptions& options)
 
   sweep::Row header;
   const auto rows    = sweep::read_csv(options.csv_file, header);
-  const auto summary = sweep::summarize(rows, header, options.x, options.y, options.series, options.csv_file);
+  const auto summary = sweep::summarize(rows, header, {options.x, options.y, options.series, options.average_over},
+                                       options.csv_file);
   if (summary.categories.empty())
     throw InputError(options.csv_file + ": no row with a numeric '" + options.y + "' to plot");
   const std::string table = sweep::summary_table(summary, options.x);
@@ -75,8 +80,10 @@ int run_plot(const PlotOptions& options)
   gp << "set terminal " << (extension == ".png" ? "pngcairo size 1000,600" : "svg size 1000,600") << "\n"
      << "set output " << quoted(options.out_file) << "\n"
      << "set title " << quoted(options.title.empty() ? options.y + " by " + options.x : options.title) << " noenhanced\n"
-     << "set ylabel " << quoted(options.y) << " noenhanced\n"
+     << "set ylabel " << quoted(options.ylabel.empty() ? sweep::axis_label(options.y) : options.ylabel)
+     << " noenhanced\n"
      << "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+     // Outside the plot area, so the legend never covers a bar.
      << "set key outside right top noenhanced\nset xtics rotate by -30 noenhanced\nset datafile separator '\\t'\n"
      << "set datafile missing 'NaN'\nset grid ytics\nset yrange [0:*]\n"
      << (options.log_y ? "set logscale y\nset yrange [*:*]\n" : "") << "plot for [c=2:" << summary.series.size() + 1
@@ -107,6 +114,12 @@ CommandRunner add_plot_command(CLI::App& app)
   command->add_option("--y", options->y, "numeric column to plot (default simulated_s)");
   command->add_option("--series", options->series, "column of the bars inside a group (default planner)");
   command->add_option("--title", options->title, "chart title");
+  command->add_option("--ylabel", options->ylabel, "y-axis label (default: --y with its unit, e.g. simulated_s (s))");
+  command
+      ->add_option("--average-over", options->average_over,
+                   "columns whose values may differ among the rows averaged into one bar (e.g. seed); rows of one "
+                   "bar that differ in any other column are refused")
+      ->delimiter(',');
   command->add_option("--table", options->table_file, "also write the plotted means as a tab-separated table");
   command->add_flag("--log-y", options->log_y, "logarithmic y axis");
   return [options] { return run_plot(*options); };

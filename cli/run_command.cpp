@@ -2,6 +2,7 @@
 /// `hetsim simulate` does from the measured trace.
 
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
 #include "cli/scenario.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
@@ -152,6 +153,11 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   run.warmup      = options.warmup;
   run.iterations  = options.iterations;
   run.end_process = end_process;
+  if (identity.rank == 0) { // one rank speaks for all: they run their iterations in step, a barrier apart
+    const std::string what = "running iterations (" + std::to_string(options.warmup) + " warm-up, " +
+                             std::to_string(options.iterations) + " timed)";
+    run.on_iteration = [what, progress = stderr_progress()](int done, int total) { progress(what, done, total); };
+  }
   try {
     const traces::Trace trace = exec::run_rank(*executor, setup, workload, scenario.cluster, run, options.executor);
     traces::write_chrome_trace(trace, file);

@@ -62,11 +62,15 @@ traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workloa
   try {
     executor.connect(setup);
     executor.prepare(workload);
+    if (options.on_iteration) // starts the clock of the first iteration's progress line
+      options.on_iteration(0, options.warmup + options.iterations);
     for (int i = 0; i < options.warmup + options.iterations; ++i) {
       executor.barrier();
       auto records = run_iteration(executor, schedule, setup.rank, Clock::now());
       if (i >= options.warmup)
         measured.push_back(std::move(records));
+      if (options.on_iteration)
+        options.on_iteration(i + 1, options.warmup + options.iterations);
     }
     executor.barrier();
   } catch (const TaskFailed& e) {

@@ -22,6 +22,8 @@ struct RunOptions {
   /// Ends the process with `message` (the rank's error) when the local launcher ends the run, called from
   /// another thread while the rank may be blocked inside the executor; never returns. Unset: not watched.
   std::function<void(const std::string& message)> end_process;
+  /// Called after each iteration (warm-up ones included) with the count done and the total; unset: silent.
+  std::function<void(int done, int total)> on_iteration;
 };
 
 /// Runs rank `setup.rank` with `executor` and returns its trace: one event per task of the device (times in

@@ -53,7 +53,8 @@ def write_csv(path, header, rows):
 
 
 def plot_bars(data_file, png, title, ylabel, label_column, value_columns):
-    """A clustered bar chart of the CSV's value columns (1-based) against its label column, with gnuplot."""
+    """A clustered bar chart of the CSV's value columns (1-based) against its label column, with gnuplot; the
+    legend outside the plot area, so it never covers a bar. `ylabel` names the quantity and its unit."""
     if shutil.which("gnuplot") is None:
         print("gnuplot not found: skipping", png, "(./scripts/setup.sh installs it)", file=sys.stderr)
         return
@@ -68,7 +69,7 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set xtics rotate by -30
-set key top left
+set key outside right top
 set yrange [0:*]
 plot {plots}
 """

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string_view>
 
 namespace hetsim::sweep {
 namespace {
@@ -30,15 +31,29 @@ int position(std::vector<std::string>& names, const std::string& name)
 
 } // namespace
 
-Summary summarize(const std::vector<Row>& rows, const Row& header, const std::string& x, const std::string& y,
-                  const std::string& series, const std::string& file)
+Summary summarize(const std::vector<Row>& rows, const Row& header, const SummaryColumns& columns,
+                  const std::string& file)
 {
-  const int xc = column(header, x, file), yc = column(header, y, file), sc = column(header, series, file);
-  const auto status_it = std::find(header.begin(), header.end(), "status");
-  const int status     = status_it == header.end() ? -1 : static_cast<int>(status_it - header.begin());
+  const int xc = column(header, columns.x, file), yc = column(header, columns.y, file);
+  const int sc          = column(header, columns.series, file);
+  const auto status_it  = std::find(header.begin(), header.end(), "status");
+  const int status      = status_it == header.end() ? -1 : static_cast<int>(status_it - header.begin());
+  for (const auto& name : columns.average_over)
+    (void)column(header, name, file);
+  // The columns that must agree within one bar: a sweep table's keys (its other columns are results), or every
+  // column of another table; never the bar's own x and series, y, or what the user said may vary.
+  const bool sweep_table = header == sweep_columns();
+  std::vector<int> compared;
+  for (int k = 0; k < (sweep_table ? kKeyColumns : static_cast<int>(header.size())); ++k)
+    if (k != xc && k != yc && k != sc && k != status &&
+        std::find(columns.average_over.begin(), columns.average_over.end(), header[k]) == columns.average_over.end())
+      compared.push_back(k);
+
   Summary summary;
-  std::vector<std::vector<double>> sum, count;
-  for (const Row& row : rows) {
+  std::vector<std::vector<double>> sum;
+  std::vector<std::vector<std::size_t>> first_row; // [category][series]: index of the bar's first row
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const Row& row = rows[r];
     if (status >= 0 && row[status] != "ok")
       continue;
     double value      = 0;
@@ -49,19 +64,36 @@ Summary summarize(const std::vector<Row>& rows, const Row& header, const std::st
     const int c = position(summary.categories, row[xc]);
     const int s = position(summary.series, row[sc]);
     sum.resize(summary.categories.size());
-    count.resize(summary.categories.size());
-    for (auto* table : {&sum, &count})
-      for (auto& line : *table)
-        line.resize(summary.series.size(), 0.0);
+    summary.rows.resize(summary.categories.size());
+    first_row.resize(summary.categories.size());
+    for (auto& line : sum)
+      line.resize(summary.series.size(), 0.0);
+    for (auto& line : summary.rows)
+      line.resize(summary.series.size(), 0);
+    for (auto& line : first_row)
+      line.resize(summary.series.size(), 0);
+    if (summary.rows[c][s] == 0)
+      first_row[c][s] = r;
+    else
+      for (int k : compared) {
+        const Row& first = rows[first_row[c][s]];
+        if (first[k] != row[k])
+          // Data lines are numbered from 2: line 1 is the header.
+          throw InputError(file + ": lines " + std::to_string(first_row[c][s] + 2) + " and " +
+                           std::to_string(r + 2) + " fall in one bar (" + columns.x + " " + quote(row[xc]) + ", " +
+                           columns.series + " " + quote(row[sc]) + ") but differ in " + quote(header[k]) + " (" +
+                           quote(first[k]) + " vs " + quote(row[k]) + "); give --average-over " + header[k] +
+                           " to average them, or a table without the rows that differ");
+      }
     sum[c][s] += value;
-    count[c][s] += 1;
+    summary.rows[c][s] += 1;
   }
   summary.mean.assign(summary.categories.size(),
                       std::vector<double>(summary.series.size(), std::numeric_limits<double>::quiet_NaN()));
   for (std::size_t c = 0; c < sum.size(); ++c)
     for (std::size_t s = 0; s < sum[c].size(); ++s)
-      if (count[c][s] > 0)
-        summary.mean[c][s] = sum[c][s] / count[c][s];
+      if (summary.rows[c][s] > 0)
+        summary.mean[c][s] = sum[c][s] / summary.rows[c][s];
   return summary;
 }
 
@@ -81,6 +113,24 @@ std::string summary_table(const Summary& summary, const std::string& x)
     text += "\n";
   }
   return text;
+}
+
+std::string axis_label(const std::string& column)
+{
+  const auto ends_with = [&](std::string_view suffix) {
+    return column.size() > suffix.size() && column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with("_per_s"))
+    return column + " (1/s)";
+  if (ends_with("_s"))
+    return column + " (s)";
+  if (ends_with("_bytes"))
+    return column + " (bytes)";
+  if (ends_with("_gib"))
+    return column + " (GiB)";
+  if (column == "mfu")
+    return "mfu (fraction of peak FLOP/s)";
+  return column;
 }
 
 } // namespace hetsim::sweep

@@ -3,8 +3,11 @@
 Ranks the plans of the amp, megatron and random planners (each re-scored in the simulator) and checks that the
 best amp plan beats the best megatron plan by at least 1.3x in simulation (the paper measured 1.54x).
 
-Writes out/amp_het_cluster/candidates.csv (every simulated candidate) and summary.csv + summary.png."""
+Usage: run.py [--out DIR]; HETSIM= runs an installed hetsim.
+Writes under --out (default out/amp_het_cluster) candidates.csv (every simulated candidate) and summary.csv +
+summary.png."""
 
+import argparse
 import os
 import sys
 
@@ -12,12 +15,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(common.ROOT, "out", "amp_het_cluster")
+OUT = os.path.join(common.ROOT, "out", "amp_het_cluster")  # --out replaces it
 CLUSTER = os.path.join(HERE, "cluster.json")
 MODEL = os.path.join(HERE, "gpt2-medium-amp.json")
 
 
 def main():
+    global OUT
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=OUT, help="output folder (default out/amp_het_cluster)")
+    OUT = os.path.abspath(parser.parse_args().out)
     os.makedirs(OUT, exist_ok=True)
     rows, best = [], {}
     for planner in ("amp", "megatron", "random"):

@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # geo_decentralized: the scheduler against random layouts, the tp/pp/dp grid and ZeRO-3 on the five scenarios.
-# Usage: experiments/geo_decentralized/run.sh [OUT_DIR] (default: build/experiments/geo_decentralized).
+# Usage: experiments/geo_decentralized/run.sh [--out DIR] (default out/geo_decentralized); HETSIM= runs an
+# installed hetsim.
 # Runs on 2 MPI ranks when mpirun is there (HETSIM_RANKS overrides), resumes an interrupted run, and writes
 # results.csv/.json (every cell), summary.csv (per case, with the speed-ups), summary_long.csv and results.png.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-hetsim="${HETSIM:-$root/build/cli/hetsim}"
-out="${1:-$root/build/experiments/geo_decentralized}"
+source "$here/../common.sh"
+experiment_setup geo_decentralized "$@"
 ranks="${HETSIM_RANKS:-2}"
-mkdir -p "$out"
 
 if command -v mpirun >/dev/null && [ "$ranks" -gt 1 ]; then
   mpirun --oversubscribe --allow-run-as-root -np "$ranks" "$hetsim" sweep --spec "$here/sweep.json" --out "$out/results.csv"
@@ -24,5 +23,5 @@ awk -F, 'NR > 1 { sub(/^preset:/, "", $1); split("scheduler,,random layout,best 
   sed '1i case,method,seconds' > "$out/summary_long.csv"
 if command -v gnuplot >/dev/null; then
   "$hetsim" plot --csv "$out/summary_long.csv" --out "$out/results.png" --x case --y seconds --series method \
-    --log-y --title "GPT-3 XL, V100, global batch 1024: simulated iteration time (s)"
+    --log-y --ylabel "simulated iteration time (s)" --title "GPT-3 XL, V100, global batch 1024: simulated iteration time (s)"
 fi

@@ -9,8 +9,10 @@ again with uniform stages (same degrees, placement and batch). Three mixes:
   a100_mi250x  the slower type (A100-40GB, 312 TFLOP/s) in the minority;
   a100_h100    an H100 cluster extended with A100-40GB nodes (3.2x apart).
 The acceptance bar (non-uniform >= 1.08x uniform) is checked on a100_h100; the others are reported.
-Writes out/hethub_mixed/results.csv and results.png."""
+Usage: run.py [--out DIR]; HETSIM= runs an installed hetsim.
+Writes results.csv and results.png under --out (default out/hethub_mixed)."""
 
+import argparse
 import os
 import sys
 
@@ -18,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import common  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OUT = os.path.join(common.ROOT, "out", "hethub_mixed")
+OUT = os.path.join(common.ROOT, "out", "hethub_mixed")  # --out replaces it
 MODEL = "preset:llama-2-70b"
 LAYERS = 82  # Llama-2-70B: embedding, 80 blocks, head
 GLOBAL_BATCH = 256
@@ -51,6 +53,10 @@ def compare(mix):
 
 
 def main():
+    global OUT
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default=OUT, help="output folder (default out/hethub_mixed)")
+    OUT = os.path.abspath(parser.parse_args().out)
     os.makedirs(OUT, exist_ok=True)
     rows, speedup = [], {}
     for mix in MIXES:

@@ -1,7 +1,7 @@
 /// OSDP's comparison (§4): narrow-and-deep, wide-and-shallow and inconsistent GPT-like models on 8 GPUs under
 /// 8 GiB and 16 GiB per-device limits; simulated samples per second of osdp, ZeRO-3 on every layer and plain
 /// data parallelism (where it fits), each at its best micro-batch.
-/// Usage: osdp_models OUT.csv
+/// Usage: hetsim-osdp-models OUT.csv (experiments/osdp_models/run.sh runs it)
 
 #include "experiments/experiment.hpp"
 
@@ -99,7 +99,7 @@ private:
 int main(int argc, char** argv)
 {
   if (argc != 2) {
-    std::cerr << "usage: osdp_models OUT.csv\n";
+    std::cerr << "usage: hetsim-osdp-models OUT.csv\n";
     return 2;
   }
   try {

@@ -6,7 +6,7 @@ set style data histogram
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set ylabel "samples/s"
-set key top right
+set key outside right top # never over the bars
 set yrange [0:*]
 set xtics rotate by -20
 plot csv skip 1 using 4:xtic(sprintf("%s %s GiB", strcol(1), strcol(3))) title "osdp", \

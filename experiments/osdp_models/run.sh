@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# OSDP on three GPT-like models and two memory limits: writes results.csv and throughput.svg here.
-# Usage: run.sh [BUILD_DIR]
+# OSDP on three GPT-like models and two memory limits: writes results.csv and throughput.svg under --out
+# (default out/osdp_models).
+# Usage: run.sh [--out DIR]; HETSIM=/path/to/hetsim runs an installed build (hetsim-osdp-models beside it).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-build="${1:-$here/../../build}"
-"$build/experiments/osdp_models" "$here/results.csv"
-gnuplot -e "csv='$here/results.csv'; out='$here/throughput.svg'" "$here/plot.gp"
-echo "wrote $here/results.csv and $here/throughput.svg"
+source "$here/../common.sh"
+experiment_setup osdp_models "$@"
+"$bin/hetsim-osdp-models" "$out/results.csv"
+gnuplot -e "csv='$out/results.csv'; out='$out/throughput.svg'" "$here/plot.gp"
+echo "wrote $out/results.csv and $out/throughput.svg"

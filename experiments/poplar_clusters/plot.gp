@@ -8,7 +8,7 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set ylabel "TFLOP/s"
 set xlabel "ZeRO stage"
-set key top left font ",9"
+set key below font ",9" # never over the bars
 set yrange [0:*]
 do for [c in "A B C"] {
   set title "cluster ".c

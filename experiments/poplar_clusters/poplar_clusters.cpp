@@ -1,6 +1,6 @@
 /// Poplar's main experiment (Figure 3): three heterogeneous clusters, a 0.5 B-parameter Llama, a global batch
 /// of 2 M tokens, ZeRO 0-3; simulated TFLOP/s of poplar, deepspeed, whale and each GPU type alone.
-/// Usage: poplar_clusters OUT.csv
+/// Usage: hetsim-poplar-clusters OUT.csv (experiments/poplar_clusters/run.sh runs it)
 
 #include "experiments/experiment.hpp"
 
@@ -91,7 +91,7 @@ double tflops(const std::optional<experiments::Scored>& scored)
 int main(int argc, char** argv)
 {
   if (argc != 2) {
-    std::cerr << "usage: poplar_clusters OUT.csv\n";
+    std::cerr << "usage: hetsim-poplar-clusters OUT.csv\n";
     return 2;
   }
   try {

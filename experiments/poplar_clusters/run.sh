@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Poplar's three clusters: writes results.csv and throughput.svg here. Usage: run.sh [BUILD_DIR]
+# Poplar's three clusters: writes results.csv and throughput.svg under --out (default out/poplar_clusters).
+# Usage: run.sh [--out DIR]; HETSIM=/path/to/hetsim runs an installed build (hetsim-poplar-clusters beside it).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-build="${1:-$here/../../build}"
-"$build/experiments/poplar_clusters" "$here/results.csv"
-gnuplot -e "csv='$here/results.csv'; out='$here/throughput.svg'" "$here/plot.gp"
-echo "wrote $here/results.csv and $here/throughput.svg"
+source "$here/../common.sh"
+experiment_setup poplar_clusters "$@"
+"$bin/hetsim-poplar-clusters" "$out/results.csv"
+gnuplot -e "csv='$out/results.csv'; out='$out/throughput.svg'" "$here/plot.gp"
+echo "wrote $out/results.csv and $out/throughput.svg"

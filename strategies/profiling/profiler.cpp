@@ -47,8 +47,11 @@ MemoryProbe CostModelProfiler::probe_memory(int device, int batch, int zero_stag
   const int layers      = static_cast<int>(problem_.workload->layers.size());
   const DeviceMemory m  = stage_device_memory(plan, problem_, 0, 0, layers, 0);
   MemoryProbe probe;
-  probe.before_bytes = m.parameter_bytes + m.gradient_bytes + m.optimizer_bytes + problem_.workspace_bytes.value_or(0);
-  probe.after_bytes  = probe.before_bytes + m.activation_bytes;
+  // The memory model's whole count, as plan_memory checks the plan later: what the framework holds is there
+  // before the step, the activations and the short-lived buffers that grow with them come with the batch.
+  const double workspace = problem_.workspace_bytes.value_or(0);
+  probe.before_bytes = m.parameter_bytes + m.gradient_bytes + m.optimizer_bytes + m.framework_bytes + workspace;
+  probe.after_bytes  = m.total_bytes() + workspace;
   probe.total_bytes  = problem_.memory_capacity(device);
   return probe;
 }

@@ -48,14 +48,39 @@ OsdpProblem osdp_problem(const Problem& problem, const Plan& plan)
     }
     out.layers.push_back(cost);
   }
-  const DeviceMemory m = stage_device_memory(plan, problem, 0, 0, static_cast<int>(layers.size()), 0);
+  // The framework's buffers and the transient peak as with every layer sharded: their least. The step's fp32
+  // gradient copy grows with what a choice keeps unsharded, which plan_memory counts once the choice is made:
+  // sharded_plan() tightens the budget by what it finds over.
+  Plan all_sharded = plan;
+  all_sharded.layer_sharding.assign(layers.size(), LayerSharding{1, 1});
+  const DeviceMemory m = stage_device_memory(all_sharded, problem, 0, 0, static_cast<int>(layers.size()), 0);
   double capacity      = problem.memory_capacity(0);
   for (int d = 1; d < cluster.device_count(); ++d)
     capacity = std::min(capacity, problem.memory_capacity(d));
-  // What the framework holds and its transient peak are taken as for the unsharded layers (an upper bound: the
-  // step's fp32 gradient copy shrinks with sharding).
-  out.available_bytes = capacity - problem.workspace_bytes.value_or(0) - m.activation_bytes - m.framework_bytes - m.transient_bytes;
+  out.available_bytes = capacity - problem.workspace_bytes.value_or(0) - m.activation_bytes - m.framework_bytes -
+                        m.transient_bytes;
   return out;
+}
+
+/// Sets the plan's per-layer sharding to the search's fastest choice that the memory model lets fit; false when
+/// none does. The search's budget starts from the least transient memory (osdp_problem) and is lowered by what
+/// plan_memory finds over until the choice fits: a few rounds, as only the step's gradient copy moves.
+bool shard_to_fit(Plan& plan, const Problem& problem)
+{
+  OsdpProblem search = osdp_problem(problem, plan);
+  for (int round = 0; round < 8; ++round) {
+    const OsdpResult best = osdp_search(search);
+    if (!best.feasible)
+      return false;
+    plan.layer_sharding = best.choice;
+    double over         = 0;
+    for (const DeviceMemory& m : plan_memory(plan, problem))
+      over = std::max(over, m.over_bytes());
+    if (over <= 0)
+      return true;
+    search.available_bytes -= over;
+  }
+  return false;
 }
 
 class OsdpPlanner final : public Planner {
@@ -74,12 +99,11 @@ public:
       Plan plan = uniform_batch_plan(Degrees{1, 1, n}, std::vector<int>(), {0}, micro, problem);
       plan.placement.resize(n);
       std::iota(plan.placement.begin(), plan.placement.end(), 0);
-      const OsdpResult best = osdp_search(osdp_problem(problem, plan));
-      if (!best.feasible)
+      if (!shard_to_fit(plan, problem))
         break; // larger micro-batches only need more memory
-      plan.layer_sharding = best.choice;
+      const std::vector<LayerSharding> choice = plan.layer_sharding;
       int sharded = 0;
-      for (const LayerSharding& s : best.choice)
+      for (const LayerSharding& s : choice)
         sharded += s.sharded > 0 ? 1 : 0;
       candidates.push_back(evaluate(std::move(plan), problem, context,
                                     std::to_string(sharded) + " of " + std::to_string(layers) + " layers sharded"));

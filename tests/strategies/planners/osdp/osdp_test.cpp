@@ -2,9 +2,11 @@
 
 #include "core/error.hpp"
 #include "fixtures.hpp"
+#include "models/transformer.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
 #include "strategies/planners/registry.hpp"
+#include "strategies/search/plan_space.hpp"
 
 #include <doctest/doctest.h>
 
@@ -122,4 +124,47 @@ TEST_CASE("with room to spare nothing is sharded; under a tight limit the planne
 
   problem.memory_limit_bytes = 1.2 * units::kGiB;
   CHECK_THROWS_AS(make_osdp_planner()->propose(problem, context), InfeasiblePlan);
+}
+
+TEST_CASE("osdp finds a plan wherever ZeRO-3 on every layer fits, even when the optimizer step's copy binds")
+{
+  // Wide and shallow (1.4 B parameters in 6 blocks) on 8 A100s under 8 GiB: with every layer kept whole the
+  // step's fp32 gradient copy alone would need 5.7 GB, so a budget that assumed it rejected every choice.
+  Cluster cluster("8xA100");
+  const int gpu    = cluster.add_gpu(a100());
+  const int region = cluster.add_region("dc", 5e-6);
+  for (int n = 0; n < 2; ++n) {
+    const int node = cluster.add_node(region, "n" + std::to_string(n), Link{300 * units::kGBps, 2e-6},
+                                      Link{100 * units::kGbps, 5e-6});
+    for (int d = 0; d < 4; ++d)
+      cluster.add_device(node, gpu);
+  }
+  models::TransformerShape shape;
+  shape.name            = "wide-shallow";
+  shape.family          = "gpt2";
+  shape.layers          = 6;
+  shape.hidden          = 4096;
+  shape.heads           = shape.kv_heads = 64;
+  shape.intermediate    = 16384;
+  shape.vocab           = 50257;
+  shape.seq_len         = shape.max_positions = 1024;
+  shape.flash_attention = true;
+  shape.split_blocks    = true;
+  const models::Workload workload = models::build_transformer(shape);
+  Problem problem                 = make_problem(cluster, workload);
+  problem.global_batch            = 128;
+  problem.memory_limit_bytes      = 8 * units::kGiB;
+
+  Plan zero3       = uniform_batch_plan(Degrees{1, 1, 8}, {0, 1, 2, 3, 4, 5, 6, 7}, {0}, 1, problem);
+  zero3.zero_stage = 3;
+  for (const DeviceMemory& m : plan_memory(zero3, problem))
+    REQUIRE(m.over_bytes() <= 0);
+
+  const auto candidates = make_osdp_planner()->propose(problem, PlannerContext{});
+  REQUIRE_FALSE(candidates.empty());
+  for (const Candidate& candidate : candidates) {
+    CAPTURE(candidate.note);
+    CHECK(candidate.fits());
+    CHECK(candidate.plan.shards_layers());
+  }
 }

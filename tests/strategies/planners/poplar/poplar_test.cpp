@@ -1,6 +1,9 @@
 #include "strategies/planners/poplar/poplar.hpp"
 
 #include "core/error.hpp"
+#include "models/transformer.hpp"
+#include "strategies/lowering/memory.hpp"
+#include "strategies/profiling/profiler.hpp"
 #include "fixtures.hpp"
 #include "strategies/planners/registry.hpp"
 
@@ -223,4 +226,60 @@ TEST_CASE("deepspeed uses one micro-batch everywhere, whale splits by peak FLOP/
     first += plan.micro_batch_samples(0, m);
   CHECK(first >= 44);
   CHECK(first <= 48);
+}
+
+TEST_CASE("the cost-model profiler's largest batch is the largest the memory model lets the plan have")
+{
+  // A 0.5 B Llama on 80 GB and 40 GB A100s: the batch limit sits where the framework's buffers and the
+  // short-lived ones (logit and attention gradients) matter, so counting only states and activations would pass
+  // plans the memory model then refuses.
+  Cluster cluster("two-a100s");
+  const int big    = cluster.add_gpu(*find_catalog_gpu("A100-SXM4-80GB"));
+  const int small  = cluster.add_gpu(*find_catalog_gpu("A100-PCIe-40GB"));
+  const int region = cluster.add_region("dc", 5e-6);
+  for (int type : {big, small}) {
+    const int node = cluster.add_node(region, "node" + std::to_string(type), Link{300 * units::kGBps, 2e-6},
+                                      Link{25 * units::kGbps, 5e-6});
+    for (int d = 0; d < 2; ++d)
+      cluster.add_device(node, type);
+  }
+  models::TransformerShape shape;
+  shape.name            = "llama-0.5b";
+  shape.family          = "llama";
+  shape.layers          = 24;
+  shape.hidden          = 1280;
+  shape.heads           = shape.kv_heads = 20;
+  shape.intermediate    = 3456;
+  shape.vocab           = 32000;
+  shape.seq_len         = 2048;
+  shape.gated_mlp       = true;
+  shape.rms_norm        = true;
+  shape.tied_embeddings = true;
+  shape.flash_attention = true;
+  const models::Workload workload = models::build_transformer(shape);
+  Problem problem                 = make_problem(cluster, workload);
+  problem.global_batch            = 256;
+
+  CostModelProfiler profiler(problem, costmodel::ComputeModel{});
+  auto fits = [&](int device, int batch, int zero) {
+    return plan_memory(profiling_plan(problem, batch, zero), problem)[device].over_bytes() <= 0;
+  };
+  for (int zero = 0; zero <= 3; ++zero)
+    for (int device : {0, 2}) {
+      CAPTURE(zero);
+      CAPTURE(device);
+      const int limit = profile_device(profiler, device, zero, 1 << 12).max_batch;
+      REQUIRE(limit > 0);
+      CHECK(fits(device, limit, zero));
+      CHECK_FALSE(fits(device, limit + 1, zero));
+    }
+  for (int zero = 0; zero <= 3; ++zero) {
+    PlannerContext context;
+    context.flags = {"zero=" + std::to_string(zero)};
+    for (const Candidate& candidate : make_poplar_planner()->propose(problem, context)) {
+      CAPTURE(zero);
+      CAPTURE(candidate.note);
+      CHECK(candidate.fits());
+    }
+  }
 }
