@@ -16,12 +16,12 @@ Row sweep_row(const std::string& cluster, const std::string& planner, const std:
               const std::string& simulated_s, const std::string& status = "ok")
 {
   Row row(sweep_columns().size());
-  row[0] = cluster;
-  row[1] = "preset:gpt2";
-  row[2] = planner;
-  row[3] = "64";
-  row[6] = seed;
-  row[7] = status;
+  row[0]  = cluster;
+  row[1]  = "preset:gpt2";
+  row[2]  = planner;
+  row[3]  = "64";
+  row[6]  = seed;
+  row[7]  = status;
   row[16] = simulated_s;
   return row;
 }
@@ -30,11 +30,10 @@ Row sweep_row(const std::string& cluster, const std::string& planner, const std:
 
 TEST_CASE("summary: the mean per bar, in order of first appearance; failed rows and empty values left out")
 {
-  const Row header = {"cluster", "planner", "simulated_s", "status"};
-  const std::vector<Row> rows = {{"c1", "b", "3", "ok"},  {"c1", "a", "1", "ok"}, {"c2", "a", "2", "ok"},
-                                 {"c2", "a", "4", "ok"},  {"c2", "b", "9", "infeasible"},
-                                 {"c2", "b", "", "ok"}};
-  const Summary s = summarize(rows, header, {"cluster", "simulated_s", "planner", {}}, "t.csv");
+  const Row header            = {"cluster", "planner", "simulated_s", "status"};
+  const std::vector<Row> rows = {{"c1", "b", "3", "ok"}, {"c1", "a", "1", "ok"},         {"c2", "a", "2", "ok"},
+                                 {"c2", "a", "4", "ok"}, {"c2", "b", "9", "infeasible"}, {"c2", "b", "", "ok"}};
+  const Summary s             = summarize(rows, header, {"cluster", "simulated_s", "planner", {}}, "t.csv");
   CHECK(s.categories == std::vector<std::string>{"c1", "c2"});
   CHECK(s.series == std::vector<std::string>{"b", "a"});
   CHECK(s.mean[0][0] == 3);
@@ -47,7 +46,7 @@ TEST_CASE("summary: the mean per bar, in order of first appearance; failed rows 
 
 TEST_CASE("summary: rows of one bar that differ in a column not averaged over are refused, naming both lines")
 {
-  const Row header = {"cluster", "planner", "model", "simulated_s"};
+  const Row header            = {"cluster", "planner", "model", "simulated_s"};
   const std::vector<Row> rows = {{"c1", "a", "gpt2", "1"}, {"c1", "a", "llama", "5"}};
   try {
     (void)summarize(rows, header, {"cluster", "simulated_s", "planner", {}}, "t.csv");
@@ -65,9 +64,9 @@ TEST_CASE("summary: rows of one bar that differ in a column not averaged over ar
 
 TEST_CASE("summary: in a sweep table only the key columns must agree, so seeds need --average-over seed")
 {
-  const Row& header = sweep_columns();
+  const Row& header     = sweep_columns();
   std::vector<Row> rows = {sweep_row("c1", "dtfm-random", "1", "10"), sweep_row("c1", "dtfm-random", "2", "20")};
-  rows[1][15] = "17"; // estimate_s, a result: free to differ
+  rows[1][15]           = "17"; // estimate_s, a result: free to differ
   CHECK_THROWS_AS(summarize(rows, header, {"cluster", "simulated_s", "planner", {}}, "r.csv"), InputError);
   const Summary s = summarize(rows, header, {"cluster", "simulated_s", "planner", {"seed"}}, "r.csv");
   CHECK(s.mean[0][0] == 15);
