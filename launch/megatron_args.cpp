@@ -133,6 +133,11 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
   std::vector<Argument> args;
   add(args, "--tensor-model-parallel-size", plan.tp);
   add(args, "--pipeline-model-parallel-size", plan.pp);
+  // The Megatron framework HetSim simulates splits every activation over the tensor-parallel group and sends
+  // 1/tp of a stage's boundary per rank (framework.hpp: scatter_gather_sends). Megatron-Core does both only with
+  // sequence parallelism: without it each rank keeps and sends whole activations.
+  if (plan.tp > 1 && plan.framework.scatter_gather_sends)
+    args.push_back({"--sequence-parallel", ""});
   // Megatron's default rank order, tp-cp-ep-dp-pp, is the plan's: rank = (stage x dp + replica) x tp + tp_rank.
   add(args, "--micro-batch-size", plan.micro_batch[0]);
   add(args, "--global-batch-size", plan.global_batch());

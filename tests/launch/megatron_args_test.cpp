@@ -28,7 +28,8 @@ const std::set<std::string> kMegatronCore013 = {
     "--accumulate-allreduce-grads-in-fp32", "--recompute-granularity", "--recompute-method",
     "--recompute-num-layers", "--use-distributed-optimizer", "--use-custom-fsdp",
     "--data-parallel-sharding-strategy", "--ddp-bucket-size", "--overlap-grad-reduce",
-    "--pipeline-model-parallel-layout", "--grad-reduce-in-bf16", "--no-gradient-accumulation-fusion"};
+    "--pipeline-model-parallel-layout", "--grad-reduce-in-bf16", "--no-gradient-accumulation-fusion",
+    "--sequence-parallel"};
 
 std::map<std::string, std::string> by_flag(const std::vector<Argument>& args)
 {
@@ -77,6 +78,7 @@ TEST_CASE("Megatron-LM arguments carry the plan's degrees, batches, precision, r
   auto flags        = by_flag(megatron_arguments(c.inputs()));
   CHECK(flags["--tensor-model-parallel-size"] == "2");
   CHECK(flags["--pipeline-model-parallel-size"] == "2");
+  CHECK(flags.count("--sequence-parallel") == 1); // as simulated: activations and sends split over tp
   CHECK(flags["--micro-batch-size"] == "2");
   CHECK(flags["--global-batch-size"] == "32"); // 2 sequences x 4 micro-batches x 4 replicas
   CHECK(flags["--num-layers"] == "24");
