@@ -2,6 +2,7 @@
 /// the GPU catalog.
 
 #include "cli/command.hpp"
+#include "cli/scenario.hpp"
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/gpu_spec.hpp"
@@ -92,7 +93,7 @@ void inspect_cluster(const std::string& file)
 
 void inspect_model(const std::string& file)
 {
-  const models::Workload w = models::load_workload(file);
+  const models::Workload w = load_model(file, 0);
   std::printf("model %s: %zu layers, sequence %d, %.4g B parameters, %.4g TFLOP forward per sequence\n",
               w.name.c_str(), w.layers.size(), w.seq_len, w.total_params() / 1e9,
               w.forward_flops_per_sample() / units::kTera);

@@ -2,6 +2,7 @@
 /// written as the device profiles `hetsim search --device-profile` reads.
 
 #include "cli/command.hpp"
+#include "cli/scenario.hpp"
 #include "core/cluster_json.hpp"
 #include "core/byte_size.hpp"
 #include "core/error.hpp"
@@ -21,6 +22,7 @@ namespace {
 struct ProfileOptions {
   std::string cluster;
   std::string model;
+  int seq_len = 0;
   std::string executor   = "cpu";
   std::string zero_stage = "all";
   double scale           = 1;
@@ -46,7 +48,7 @@ int run_profile(const ProfileOptions& options)
   const std::vector<int> stages = zero_stages(options.zero_stage);
   check_output_is_not_input(options.out, {options.cluster, options.model}, "--out");
   const Cluster cluster           = load_cluster(options.cluster);
-  const models::Workload workload = models::load_workload(options.model);
+  const models::Workload workload = load_model(options.model, options.seq_len);
   strategies::Problem problem;
   problem.cluster            = &cluster;
   problem.workload           = &workload;
@@ -109,6 +111,7 @@ CommandRunner add_profile_command(CLI::App& app)
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME")->required();
   command->add_option("--model", options->model, "Hugging Face config.json or layer-list JSON, or preset:NAME")
       ->required();
+  add_seq_len_option(*command, options->seq_len);
   command->add_option("--executor", options->executor, "executor plugin: cpu (Eigen) or cuda (cuBLAS)")
       ->capture_default_str();
   command->add_option("--zero-stage", options->zero_stage, "0, 1, 2, 3 or all (ZeRO shards over every device)")

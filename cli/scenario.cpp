@@ -9,6 +9,8 @@
 #include "strategies/lowering/scale.hpp"
 #include "strategies/plan/plan_json.hpp"
 
+#include <iostream>
+
 namespace hetsim::cli {
 
 void ScenarioOptions::add_to(CLI::App& command)
@@ -17,6 +19,24 @@ void ScenarioOptions::add_to(CLI::App& command)
   command.add_option("--model", model, "Hugging Face config.json or layer-list JSON, or preset:NAME");
   command.add_option("--plan", plan, "plan JSON file, or preset:NAME");
   add_memory_options(command, memory_limit, workspace);
+  add_seq_len_option(command, seq_len);
+}
+
+void add_seq_len_option(CLI::App& command, int& seq_len)
+{
+  command.add_option("--seq-len", seq_len,
+                     "tokens per sequence to train at (default: the model file's seq_len, else its maximum "
+                     "positions, which is said on stderr)");
+}
+
+models::Workload load_model(const std::string& file, int seq_len)
+{
+  models::Workload workload = models::load_workload(file);
+  if (seq_len != 0)
+    workload = models::with_seq_len(workload, seq_len, "--seq-len");
+  for (const std::string& line : workload.assumptions)
+    std::cerr << "hetsim: note: " << line << '\n';
+  return workload;
 }
 
 void add_memory_options(CLI::App& command, std::string& memory_limit, std::string& workspace)
@@ -52,7 +72,7 @@ void resolve_defaults(ScenarioOptions& options)
 void load_scenario(const ScenarioOptions& options, Scenario& scenario)
 {
   scenario.cluster  = load_cluster(options.cluster);
-  scenario.workload = models::load_workload(options.model);
+  scenario.workload = load_model(options.model, options.seq_len);
   scenario.plan     = strategies::load_plan(options.plan, scenario.cluster, scenario.workload);
 
   auto& problem              = scenario.problem;

@@ -22,6 +22,7 @@ struct ScenarioOptions {
   std::string plan;
   std::string memory_limit; ///< a size with a unit; empty: each device's own memory
   std::string workspace;    ///< a size with a unit; empty: the framework's own figures
+  int seq_len = 0;          ///< --seq-len: tokens per sequence instead of the model file's; 0: the file's
 
   void add_to(CLI::App& command);
   /// The inputs as given, for checks that outputs do not overwrite them.
@@ -48,6 +49,12 @@ struct Scenario {
 void add_memory_options(CLI::App& command, std::string& memory_limit, std::string& workspace);
 void apply_memory_options(const std::string& memory_limit, const std::string& workspace,
                           strategies::Problem& problem);
+
+/// `--seq-len N`: the sequence length to train at, over the model file's.
+void add_seq_len_option(CLI::App& command, int& seq_len);
+/// The model of `file` (at `seq_len` tokens when positive), printing on stderr, one "hetsim: note:" line each,
+/// what its file left unsaid and HetSim assumed.
+models::Workload load_model(const std::string& file, int seq_len);
 
 /// Fills in the default scenario when no input is given; a partial set is an InputError.
 void resolve_defaults(ScenarioOptions& options);

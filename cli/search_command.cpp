@@ -26,6 +26,7 @@ namespace {
 struct SearchOptions {
   std::string cluster;
   std::string model;
+  int seq_len = 0;
   int global_batch    = 0;
   std::string planner = "amp";
   int top_k           = 10;
@@ -158,7 +159,7 @@ int run_search(const SearchOptions& options)
     check_output_is_not_input(options.best_file, inputs, "--best");
 
   const Cluster cluster           = load_cluster(options.cluster);
-  const models::Workload workload = models::load_workload(options.model);
+  const models::Workload workload = load_model(options.model, options.seq_len);
   strategies::Problem problem;
   problem.cluster      = &cluster;
   problem.workload     = &workload;
@@ -262,6 +263,7 @@ CommandRunner add_search_command(CLI::App& app)
   command->add_option("--top", options->top_k, "candidates re-scored in the simulator (default 10)")
       ->check(CLI::Range(0, 100000));
   add_memory_options(*command, options->memory_limit, options->workspace);
+  add_seq_len_option(*command, options->seq_len);
   command->add_option("--dtype", options->dtype, "fp16 (default), bf16 or fp32");
   command->add_option("--framework", options->framework,
                       "megatron (default), deepspeed or fsdp: what the candidates run under (README, Frameworks)");

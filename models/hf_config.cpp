@@ -42,14 +42,46 @@ void read_llama(const JsonInput& config, TransformerShape& shape)
   shape.vocab           = config.at("vocab_size").positive_int();
   shape.seq_len         = config.positive_int_or("max_position_embeddings", 2048);
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
-  shape.max_positions   = 0; // rotary positions have no weights
+  shape.max_positions   = 0; // rotary positions (rope_scaling too) have no weights
   shape.gated_mlp       = true;
-  shape.biases          = false;
+  shape.biases          = config.boolean_or("attention_bias", false) && config.boolean_or("mlp_bias", false);
+  shape.qkv_bias        = config.boolean_or("attention_bias", false);
   shape.rms_norm        = true;
-  check_heads(config, shape, "hidden_size", "num_attention_heads", "num_key_value_heads");
-  // Newer configs spell out head_dim; the shape only knows hidden / heads.
-  if (auto head_dim = config.find("head_dim"); head_dim && head_dim->positive_int() != shape.hidden / shape.heads)
-    head_dim->fail("hidden_size / num_attention_heads (" + std::to_string(shape.hidden / shape.heads) + ")");
+  if (shape.qkv_bias && !shape.biases && config.boolean_or("mlp_bias", false))
+    config.at("mlp_bias").fail("false, or attention_bias true as well (biases on the MLP alone are not modelled)");
+  // Newer configs spell out head_dim, which may differ from hidden / heads (Gemma: 256).
+  if (auto head_dim = config.find("head_dim")) {
+    const int width = head_dim->positive_int();
+    if (shape.hidden % shape.heads != 0 || width != shape.hidden / shape.heads)
+      shape.head_dim = width;
+  }
+  if (shape.head_dim == 0 && shape.hidden % shape.heads != 0)
+    config.at("num_attention_heads")
+        .fail("a divisor of hidden_size (" + std::to_string(shape.hidden) + "), or a head_dim");
+  if (shape.heads % shape.kv_heads != 0)
+    config.at("num_key_value_heads")
+        .fail("a divisor of num_attention_heads (" + std::to_string(shape.heads) + ")");
+}
+
+/// Qwen2: Llama's layout with biases on the query, key and value projections.
+void read_qwen2(const JsonInput& config, TransformerShape& shape)
+{
+  read_llama(config, shape);
+  shape.qkv_bias = true;
+}
+
+/// Gemma: Llama's layout with a GeGLU MLP (same weights as SwiGLU), tied embeddings by default and a head width
+/// of its own; Gemma-2 also normalises each sublayer's output.
+void read_gemma(const JsonInput& config, TransformerShape& shape)
+{
+  read_llama(config, shape);
+  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
+}
+
+void read_gemma2(const JsonInput& config, TransformerShape& shape)
+{
+  read_gemma(config, shape);
+  shape.sandwich_norms = true;
 }
 
 void read_gpt2(const JsonInput& config, TransformerShape& shape)
@@ -83,20 +115,104 @@ void read_bert(const JsonInput& config, TransformerShape& shape)
   check_heads(config, shape, "hidden_size", "num_attention_heads", "num_attention_heads");
 }
 
+/// GPT-NeoX (Pythia): rotary positions, LayerNorm, biases everywhere, untied embeddings; the parallel residual
+/// changes no weight.
+void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
+{
+  shape.hidden          = config.at("hidden_size").positive_int();
+  shape.intermediate    = config.at("intermediate_size").positive_int();
+  shape.layers          = read_layer_count(config.at("num_hidden_layers"));
+  shape.heads           = config.at("num_attention_heads").positive_int();
+  shape.kv_heads        = shape.heads;
+  shape.vocab           = config.at("vocab_size").positive_int();
+  shape.seq_len         = config.positive_int_or("max_position_embeddings", 2048);
+  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
+  shape.max_positions   = 0;
+  shape.biases          = config.boolean_or("attention_bias", true);
+  check_heads(config, shape, "hidden_size", "num_attention_heads", "num_attention_heads");
+}
+
+/// Falcon: multi-query attention (or grouped, new_decoder_architecture), no linear biases, LayerNorm; with
+/// parallel attention one norm feeds both sublayers unless the new architecture gives each its own.
+void read_falcon(const JsonInput& config, TransformerShape& shape)
+{
+  shape.hidden       = config.at("hidden_size").positive_int();
+  shape.layers       = read_layer_count(config.at("num_hidden_layers"));
+  shape.heads        = config.at("num_attention_heads").positive_int();
+  shape.intermediate = config.positive_int_or("ffn_hidden_size", 4 * shape.hidden);
+  shape.vocab        = config.at("vocab_size").positive_int();
+  shape.seq_len      = config.positive_int_or("max_position_embeddings", 2048);
+  if (config.boolean_or("alibi", false))
+    config.at("alibi").fail("false (ALiBi attention is not modelled)");
+  const bool new_architecture = config.boolean_or("new_decoder_architecture", false);
+  if (new_architecture)
+    shape.kv_heads = config.positive_int_or("num_kv_heads", shape.heads);
+  else
+    shape.kv_heads = config.boolean_or("multi_query", true) ? 1 : shape.heads;
+  const bool parallel     = config.boolean_or("parallel_attn", true);
+  shape.shared_block_norm = parallel && !(new_architecture && config.positive_int_or("num_ln_in_parallel_attn", 2) == 2);
+  shape.tied_embeddings   = config.boolean_or("tie_word_embeddings", true);
+  shape.max_positions     = 0;
+  shape.biases            = config.boolean_or("bias", false);
+  check_heads(config, shape, "hidden_size", "num_attention_heads", "num_kv_heads");
+}
+
+/// OPT: learned positions with two extra rows, LayerNorm, biases, tied embeddings, a 2-projection ReLU MLP.
+void read_opt(const JsonInput& config, TransformerShape& shape)
+{
+  shape.hidden        = config.at("hidden_size").positive_int();
+  shape.intermediate  = config.at("ffn_dim").positive_int();
+  shape.layers        = read_layer_count(config.at("num_hidden_layers"));
+  shape.heads         = config.at("num_attention_heads").positive_int();
+  shape.kv_heads      = shape.heads;
+  shape.vocab         = config.at("vocab_size").positive_int();
+  shape.max_positions = config.positive_int_or("max_position_embeddings", 2048);
+  shape.seq_len       = shape.max_positions;
+  shape.position_offset = 2;
+  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
+  shape.biases          = config.boolean_or("enable_bias", true);
+  if (auto projection = config.find("word_embed_proj_dim"); projection && projection->positive_int() != shape.hidden)
+    projection->fail("hidden_size (" + std::to_string(shape.hidden) +
+                     "): embeddings projected to another width (OPT-350m) are not modelled");
+  if (!config.boolean_or("do_layer_norm_before", true))
+    config.at("do_layer_norm_before").fail("true (OPT-350m's post-norm blocks are not modelled)");
+  check_heads(config, shape, "hidden_size", "num_attention_heads", "num_attention_heads");
+}
+
 struct Family {
   std::string_view model_type;
   std::string_view architecture_prefix; ///< for configs that only list "architectures"
   std::string_view family;
   FamilyReader read;
+  /// Trained with fused (flash) attention unless the file says otherwise: the families whose published
+  /// training runs and Hugging Face implementations use it. GPT-2, BERT and OPT runs predate it.
+  bool flash_attention;
 };
 
-// Mistral configs use llama's field names and architecture (its sliding window changes no count).
+// Mistral and Phi-3 use Llama's field names and weights (Phi-3 fuses QKV and gate/up, same counts).
 constexpr std::array kFamilies{
-    Family{"llama", "Llama", "llama", read_llama},
-    Family{"mistral", "Mistral", "llama", read_llama},
-    Family{"gpt2", "GPT2", "gpt2", read_gpt2},
-    Family{"bert", "Bert", "bert", read_bert},
+    Family{"llama", "Llama", "llama", read_llama, true},
+    Family{"mistral", "Mistral", "llama", read_llama, true},
+    Family{"phi3", "Phi3", "llama", read_llama, true},
+    Family{"qwen2", "Qwen2", "llama", read_qwen2, true},
+    Family{"gemma", "Gemma", "llama", read_gemma, true},
+    Family{"gemma2", "Gemma2", "llama", read_gemma2, true},
+    Family{"falcon", "Falcon", "falcon", read_falcon, true},
+    Family{"gpt_neox", "GPTNeoX", "gpt_neox", read_gpt_neox, true},
+    Family{"opt", "OPT", "opt", read_opt, false},
+    Family{"gpt2", "GPT2", "gpt2", read_gpt2, false},
+    Family{"bert", "Bert", "bert", read_bert, false},
 };
+
+/// The way out for a model HetSim has no reader for.
+constexpr std::string_view kLayerListHint =
+    "; or describe the model as a layer list {\"name\", \"seq_len\", \"layers\": [...]} (README: Model)";
+
+bool is_mixture_of_experts(std::string_view type)
+{
+  return type == "mixtral" || type == "qwen2_moe" || type == "deepseek_v2" || type == "deepseek_v3" ||
+         type == "qwen3_moe" || type == "dbrx" || type == "olmoe";
+}
 
 const Family& find_family(const JsonInput& config)
 {
@@ -105,14 +221,19 @@ const Family& find_family(const JsonInput& config)
     for (const auto& family : kFamilies)
       if (family.model_type == type)
         return family;
-    model_type->fail("a supported model type (" + supported_hf_families() + ")");
+    if (is_mixture_of_experts(type))
+      model_type->fail("a dense model type (" + supported_hf_families() +
+                       "): mixture-of-experts layers are not modelled from a config yet; give each MoE layer's "
+                       "parameters and FLOPs in a layer list {\"name\", \"seq_len\", \"layers\": [...]}");
+    model_type->fail("a supported model type (" + supported_hf_families() + ")" + std::string(kLayerListHint));
   }
   JsonInput first = config.at("architectures").at(std::size_t{0});
   const std::string architecture = first.string();
   for (const auto& family : kFamilies)
     if (architecture.starts_with(family.architecture_prefix))
       return family;
-  first.fail("an architecture of a supported family (" + supported_hf_families() + ")");
+  first.fail("an architecture of a supported family (" + supported_hf_families() + ")" +
+             std::string(kLayerListHint));
 }
 
 } // namespace
@@ -130,27 +251,46 @@ std::string supported_hf_families()
   return names;
 }
 
-TransformerShape read_hf_config(const JsonInput& config, const std::string& default_name)
+HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
 {
   if (!config.is_object())
     config.fail("an object");
   const Family& family = find_family(config);
-  TransformerShape shape;
-  shape.family = family.family;
-  shape.name   = config.string_or("_name_or_path", "");
+  HfModel model;
+  TransformerShape& shape = model.shape;
+  shape.family            = family.family;
+  shape.name              = config.string_or("_name_or_path", "");
   if (shape.name.empty())
     shape.name = default_name.empty() ? std::string(family.model_type) : default_name;
   family.read(config, shape);
+  auto assume = [&](const std::string& text) { model.assumptions.push_back(config.file() + ": " + text); };
 
   // "flash_attention" is our extension too: how the model is trained, not what it is.
-  shape.flash_attention = config.boolean_or("flash_attention", false);
+  if (auto flash = config.find("flash_attention"))
+    shape.flash_attention = flash->boolean();
+  else {
+    shape.flash_attention = family.flash_attention;
+    assume(std::string("flash_attention not given: ") + (family.flash_attention ? "on" : "off") + " for " +
+           std::string(family.model_type) + " (set \"flash_attention\": " +
+           (family.flash_attention ? "false" : "true") + " to change it)");
+  }
   // "seq_len" is our extension: the length trained on, often shorter than the positions the model supports.
   if (auto seq_len = config.find("seq_len")) {
     shape.seq_len = seq_len->positive_int();
     if (shape.max_positions > 0 && shape.seq_len > shape.max_positions)
       seq_len->fail("at most the " + std::to_string(shape.max_positions) + " learned positions");
+  } else {
+    assume("seq_len not given: training at the model's maximum of " + std::to_string(shape.seq_len) +
+           " positions (give \"seq_len\" in the file, or --seq-len)");
   }
-  return shape;
+  if (auto window = config.find("sliding_window"); window && !window->value().is_null() &&
+                                                   config.boolean_or("use_sliding_window", true)) {
+    const int tokens = window->positive_int();
+    if (tokens < shape.seq_len)
+      assume("sliding_window " + std::to_string(tokens) + " is shorter than seq_len " +
+             std::to_string(shape.seq_len) + ": attention is modelled over the whole sequence (an overestimate)");
+  }
+  return model;
 }
 
 } // namespace hetsim::models

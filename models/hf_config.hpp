@@ -1,19 +1,28 @@
 #pragma once
-/// Reading Hugging Face `config.json` files (llama, gpt2, bert families).
+/// Reading Hugging Face `config.json` files of the dense families (supported_hf_families()).
 
 #include "core/json_input.hpp"
 #include "models/transformer.hpp"
 
 #include <string>
+#include <vector>
 
 namespace hetsim::models {
 
 /// True when the JSON looks like a Hugging Face config ("model_type" or "architectures") rather than a layer list.
 bool is_hf_config(const nlohmann::json& json);
-/// The transformer shape described by a Hugging Face config; unknown families are an InputError
-/// listing the supported ones. An optional top-level "seq_len" (our extension) sets the sequence
-/// length, which otherwise defaults to the config's maximum positions.
-TransformerShape read_hf_config(const JsonInput& config, const std::string& default_name = "");
+struct HfModel {
+  TransformerShape shape;
+  /// What the file left unsaid and HetSim assumed, one line each naming the file ("model.json: seq_len not
+  /// given: ..."), for the commands to print.
+  std::vector<std::string> assumptions;
+};
+
+/// The transformer shape described by a Hugging Face config; unknown families are an InputError listing the
+/// supported ones and the layer-list format. Our extensions: "seq_len" (the length trained on; otherwise the
+/// config's maximum positions, an assumption) and "flash_attention" (otherwise the family's default, an
+/// assumption).
+HfModel read_hf_config(const JsonInput& config, const std::string& default_name = "");
 
 /// Comma-separated supported values of "model_type", for messages.
 std::string supported_hf_families();

@@ -10,16 +10,19 @@ namespace hetsim::models {
 namespace {
 
 // Every figure is per sample (one sequence) in doubles: seq^2 * heads overflows int for long sequences.
+/// q and kv: widths of the queries (heads x head width, the hidden size unless head_dim says otherwise) and of
+/// the keys or the values.
 struct Dims {
-  double s, h, a, kv, ffn, v;
+  double s, h, a, q, kv, ffn, v;
 };
 
 Dims dims_of(const TransformerShape& shape)
 {
-  const double head_dim = static_cast<double>(shape.hidden) / shape.heads;
+  const double head = shape.head_width();
   return Dims{static_cast<double>(shape.seq_len),      static_cast<double>(shape.hidden),
-              static_cast<double>(shape.heads),        head_dim * shape.kv_heads,
-              static_cast<double>(shape.intermediate), static_cast<double>(shape.vocab)};
+              static_cast<double>(shape.heads),        head * shape.heads,
+              head * shape.kv_heads,                   static_cast<double>(shape.intermediate),
+              static_cast<double>(shape.vocab)};
 }
 
 double norm_params(const TransformerShape& shape)
@@ -83,14 +86,14 @@ Operator dropout_add(std::string name, const TransformerShape& shape)
 std::vector<Operator> attention_operators(const TransformerShape& shape)
 {
   const Dims d        = dims_of(shape);
-  const double head   = d.h / d.a;
+  const double head   = d.q / d.a;
   const bool rotary   = shape.max_positions == 0;
   std::vector<Operator> ops;
-  Operator qkv = linear("qkv", TensorSplit::columns, d.s, d.h + 2 * d.kv, d.h, shape.biases);
+  Operator qkv = linear("qkv", TensorSplit::columns, d.s, d.q + 2 * d.kv, d.h, shape.biases || shape.qkv_bias);
   qkv.saved_bytes_per_sample = 2 * d.s * d.h;
   ops.push_back(qkv);
   if (rotary) // rotates Q and K in place
-    ops.push_back(memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.h + d.kv), 0));
+    ops.push_back(memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.q + d.kv), 0));
   if (shape.flash_attention) {
     Operator fused;
     fused.name                   = "flash_attention";
@@ -100,10 +103,10 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     fused.m                      = d.s; // its shape, for the executors; FLOPs are fixed_flops_per_sample
     fused.n                      = d.s;
     fused.k                      = head;
-    fused.fixed_flops_per_sample = 4 * d.s * d.s * d.h;
+    fused.fixed_flops_per_sample = 4 * d.s * d.s * d.q;
     // Reads Q, K, V; writes the context and the fp32 log-sum-exp.
-    fused.bytes_per_sample       = 4 * d.s * d.h + 4 * d.s * d.kv + 4 * d.a * d.s;
-    fused.saved_bytes_per_sample = 2 * d.s * d.h + 4 * d.s * d.kv + 4 * d.a * d.s;
+    fused.bytes_per_sample       = 4 * d.s * d.q + 4 * d.s * d.kv + 4 * d.a * d.s;
+    fused.saved_bytes_per_sample = 2 * d.s * d.q + 4 * d.s * d.kv + 4 * d.a * d.s;
     ops.push_back(fused);
   } else {
     Operator scores = {};
@@ -114,7 +117,7 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     scores.n                      = d.s;
     scores.k                      = head;
     scores.count                  = d.a;
-    scores.saved_bytes_per_sample = 2 * d.s * d.h + 2 * d.s * d.kv; // Q and K
+    scores.saved_bytes_per_sample = 2 * d.s * d.q + 2 * d.s * d.kv; // Q and K
     // Backward holds the gradients of the softmax output and of the scores at once.
     scores.transient_bytes_per_sample = 4 * d.a * d.s * d.s;
     ops.push_back(scores);
@@ -128,10 +131,10 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     context.saved_bytes_per_sample = 2 * d.a * d.s * d.s + 2 * d.s * d.kv; // dropout output and V
     ops.push_back(context);
   }
-  // [s, b, heads, head] -> [s, b, h] before the output projection.
-  ops.push_back(memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * d.h, 0));
-  Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, d.h, shape.biases);
-  out.saved_bytes_per_sample = 2 * d.s * d.h;
+  // [s, b, heads, head] -> [s, b, heads x head] before the output projection.
+  ops.push_back(memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * d.q, 0));
+  Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, d.q, shape.biases);
+  out.saved_bytes_per_sample = 2 * d.s * d.q;
   ops.push_back(out);
   ops.push_back(dropout_add("attention_dropout_add", shape));
   return ops;
@@ -172,6 +175,26 @@ std::vector<Operator> with_norm(std::vector<Operator> sublayer, Operator norm_op
   return sublayer;
 }
 
+/// A block's attention half and MLP half with their norms: one before each sublayer (after it when post-norm),
+/// one shared by both (Falcon-7B's parallel block: the MLP half reads the attention half's norm), and Gemma-2's
+/// norm of each sublayer's output besides.
+std::vector<Operator> attention_half(const TransformerShape& shape)
+{
+  auto ops = with_norm(attention_operators(shape), norm("norm_1", shape), shape.post_norm);
+  if (shape.sandwich_norms)
+    ops.push_back(norm("post_attention_norm", shape));
+  return ops;
+}
+
+std::vector<Operator> mlp_half(const TransformerShape& shape)
+{
+  auto ops = shape.shared_block_norm ? mlp_operators(shape)
+                                     : with_norm(mlp_operators(shape), norm("norm_2", shape), shape.post_norm);
+  if (shape.sandwich_norms)
+    ops.push_back(norm("post_mlp_norm", shape));
+  return ops;
+}
+
 Layer layer_of(std::string name, std::string kind, std::vector<Operator> operators, double activation_bytes)
 {
   Layer layer;
@@ -193,7 +216,8 @@ Layer embedding_layer(const TransformerShape& shape)
   // Its backward writes the whole (vocabulary / tp) x h gradient table, touched or not.
   lookup.backward_fixed_bytes = 2 * d.v * d.h;
   std::vector<Operator> ops{lookup};
-  const double positions = shape.max_positions + shape.type_vocab;
+  const double positions = (shape.max_positions > 0 ? shape.max_positions + shape.position_offset : 0) +
+                           shape.type_vocab;
   if (positions > 0) {
     Operator add = memory_bound("position_embedding", TensorSplit::replicated, 6 * d.s * d.h, 0, positions * d.h);
     add.backward_fixed_bytes = 2 * positions * d.h;
@@ -209,21 +233,19 @@ Layer embedding_layer(const TransformerShape& shape)
 Layer block_layer(const TransformerShape& shape, int index)
 {
   const Dims d = dims_of(shape);
-  std::vector<Operator> ops = with_norm(attention_operators(shape), norm("norm_1", shape), shape.post_norm);
-  for (Operator& op : with_norm(mlp_operators(shape), norm("norm_2", shape), shape.post_norm))
+  std::vector<Operator> ops = attention_half(shape);
+  for (Operator& op : mlp_half(shape))
     ops.push_back(std::move(op));
   return layer_of("block." + std::to_string(index), "transformer", std::move(ops), 2 * d.s * d.h);
 }
 
-/// A block as its attention and MLP halves, each with its norm; the operators are block_layer's.
+/// A block as its attention and MLP halves, each with its norms; the operators are block_layer's.
 std::pair<Layer, Layer> split_block_layers(const TransformerShape& shape, int index)
 {
-  const Dims d        = dims_of(shape);
+  const Dims d           = dims_of(shape);
   const std::string name = "block." + std::to_string(index);
-  return {layer_of(name + ".attention", "attention",
-                   with_norm(attention_operators(shape), norm("norm_1", shape), shape.post_norm), 2 * d.s * d.h),
-          layer_of(name + ".mlp", "mlp", with_norm(mlp_operators(shape), norm("norm_2", shape), shape.post_norm),
-                   2 * d.s * d.h)};
+  return {layer_of(name + ".attention", "attention", attention_half(shape), 2 * d.s * d.h),
+          layer_of(name + ".mlp", "mlp", mlp_half(shape), 2 * d.s * d.h)};
 }
 
 Layer head_layer(const TransformerShape& shape)
@@ -259,7 +281,8 @@ double transformer_block_params(const TransformerShape& shape)
 Workload build_transformer(const TransformerShape& shape)
 {
   // Readers validate user input; a shape reaching here malformed is a bug.
-  HETSIM_ASSERT(shape.layers > 0 && shape.hidden > 0 && shape.heads > 0 && shape.hidden % shape.heads == 0);
+  HETSIM_ASSERT(shape.layers > 0 && shape.hidden > 0 && shape.heads > 0 &&
+                (shape.head_dim > 0 || shape.hidden % shape.heads == 0));
   HETSIM_ASSERT(shape.kv_heads > 0 && shape.heads % shape.kv_heads == 0);
   HETSIM_ASSERT(shape.intermediate > 0 && shape.vocab > 0 && shape.seq_len > 0);
   Workload workload;

@@ -7,22 +7,32 @@ namespace hetsim::models {
 
 /// The shape of a transformer, whatever the family it was read from.
 struct TransformerShape {
+  /// Width of one attention head.
+  double head_width() const { return head_dim > 0 ? head_dim : static_cast<double>(hidden) / heads; }
+
   std::string name;
-  std::string family; ///< "llama", "gpt2", "bert"
+  std::string family; ///< "llama", "gpt2", "bert", "falcon", "gpt_neox", "opt" (the operators' family)
   int layers           = 0;
   int hidden           = 0;
   int heads            = 0;
   int kv_heads         = 0; ///< grouped-query attention; equals heads without it
+  int head_dim         = 0; ///< width of one head when it is not hidden / heads (Gemma: 256); 0: hidden / heads
   int intermediate     = 0; ///< MLP width
   int vocab            = 0;
   int seq_len          = 0;
-  int max_positions    = 0; ///< learned position embeddings (gpt2, bert); 0 for rotary (llama)
+  int max_positions    = 0; ///< learned position embeddings (gpt2, bert, opt); 0 for rotary (llama)
+  int position_offset  = 0; ///< learned position rows before the first position (OPT: 2)
   int type_vocab       = 0; ///< bert token-type embeddings
   bool gated_mlp       = false; ///< llama SwiGLU: three projections instead of two
   bool biases          = true;
+  bool qkv_bias        = false; ///< biases on the query, key and value projections even without `biases` (Qwen2)
   bool tied_embeddings = true;  ///< output projection shares the input embedding
   bool rms_norm        = false; ///< llama RMSNorm: a scale and no bias
   bool post_norm       = false; ///< bert: norms after each sublayer and on the embeddings, none before the output
+  /// Falcon-7B: attention and MLP run in parallel on one shared norm's output (one norm per block, not two).
+  bool shared_block_norm = false;
+  /// Gemma-2: each sublayer's output is normalised too before its residual add (four norms per block).
+  bool sandwich_norms = false;
   bool pooler          = false; ///< bert: dense + tanh on the first token
   bool flash_attention = false; ///< fused attention keeps no seq x seq score matrices for backward
   /// Each block as two layers, "block.i.attention" (with the first norm) and "block.i.mlp" (with the second),

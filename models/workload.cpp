@@ -69,10 +69,34 @@ Workload workload_from_json(const nlohmann::json& json, const std::string& origi
     root.fail("an object (a Hugging Face config.json or a layer list)");
   if (is_layer_list(json))
     return read_layer_list(root, default_name(origin));
-  if (is_hf_config(json))
-    return build_transformer(read_hf_config(root, default_name(origin)));
+  if (is_hf_config(json)) {
+    HfModel model     = read_hf_config(root, default_name(origin));
+    Workload workload = build_transformer(model.shape);
+    workload.assumptions = std::move(model.assumptions);
+    return workload;
+  }
   throw InputError(root.where() + ": expected a Hugging Face config.json (with \"model_type\") or a layer list "
                                   "(with \"layers\")");
+}
+
+Workload with_seq_len(const Workload& workload, int seq_len, const std::string& option)
+{
+  if (seq_len <= 0)
+    throw InputError(option + ": expected a positive number of tokens, got " + std::to_string(seq_len));
+  if (!workload.shape)
+    throw InputError(option + ": the model '" + workload.name +
+                     "' is a layer list, whose figures are for its own seq_len; set \"seq_len\" and the figures "
+                     "there");
+  TransformerShape shape = *workload.shape;
+  if (shape.max_positions > 0 && seq_len > shape.max_positions)
+    throw InputError(option + ": expected at most the model's " + std::to_string(shape.max_positions) +
+                     " learned positions, got " + std::to_string(seq_len));
+  shape.seq_len     = seq_len;
+  Workload rebuilt  = build_transformer(shape);
+  for (const std::string& line : workload.assumptions)
+    if (line.find(": seq_len not given") == std::string::npos)
+      rebuilt.assumptions.push_back(line);
+  return rebuilt;
 }
 
 } // namespace hetsim::models

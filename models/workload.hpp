@@ -44,6 +44,8 @@ struct Workload {
   std::vector<Layer> layers;
   /// The transformer the layers were built from (Hugging Face configs); none for a layer list.
   std::optional<TransformerShape> shape;
+  /// What the model file left unsaid and HetSim assumed (hf_config.hpp), one line each naming the file.
+  std::vector<std::string> assumptions;
 
   double total_params() const;
   double forward_flops_per_sample() const;
@@ -53,10 +55,13 @@ struct Workload {
 /// Default number of tensor-parallel all-reduces per forward for a layer kind.
 int default_tensor_parallel_all_reduces(const std::string& kind);
 
-/// Loads `preset:NAME` or a file holding either a Hugging Face config.json (llama, gpt2, bert families)
+/// Loads `preset:NAME` or a file holding either a Hugging Face config.json (supported_hf_families())
 /// or an explicit layer list `{"name", "seq_len", "layers": [...]}`.
 Workload load_workload(const std::string& file_or_preset);
 /// Same from parsed JSON; `origin` prefixes every error message.
 Workload workload_from_json(const nlohmann::json& json, const std::string& origin);
+/// The workload trained at `seq_len` tokens instead (--seq-len): rebuilt from its transformer shape; a layer list,
+/// whose figures are per its own sequence, is an InputError naming `option`. Drops the seq_len assumption.
+Workload with_seq_len(const Workload& workload, int seq_len, const std::string& option);
 
 } // namespace hetsim::models
