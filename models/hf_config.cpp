@@ -44,11 +44,13 @@ void read_llama(const JsonInput& config, TransformerShape& shape)
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
   shape.max_positions   = 0; // rotary positions (rope_scaling too) have no weights
   shape.gated_mlp       = true;
-  shape.biases          = config.boolean_or("attention_bias", false) && config.boolean_or("mlp_bias", false);
-  shape.qkv_bias        = config.boolean_or("attention_bias", false);
-  shape.rms_norm        = true;
-  if (shape.qkv_bias && !shape.biases && config.boolean_or("mlp_bias", false))
+  const bool attention_bias = config.boolean_or("attention_bias", false);
+  const bool mlp_bias       = config.boolean_or("mlp_bias", false);
+  if (mlp_bias && !attention_bias)
     config.at("mlp_bias").fail("false, or attention_bias true as well (biases on the MLP alone are not modelled)");
+  shape.biases   = attention_bias && mlp_bias;
+  shape.qkv_bias = attention_bias;
+  shape.rms_norm = true;
   // Newer configs spell out head_dim, which may differ from hidden / heads (Gemma: 256).
   if (auto head_dim = config.find("head_dim")) {
     const int width = head_dim->positive_int();

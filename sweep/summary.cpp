@@ -49,9 +49,14 @@ Summary summarize(const std::vector<Row>& rows, const Row& header, const Summary
         std::find(columns.average_over.begin(), columns.average_over.end(), header[k]) == columns.average_over.end())
       compared.push_back(k);
 
+  // One cell per bar: the sum of its values, how many, and its first row (for the message when rows differ).
+  struct Cell {
+    double sum        = 0;
+    int rows          = 0;
+    std::size_t first = 0;
+  };
   Summary summary;
-  std::vector<std::vector<double>> sum;
-  std::vector<std::vector<std::size_t>> first_row; // [category][series]: index of the bar's first row
+  std::vector<std::vector<Cell>> cells; // [category][series]
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const Row& row = rows[r];
     if (status >= 0 && row[status] != "ok")
@@ -63,37 +68,35 @@ Summary summarize(const std::vector<Row>& rows, const Row& header, const Summary
       continue;
     const int c = position(summary.categories, row[xc]);
     const int s = position(summary.series, row[sc]);
-    sum.resize(summary.categories.size());
-    summary.rows.resize(summary.categories.size());
-    first_row.resize(summary.categories.size());
-    for (auto& line : sum)
-      line.resize(summary.series.size(), 0.0);
-    for (auto& line : summary.rows)
-      line.resize(summary.series.size(), 0);
-    for (auto& line : first_row)
-      line.resize(summary.series.size(), 0);
-    if (summary.rows[c][s] == 0)
-      first_row[c][s] = r;
+    cells.resize(summary.categories.size());
+    for (auto& line : cells)
+      line.resize(summary.series.size());
+    Cell& cell = cells[c][s];
+    if (cell.rows == 0)
+      cell.first = r;
     else
       for (int k : compared) {
-        const Row& first = rows[first_row[c][s]];
+        const Row& first = rows[cell.first];
         if (first[k] != row[k])
           // Data lines are numbered from 2: line 1 is the header.
-          throw InputError(file + ": lines " + std::to_string(first_row[c][s] + 2) + " and " +
-                           std::to_string(r + 2) + " fall in one bar (" + columns.x + " " + quote(row[xc]) + ", " +
-                           columns.series + " " + quote(row[sc]) + ") but differ in " + quote(header[k]) + " (" +
-                           quote(first[k]) + " vs " + quote(row[k]) + "); give --average-over " + header[k] +
+          throw InputError(file + ": lines " + std::to_string(cell.first + 2) + " and " + std::to_string(r + 2) +
+                           " fall in one bar (" + columns.x + " " + quote(row[xc]) + ", " + columns.series + " " +
+                           quote(row[sc]) + ") but differ in " + quote(header[k]) + " (" + quote(first[k]) +
+                           " vs " + quote(row[k]) + "); give --average-over " + header[k] +
                            " to average them, or a table without the rows that differ");
       }
-    sum[c][s] += value;
-    summary.rows[c][s] += 1;
+    cell.sum += value;
+    cell.rows += 1;
   }
   summary.mean.assign(summary.categories.size(),
                       std::vector<double>(summary.series.size(), std::numeric_limits<double>::quiet_NaN()));
-  for (std::size_t c = 0; c < sum.size(); ++c)
-    for (std::size_t s = 0; s < sum[c].size(); ++s)
-      if (summary.rows[c][s] > 0)
-        summary.mean[c][s] = sum[c][s] / summary.rows[c][s];
+  summary.rows.assign(summary.categories.size(), std::vector<int>(summary.series.size(), 0));
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    for (std::size_t s = 0; s < cells[c].size(); ++s) {
+      summary.rows[c][s] = cells[c][s].rows;
+      if (cells[c][s].rows > 0)
+        summary.mean[c][s] = cells[c][s].sum / cells[c][s].rows;
+    }
   return summary;
 }
 
