@@ -67,6 +67,24 @@ TEST_CASE("run: every task of a ZeRO-3 pipeline plan appears once, per rank and 
   CHECK(report["devices"].size() == 4);
   for (const auto& entry : fs::directory_iterator(dir.path))
     CHECK_MESSAGE(entry.path().extension() != ".tmp", entry.path().string());
+
+  // Rank 0 alone reports progress, a line per iteration in a log: 1 warm-up and 2 timed, counted from 0 to 3.
+  const std::string log = read_text(dir.path / "log");
+  const std::string what = "running iterations (1 warm-up, 2 timed): ";
+  for (int done = 0; done <= 3; ++done) {
+    const std::string line = what + std::to_string(done) + "/3, ";
+    const auto first = log.find(line);
+    CHECK_MESSAGE(first != std::string::npos, line);
+    CHECK_MESSAGE(log.find(line, first + 1) == std::string::npos, "reported more than once: " << line);
+  }
+  // While iterations remain, the line says how long they will take; the last says none.
+  const auto line_of = [&](int done) {
+    const auto at = log.find(what + std::to_string(done) + "/3, ");
+    return at == std::string::npos ? std::string() : log.substr(at, log.find('\n', at) - at);
+  };
+  CHECK(line_of(1).find(" elapsed, about ") != std::string::npos);
+  CHECK(line_of(1).ends_with(" left"));
+  CHECK(line_of(3).ends_with(" elapsed"));
 }
 
 TEST_CASE("run: send and recv of a pair span the same transfer in the merged trace")
