@@ -21,17 +21,21 @@ std::vector<double> pipeline_finish_seconds(const std::vector<std::vector<Pipeli
                                             const PipelineDurations& durations)
 {
   const int stages = static_cast<int>(orders.size());
-  HETSIM_ASSERT(static_cast<int>(durations.forward_transfer_s.size()) >= stages - 1 &&
-                static_cast<int>(durations.backward_transfer_s.size()) >= stages - 1);
-  int micro_batches = 0;
+  int micro_batches = 0, chunks_per_stage = 1;
   for (const auto& order : orders)
-    for (const PipelineStep& step : order)
-      micro_batches = std::max(micro_batches, step.micro_batch + 1);
+    for (const PipelineStep& step : order) {
+      micro_batches    = std::max(micro_batches, step.micro_batch + 1);
+      chunks_per_stage = std::max(chunks_per_stage, step.chunk + 1);
+    }
+  const int chunks     = stages * chunks_per_stage; // in pipeline order: chunk c of stage s is c x stages + s
+  const int boundaries = std::max(chunks - 1, 0);
+  HETSIM_ASSERT(static_cast<int>(durations.forward_transfer_s.size()) >= boundaries &&
+                static_cast<int>(durations.backward_transfer_s.size()) >= boundaries);
 
-  // arrival[s][m]: when stage s has micro-batch m's input for that direction (kUnknown until the peer sent it).
-  const auto table = [&] { return std::vector<std::vector<double>>(stages, std::vector<double>(micro_batches, kUnknown)); };
+  // arrival[k][m]: when chunk k has micro-batch m's input for that direction (kUnknown until the peer sent it).
+  const auto table = [&] { return std::vector<std::vector<double>>(chunks, std::vector<double>(micro_batches, kUnknown)); };
   auto forward_input = table(), backward_input = table();
-  std::vector<double> forward_link_free(std::max(stages - 1, 0), 0), backward_link_free(std::max(stages - 1, 0), 0);
+  std::vector<double> forward_link_free(boundaries, 0), backward_link_free(boundaries, 0);
   std::vector<double> stage_free(stages, 0);
   std::vector<std::size_t> next(stages, 0);
 
@@ -45,31 +49,32 @@ std::vector<double> pipeline_finish_seconds(const std::vector<std::vector<Pipeli
       for (; next[s] < orders[s].size(); ++next[s], ++advanced) {
         const PipelineStep& step = orders[s][next[s]];
         const int m              = step.micro_batch;
+        const int k              = step.chunk * stages + s;
         double ready             = stage_free[s];
-        if (!step.backward && s > 0) {
-          if (forward_input[s][m] == kUnknown)
+        if (!step.backward && k > 0) {
+          if (forward_input[k][m] == kUnknown)
             break;
-          ready = std::max(ready, forward_input[s][m]);
-        } else if (step.backward && s + 1 < stages) {
-          if (backward_input[s][m] == kUnknown)
+          ready = std::max(ready, forward_input[k][m]);
+        } else if (step.backward && k + 1 < chunks) {
+          if (backward_input[k][m] == kUnknown)
             break;
-          ready = std::max(ready, backward_input[s][m]);
+          ready = std::max(ready, backward_input[k][m]);
         }
         const double end = ready + durations.step_seconds(s, step);
         stage_free[s]    = end;
-        if (!step.backward && s + 1 < stages) {
-          const double start      = std::max(end, forward_link_free[s]);
-          forward_link_free[s]    = start + occupancy(durations.forward_occupancy_s, durations.forward_transfer_s, s);
-          forward_input[s + 1][m] = start + durations.forward_transfer_s[s];
+        if (!step.backward && k + 1 < chunks) {
+          const double start      = std::max(end, forward_link_free[k]);
+          forward_link_free[k]    = start + occupancy(durations.forward_occupancy_s, durations.forward_transfer_s, k);
+          forward_input[k + 1][m] = start + durations.forward_transfer_s[k];
           if (durations.sends_block)
-            stage_free[s] = forward_input[s + 1][m];
-        } else if (step.backward && s > 0) {
-          const double start = std::max(end, backward_link_free[s - 1]);
-          backward_link_free[s - 1] =
-              start + occupancy(durations.backward_occupancy_s, durations.backward_transfer_s, s - 1);
-          backward_input[s - 1][m] = start + durations.backward_transfer_s[s - 1];
+            stage_free[s] = forward_input[k + 1][m];
+        } else if (step.backward && k > 0) {
+          const double start = std::max(end, backward_link_free[k - 1]);
+          backward_link_free[k - 1] =
+              start + occupancy(durations.backward_occupancy_s, durations.backward_transfer_s, k - 1);
+          backward_input[k - 1][m] = start + durations.backward_transfer_s[k - 1];
           if (durations.sends_block)
-            stage_free[s] = backward_input[s - 1][m];
+            stage_free[s] = backward_input[k - 1][m];
         }
       }
     HETSIM_ASSERT(advanced > 0); // a stage waiting on a step that no stage will ever run

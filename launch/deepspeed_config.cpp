@@ -26,6 +26,12 @@ void check_runnable(const ExportInputs& inputs)
     refuse_plan_field(inputs, "schedule",
                       "gpipe: DeepSpeed's pipeline engine runs its 1F1B TrainSchedule; set \"schedule\": "
                       "\"1f1b\" and simulate again");
+  if (plan.virtual_stages > 1)
+    refuse_plan_field(inputs, "virtual_stages",
+                      std::to_string(plan.virtual_stages) +
+                          ": DeepSpeed's pipeline engine holds one contiguous part of the model per stage, with no "
+                          "interleaved schedule; export --format megatron, or set virtual_stages 1 and simulate "
+                          "again");
 }
 
 } // namespace

@@ -150,10 +150,14 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
   }
   add_data_parallel(args, inputs);
 
+  // Blocks per model chunk: per stage, or per virtual stage in pipeline order (Megatron-Core reads a layout of
+  // pp x vpp stages the same way, stage i on pipeline rank i % pp, and infers vpp from its length).
   const std::vector<int> blocks = blocks_per_stage(inputs, "Megatron-LM");
   const bool even               = std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b == blocks[0]; });
   if (plan.pp > 1 && !even)
     args.push_back({"--pipeline-model-parallel-layout", pipeline_layout(blocks)});
+  else if (plan.virtual_stages > 1)
+    add(args, "--num-layers-per-virtual-pipeline-stage", blocks[0]);
   return args;
 }
 

@@ -105,8 +105,8 @@ std::vector<int> blocks_per_stage(const ExportInputs& inputs, std::string_view f
   const Plan& plan      = *inputs.plan;
   const auto& layers    = inputs.workload->layers;
   const int layer_count = static_cast<int>(layers.size());
-  std::vector<int> blocks(plan.pp, 0);
-  for (int s = 0; s < plan.pp; ++s) {
+  std::vector<int> blocks(plan.chunk_count(), 0);
+  for (int s = 0; s < plan.chunk_count(); ++s) {
     const int first = plan.stage_starts[s], end = plan.stage_end(s, layer_count);
     if (layers[first].kind == "mlp") // a block split into attention and MLP layers, cut between the two
       refuse_plan_field(inputs, "stage_starts[" + std::to_string(s) + "]",

@@ -74,10 +74,13 @@ void summarize_stages(const strategies::Plan& plan, Report& report)
     report.stages.push_back(stage);
   }
   report.bubble.fraction = report.devices.empty() ? 0 : fractions / report.devices.size();
+  // (pp - 1) / (m + pp - 1) of the window with equal stages and free transfers; interleaving divides the ramp
+  // by the chunks per device (Narayanan et al., SC'21, §2.2.2).
   for (int micro_batches : plan.grad_accum)
     if (plan.pp > 1 && micro_batches > 0)
       report.bubble.ideal_fraction =
-          std::max(report.bubble.ideal_fraction, (plan.pp - 1.0) / (micro_batches + plan.pp - 1.0));
+          std::max(report.bubble.ideal_fraction,
+                   (plan.pp - 1.0) / (static_cast<double>(plan.virtual_stages) * micro_batches + plan.pp - 1.0));
 }
 
 nlohmann::json memory_to_json(const strategies::DeviceMemory& memory)

@@ -64,7 +64,7 @@ struct StageReport {
 struct PipelineBubble {
   double window_s       = 0; ///< from the first forward's start to the last backward's end, over all devices
   double fraction       = 0; ///< mean over the devices of bubble / window
-  double ideal_fraction = 0; ///< (p - 1) / (m + p - 1), the largest over replicas (fewest micro-batches)
+  double ideal_fraction = 0; ///< (p - 1) / (v m + p - 1) with v chunks per device, the largest over replicas
 };
 
 struct Bottleneck {

@@ -71,11 +71,21 @@ public:
   }
 
 private:
+  /// Layer ranges [first, end) of stage `s`'s chunks (its one range without virtual stages), in model order.
+  std::vector<std::pair<int, int>> stage_ranges(int s) const
+  {
+    std::vector<std::pair<int, int>> ranges;
+    for (int k : plan_.stage_chunks(s))
+      ranges.emplace_back(plan_.stage_starts[k], plan_.stage_end(k, layer_count()));
+    return ranges;
+  }
+
   double stage_params(int s) const
   {
     double params = 0;
-    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
-      params += workload_.layers[l].params;
+    for (const auto& [first, end] : stage_ranges(s))
+      for (int l = first; l < end; ++l)
+        params += workload_.layers[l].params;
     return params / plan_.tp;
   }
 
@@ -94,32 +104,33 @@ private:
   /// One replica's pipeline: when each of its stages ends its last backward.
   std::vector<double> pipeline_finish_seconds(int r) const
   {
-    std::vector<StageSteps> full, last;
-    for (int s = 0; s < plan_.pp; ++s)
-      full.push_back(stage_steps(s, r, plan_.micro_batch[r]));
+    const int chunks = plan_.chunk_count();
+    std::vector<StageSteps> full, last; // per chunk
+    for (int k = 0; k < chunks; ++k)
+      full.push_back(stage_steps(k, r, plan_.micro_batch[r]));
     if (!plan_.last_micro_batch.empty()) // a smaller last micro-batch (pp is 1)
-      for (int s = 0; s < plan_.pp; ++s)
-        last.push_back(stage_steps(s, r, plan_.last_micro_batch[r]));
+      for (int k = 0; k < chunks; ++k)
+        last.push_back(stage_steps(k, r, plan_.last_micro_batch[r]));
 
     costmodel::PipelineDurations durations;
     durations.sends_block  = plan_.framework.blocking_sends;
     durations.step_seconds = [&](int s, const costmodel::PipelineStep& step) {
+      const int k             = step.chunk * plan_.pp + s;
       const bool final        = step.micro_batch + 1 == plan_.grad_accum[r];
-      const StageSteps& steps = final && !last.empty() ? last[s] : full[s];
+      const StageSteps& steps = final && !last.empty() ? last[k] : full[k];
       if (!step.backward)
         return steps.forward_s;
       return final ? steps.final_backward_s : steps.backward_s;
     };
     std::vector<std::vector<costmodel::PipelineStep>> orders;
-    for (int s = 0; s < plan_.pp; ++s) {
-      orders.push_back(pass_order(plan_.schedule, plan_.pp, s, plan_.grad_accum[r]));
-      if (s + 1 < plan_.pp) {
-        const Boundary& boundary = boundary_[s * plan_.dp + r];
-        durations.forward_transfer_s.push_back(boundary.to_next.seconds);
-        durations.backward_transfer_s.push_back(boundary.from_next.seconds);
-        durations.forward_occupancy_s.push_back(boundary.to_next.occupancy_s);
-        durations.backward_occupancy_s.push_back(boundary.from_next.occupancy_s);
-      }
+    for (int s = 0; s < plan_.pp; ++s)
+      orders.push_back(pass_order(plan_.schedule, plan_.pp, s, plan_.grad_accum[r], plan_.virtual_stages));
+    for (int k = 0; k + 1 < chunks; ++k) {
+      const Boundary& boundary = boundary_[k * plan_.dp + r];
+      durations.forward_transfer_s.push_back(boundary.to_next.seconds);
+      durations.backward_transfer_s.push_back(boundary.from_next.seconds);
+      durations.forward_occupancy_s.push_back(boundary.to_next.occupancy_s);
+      durations.backward_occupancy_s.push_back(boundary.from_next.occupancy_s);
     }
     std::vector<double> finish = costmodel::pipeline_finish_seconds(orders, durations);
     // A transfer shares its links with the other boundaries' transfers for the part of each micro-batch's period
@@ -127,10 +138,10 @@ private:
     // the pipeline timed without that, refined once.
     for (int pass = 0; pass < 2 && plan_.pp > 1; ++pass) {
       const double period = *std::max_element(finish.begin(), finish.end()) / plan_.grad_accum[r];
-      for (int s = 0; s + 1 < plan_.pp; ++s) {
-        const Boundary& boundary           = boundary_[s * plan_.dp + r];
-        durations.forward_transfer_s[s]  = boundary.to_next.contended_s(period);
-        durations.backward_transfer_s[s] = boundary.from_next.contended_s(period);
+      for (int k = 0; k + 1 < chunks; ++k) {
+        const Boundary& boundary           = boundary_[k * plan_.dp + r];
+        durations.forward_transfer_s[k]  = boundary.to_next.contended_s(period);
+        durations.backward_transfer_s[k] = boundary.from_next.contended_s(period);
       }
       finish = costmodel::pipeline_finish_seconds(orders, durations);
     }
@@ -143,12 +154,13 @@ private:
     double final_backward_s = 0; ///< the last micro-batch's backward, whose ZeRO-2 reduction ends the iteration
   };
 
-  /// One micro-batch of `mb` samples on stage `s` of replica `r`: forward and backward on the slowest TP member
-  /// with their TP all-reduces and the per-micro-batch ZeRO traffic.
-  StageSteps stage_steps(int s, int r, int mb) const
+  /// One micro-batch of `mb` samples through chunk `k` (stage k without virtual stages) of replica `r`:
+  /// forward and backward on the slowest TP member with their TP all-reduces and the per-micro-batch ZeRO traffic.
+  StageSteps stage_steps(int k, int r, int mb) const
   {
-    const int first = plan_.stage_starts[s];
-    const int end   = plan_.stage_end(s, layer_count());
+    const int s     = plan_.chunk_stage(k);
+    const int first = plan_.stage_starts[k];
+    const int end   = plan_.stage_end(k, layer_count());
     StageSteps steps;
     std::vector<int> tp_group;
     for (int t = 0; t < plan_.tp; ++t) {
@@ -208,13 +220,14 @@ private:
     if (plan_.pp == 1)
       return;
     std::vector<costmodel::Flow> forward, backward;
-    for (int s = 0; s + 1 < plan_.pp; ++s) {
-      const models::Layer& last = workload_.layers[plan_.stage_end(s, layer_count()) - 1];
+    for (int k = 0; k + 1 < plan_.chunk_count(); ++k) { // chunk k to chunk k + 1, on their stages
+      const int s = plan_.chunk_stage(k), next = plan_.chunk_stage(k + 1);
+      const models::Layer& last = workload_.layers[plan_.stage_end(k, layer_count()) - 1];
       for (int r = 0; r < plan_.dp; ++r) {
         const double bytes = boundary_bytes(last, workload_.seq_len, plan_, plan_.micro_batch[r]);
         for (int t = 0; t < plan_.tp; ++t) {
-          forward.push_back({plan_.device(s, r, t), plan_.device(s + 1, r, t), bytes});
-          backward.push_back({plan_.device(s + 1, r, t), plan_.device(s, r, t), bytes});
+          forward.push_back({plan_.device(s, r, t), plan_.device(next, r, t), bytes});
+          backward.push_back({plan_.device(next, r, t), plan_.device(s, r, t), bytes});
         }
       }
     }
@@ -243,7 +256,7 @@ private:
       to_next_busy.assign(seconds.begin(), seconds.begin() + static_cast<std::ptrdiff_t>(forward.size()));
       from_next_busy.assign(seconds.begin() + static_cast<std::ptrdiff_t>(forward.size()), seconds.end());
     }
-    boundary_.assign(static_cast<std::size_t>(plan_.pp - 1) * plan_.dp, {});
+    boundary_.assign(static_cast<std::size_t>(plan_.chunk_count() - 1) * plan_.dp, {});
     const auto keep_slowest = [&](Transfer& transfer, const costmodel::Flow& flow, double alone, double busy) {
       if (alone <= transfer.seconds)
         return;
@@ -366,7 +379,7 @@ private:
       // forward and again before its backward, its gradients reduce-scattered after; every collective pays its
       // own latency and calls.
       SyncSeconds seconds;
-      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
+      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) { // one chunk with ZeRO-3
         const models::Layer& layer = workload_.layers[l];
         const double params        = layer.params / plan_.tp;
         if (params <= 0)
@@ -397,7 +410,7 @@ private:
       const auto group      = dp_group(s, t);
       const double slowdown = stage_slowdown_[s * plan_.tp + t];
       double seconds = 0, calls = 0;
-      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) {
+      for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) { // one chunk when sharding
         const LayerSharding& choice = plan_.layer_sharding[l];
         if (choice.sharded == 0 || workload_.layers[l].params <= 0)
           continue;
@@ -425,7 +438,7 @@ private:
     if (!sharding_)
       return stage_params(s);
     double params = 0;
-    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l)
+    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) // one chunk when sharding
       params += bucketed_layer_params(l);
     return params;
   }
@@ -473,25 +486,34 @@ private:
   }
 
   /// The part of the slowest replica's last backward that the bucketed reduction can overlap: what remains once
-  /// the first bucket is full (backward runs from the last layer; layers without parameters fill nothing).
+  /// the first bucket is full (backward runs from the last layer; layers without parameters fill nothing). With
+  /// virtual stages, the last backward of each chunk from the last to the first: a lower bound, as other
+  /// micro-batches' backwards run between them.
   double overlappable_backward_seconds(int s, int t) const
   {
     if (!plan_.framework.reduce_during_backward)
       return 0;
-    const int first = plan_.stage_starts[s];
-    int closing     = plan_.stage_end(s, layer_count()); // layers [first, closing) run after the first bucket closes
-    double filled   = 0;
-    while (closing > first && filled < plan_.gradient_bucket_bytes()) {
-      --closing;
-      filled += bucketed_layer_params(closing) * gradient_bytes_per_param();
+    std::vector<std::pair<int, int>> ranges = stage_ranges(s); // what runs after the first bucket closes
+    double filled                           = 0;
+    while (!ranges.empty() && filled < plan_.gradient_bucket_bytes()) {
+      auto& [first, closing] = ranges.back();
+      while (closing > first && filled < plan_.gradient_bucket_bytes()) {
+        --closing;
+        filled += bucketed_layer_params(closing) * gradient_bytes_per_param();
+      }
+      if (closing == first)
+        ranges.pop_back();
     }
     if (filled < plan_.gradient_bucket_bytes())
       return 0;
     double slowest = 0;
-    for (int r = 0; r < plan_.dp; ++r)
-      slowest = std::max(slowest, compute_.layers_seconds(cluster_.gpu_of(plan_.device(s, r, t)), workload_, first,
-                                                          closing, plan_.tp, plan_.micro_batch[r], plan_.dtype,
-                                                          true, plan_.recompute));
+    for (int r = 0; r < plan_.dp; ++r) {
+      double seconds = 0;
+      for (const auto& [first, closing] : ranges)
+        seconds += compute_.layers_seconds(cluster_.gpu_of(plan_.device(s, r, t)), workload_, first, closing, plan_.tp,
+                                           plan_.micro_batch[r], plan_.dtype, true, plan_.recompute);
+      slowest = std::max(slowest, seconds);
+    }
     return slowest;
   }
 
@@ -530,7 +552,7 @@ private:
     Transfer to_next;   ///< activations to the next stage
     Transfer from_next; ///< gradients back from it
   };
-  std::vector<Boundary> boundary_; ///< [s * dp + r]: stage s's boundary transfers for replica r
+  std::vector<Boundary> boundary_; ///< [k * dp + r]: chunk k's boundary transfers for replica r
 };
 
 } // namespace

@@ -32,7 +32,8 @@ struct Piece {
   int bucket_end                   = 0;
 };
 
-/// What every device of one pipeline stage does, independent of its replica and tensor-parallel rank.
+/// What every device of one pipeline stage does for one of its model chunks (its only one without virtual
+/// stages), independent of its replica and tensor-parallel rank.
 struct StageLayout {
   int first = 0;
   int end   = 0;
@@ -40,9 +41,10 @@ struct StageLayout {
   std::vector<Piece> backward;      ///< micro-batches without gradient synchronisation
   std::vector<Piece> backward_sync; ///< micro-batches that synchronise gradient buckets (ZeRO 0-2)
   std::vector<double> bucket_bytes; ///< gradient buckets in backward layer order
+  int bucket_offset                = 0; ///< buckets of the stage's earlier chunks: tasks number them on
   double params                    = 0; ///< parameters of the stage on one device (after the TP split)
   double optimizer_params          = 0; ///< the part of them this device updates
-  int boundary_layer               = 0; ///< whose output the stage sends to the next (boundary_bytes)
+  int boundary_layer               = 0; ///< whose output the chunk sends to the next (boundary_bytes)
 };
 
 class Lowering {
@@ -55,8 +57,12 @@ public:
         tied_bytes_(tied_embedding_gradient_bytes(layers_, plan))
   {
     max_accum_ = *std::max_element(plan.grad_accum.begin(), plan.grad_accum.end());
-    for (int s = 0; s < plan.pp; ++s)
-      stages_.push_back(layout_stage(s));
+    for (int k = 0; k < plan.chunk_count(); ++k) {
+      stages_.push_back(layout_stage(k));
+      if (k >= plan.pp)
+        stages_[k].bucket_offset = stages_[k - plan.pp].bucket_offset +
+                                   static_cast<int>(stages_[k - plan.pp].bucket_bytes.size());
+    }
   }
 
   Schedule run(int device_count)
@@ -67,6 +73,7 @@ public:
     schedule_.dp           = plan_.dp;
     schedule_.zero_stage   = plan_.zero_stage;
     schedule_.layer_count  = static_cast<int>(layers_.size());
+    schedule_.virtual_stages = plan_.virtual_stages;
     schedule_.stage_starts = plan_.stage_starts;
     schedule_.queues.resize(device_count);
     const Counts counts = estimated_counts();
@@ -75,7 +82,9 @@ public:
                        std::to_string(kMaxTasks) + " a replay can hold; " + fewer_tasks_advice(counts.tasks));
     schedule_.tasks.reserve(counts.tasks);
     schedule_.collectives.reserve(counts.collectives);
-    pending_p2p_.assign(static_cast<std::size_t>(std::max(0, plan_.pp - 1)) * plan_.dp * plan_.tp * max_accum_ * 2, -1);
+    pending_p2p_.assign(static_cast<std::size_t>(std::max(0, plan_.chunk_count() - 1)) * plan_.dp * plan_.tp *
+                            max_accum_ * 2,
+                        -1);
     tp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.dp);
     dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp);
     tied_group_ops_.resize(static_cast<std::size_t>(plan_.dp) * plan_.tp);
@@ -124,6 +133,7 @@ private:
     return layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0);
   }
 
+  /// Chunk `s` of the pipeline (stage `s` without virtual stages).
   StageLayout layout_stage(int s) const
   {
     StageLayout stage;
@@ -150,7 +160,8 @@ private:
       for (int l = stage.first; l < stage.end; ++l)
         stage_bytes += bucketed_param_bytes(l);
       if (stage_bytes / capacity > static_cast<double>(kMaxTasks)) // checked before the buckets take the memory
-        throw InputError(origin_ + ": stage " + std::to_string(s) + "'s gradients fill about " +
+        throw InputError(origin_ + ": " + (plan_.virtual_stages > 1 ? "chunk " : "stage ") + std::to_string(s) +
+                         "'s gradients fill about " +
                          std::to_string(static_cast<long long>(stage_bytes / capacity)) + " buckets, more than the " +
                          std::to_string(kMaxTasks) + " tasks a replay can hold; give a larger bucket_mib");
       double filled         = 0;
@@ -279,8 +290,8 @@ private:
     std::size_t tasks = 0;
     std::size_t collectives = 0;
     const std::size_t tp_factor = plan_.tp > 1 ? 2 : 1;
-    for (int s = 0; s < plan_.pp; ++s) {
-      const StageLayout& stage = stages_[s];
+    for (int k = 0; k < plan_.chunk_count(); ++k) { // a stage's devices count each of their chunks
+      const StageLayout& stage = stages_[k];
       const std::size_t layers = stage.end - stage.first;
       for (int r = 0; r < plan_.dp; ++r) {
         const std::size_t m = plan_.grad_accum[r];
@@ -323,6 +334,7 @@ private:
     task.replica     = replica_;
     task.tp_rank     = tp_rank_;
     task.micro_batch = micro_batch;
+    task.chunk       = micro_batch >= 0 ? chunk_ : 0;
     task.backward    = backward;
     return task;
   }
@@ -431,13 +443,20 @@ private:
     sync_tasks_.clear();
 
     const int accum = plan_.grad_accum[r];
-    const std::vector<costmodel::PipelineStep> order = pass_order(plan_.schedule, plan_.pp, s, accum);
+    const std::vector<costmodel::PipelineStep> order =
+        pass_order(plan_.schedule, plan_.pp, s, accum, plan_.virtual_stages);
 
+    // ZeRO 0-1 reduce a chunk's buckets during its last backward (each chunk has its own buffers, as
+    // Megatron-LM's), ZeRO-2 during every backward.
     const bool buckets = plan_.dp > 1 && plan_.zero_stage <= 2;
+    std::vector<std::size_t> last_backward(plan_.virtual_stages, 0);
+    for (std::size_t i = 0; i < order.size(); ++i)
+      if (order[i].backward)
+        last_backward[order[i].chunk] = i;
     for (std::size_t i = 0; i < order.size(); ++i) {
-      const auto [m, backward] = order[i];
-      const bool sync = backward && buckets && (plan_.zero_stage == 2 || i + 1 == order.size());
-      lower_step(m, backward, sync);
+      const costmodel::PipelineStep& step = order[i];
+      const bool sync = step.backward && buckets && (plan_.zero_stage == 2 || i == last_backward[step.chunk]);
+      lower_step(step.micro_batch, step.chunk * plan_.pp + s, step.backward, sync);
     }
 
     if (tied_bytes_ > 0 && (s == 0 || s == plan_.pp - 1)) {
@@ -450,44 +469,53 @@ private:
                                                 s == 0));
     }
 
-    const StageLayout& stage = stages_[s];
+    // One step over every chunk of the device; its layers, when they are one range.
     Task step  = make_task(TaskKind::optimizer, Stream::compute, -1, false);
-    step.first_layer = stage.first;
-    step.layer_count = stage.end - stage.first;
-    step.params      = stage.optimizer_params;
+    step.first_layer = plan_.virtual_stages == 1 ? stages_[s].first : -1;
+    step.layer_count = plan_.virtual_stages == 1 ? stages_[s].end - stages_[s].first : 0;
+    for (int chunk : plan_.stage_chunks(s))
+      step.params += stages_[chunk].optimizer_params;
     step.deps        = sync_tasks_;
     if (blocking_send_ >= 0)
       step.deps.push_back(blocking_send_);
     const int optimizer = add_task(std::move(step));
 
-    if (plan_.dp > 1 && (plan_.zero_stage == 1 || plan_.zero_stage == 2))
-      for (int b = 0; b < static_cast<int>(stage.bucket_bytes.size()); ++b) {
-        Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
-        gather.piece = b;
-        gather.bytes = stage.bucket_bytes[b] * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
-        gather.deps  = {optimizer};
-        add_dp_collective(std::move(gather));
-      }
+    if (plan_.dp > 1 && (plan_.zero_stage == 1 || plan_.zero_stage == 2)) {
+      int piece = 0; // buckets numbered over the device's chunks
+      for (int chunk : plan_.stage_chunks(s))
+        for (double bytes : stages_[chunk].bucket_bytes) {
+          Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
+          gather.piece = piece++;
+          gather.bytes = bytes * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
+          gather.deps  = {optimizer};
+          add_dp_collective(std::move(gather));
+        }
+    }
   }
 
-  /// Forward or backward of the device's stage for one micro-batch, with its transfers and collectives.
-  void lower_step(int m, bool backward, bool sync)
+  /// Forward or backward of chunk `k` (the device's stage without virtual stages) for one micro-batch, with its
+  /// transfers and collectives. Chunk k receives from chunk k - 1 and sends to chunk k + 1, on the devices of
+  /// their stages: from the last stage back to the first between the rounds of interleaved 1F1B.
+  void lower_step(int m, int k, bool backward, bool sync)
   {
-    const StageLayout& stage = stages_[stage_];
+    const StageLayout& stage = stages_[k];
+    chunk_                   = k / plan_.pp;
     const int samples        = plan_.micro_batch_samples(replica_, m);
     const auto& pieces       = backward ? (sync ? stage.backward_sync : stage.backward) : stage.forward;
+    const auto peer          = [&](int chunk) { return plan_.device(plan_.chunk_stage(chunk), replica_, tp_rank_); };
+    const bool last_chunk    = k + 1 == plan_.chunk_count();
 
     int ready = -1; // the task of another stream the next piece waits for
-    if (!backward && stage_ > 0) {
+    if (!backward && k > 0) {
       Task recv  = make_task(TaskKind::recv, Stream::pipeline, m, false);
-      recv.peer  = plan_.device(stage_ - 1, replica_, tp_rank_);
-      recv.bytes = boundary_bytes(layers_[stages_[stage_ - 1].boundary_layer], seq_len_, plan_, samples);
-      ready      = add_p2p(std::move(recv), p2p_key(stage_ - 1, m, false));
-    } else if (backward && stage_ + 1 < plan_.pp) {
+      recv.peer  = peer(k - 1);
+      recv.bytes = boundary_bytes(layers_[stages_[k - 1].boundary_layer], seq_len_, plan_, samples);
+      ready      = add_p2p(std::move(recv), p2p_key(k - 1, m, false));
+    } else if (backward && !last_chunk) {
       Task recv  = make_task(TaskKind::recv, Stream::pipeline, m, true);
-      recv.peer  = plan_.device(stage_ + 1, replica_, tp_rank_);
+      recv.peer  = peer(k + 1);
       recv.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples);
-      ready      = add_p2p(std::move(recv), p2p_key(stage_, m, true));
+      ready      = add_p2p(std::move(recv), p2p_key(k, m, true));
     }
 
     int held = blocking_send_; // the previous step's send, when sends block compute
@@ -545,7 +573,7 @@ private:
       for (int b = piece.bucket_begin; b < piece.bucket_end; ++b) {
         Task bucket  = make_task(plan_.zero_stage == 0 ? TaskKind::all_reduce : TaskKind::reduce_scatter,
                                  Stream::data_parallel, plan_.zero_stage == 2 ? m : -1, true);
-        bucket.piece = b;
+        bucket.piece = stage.bucket_offset + b;
         bucket.bytes = stage.bucket_bytes[b];
         bucket.deps  = {id};
         sync_tasks_.push_back(add_dp_collective(std::move(bucket)));
@@ -571,20 +599,20 @@ private:
       }
     }
 
-    if (!backward && stage_ + 1 < plan_.pp) {
+    if (!backward && !last_chunk) {
       Task send  = make_task(TaskKind::send, Stream::pipeline, m, false);
-      send.peer  = plan_.device(stage_ + 1, replica_, tp_rank_);
+      send.peer  = peer(k + 1);
       send.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples);
       send.deps  = {last};
-      const int id = add_p2p(std::move(send), p2p_key(stage_, m, false));
+      const int id = add_p2p(std::move(send), p2p_key(k, m, false));
       if (plan_.framework.blocking_sends)
         blocking_send_ = id;
-    } else if (backward && stage_ > 0) {
+    } else if (backward && k > 0) {
       Task send  = make_task(TaskKind::send, Stream::pipeline, m, true);
-      send.peer  = plan_.device(stage_ - 1, replica_, tp_rank_);
-      send.bytes = boundary_bytes(layers_[stages_[stage_ - 1].boundary_layer], seq_len_, plan_, samples);
+      send.peer  = peer(k - 1);
+      send.bytes = boundary_bytes(layers_[stages_[k - 1].boundary_layer], seq_len_, plan_, samples);
       send.deps  = {last};
-      const int id = add_p2p(std::move(send), p2p_key(stage_ - 1, m, true));
+      const int id = add_p2p(std::move(send), p2p_key(k - 1, m, true));
       if (plan_.framework.blocking_sends)
         blocking_send_ = id;
     }
@@ -611,6 +639,7 @@ private:
   int stage_   = 0;
   int replica_ = 0;
   int tp_rank_ = 0;
+  int chunk_   = 0; ///< of the micro-batch step being lowered
   int device_  = 0;
   int tp_issued_ = 0;
   int dp_issued_ = 0;

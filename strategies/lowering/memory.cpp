@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "strategies/lowering/pass_order.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -28,9 +29,29 @@ std::string gib(double bytes)
 /// neighbour.
 int communicators(const Plan& plan, int stage)
 {
-  const int neighbours = plan.pp == 1 ? 0 : (stage == 0 || stage == plan.pp - 1 ? 1 : 2);
+  // With virtual stages the last stage sends on to the first: every stage has two neighbours (one when pp is 2).
+  const bool ends      = plan.virtual_stages == 1 && (stage == 0 || stage == plan.pp - 1);
+  const int neighbours = plan.pp == 1 ? 0 : plan.pp == 2 || ends ? 1 : 2;
   return (plan.tp > 1 ? 1 : 0) + (plan.dp > 1 ? 1 : 0) + neighbours;
 }
+
+/// Layer ranges [first, end) a device holds: its model chunks.
+using Chunks = std::vector<std::pair<int, int>>;
+
+/// The most activation bytes per sample the stage keeps at once under interleaved 1F1B: the pass order's
+/// forwards not yet matched by their backward, each chunk's `bytes_per_sample` apiece.
+double interleaved_in_flight(const Plan& plan, int stage, int replica, const std::vector<double>& bytes_per_sample)
+{
+  double live = 0, peak = 0;
+  for (const costmodel::PipelineStep& step :
+       pass_order(plan.schedule, plan.pp, stage, plan.grad_accum[replica], plan.virtual_stages)) {
+    live += step.backward ? -bytes_per_sample[step.chunk] : bytes_per_sample[step.chunk];
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica);
 
 } // namespace
 
@@ -54,6 +75,13 @@ DeviceMemory zero_model_states(double params, double largest_two_params, int zer
 
 DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica)
 {
+  return device_memory(plan, problem, stage, {{first, end}}, replica);
+}
+
+namespace {
+
+DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica)
+{
   const auto& layers            = problem.workload->layers;
   const double weight_bytes     = dtype_bytes(plan.dtype);            // per parameter, weights and gradients
   const double optimizer_bytes  = plan.dtype == Dtype::fp32 ? 8 : 12; // per parameter
@@ -62,19 +90,26 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
   double params     = 0; // per device, after the tensor-parallel split
   double largest[2] = {0, 0};
   double saved = 0, boundary = 0, largest_saved = 0, transient = 0; // activation bytes per sample, per device
-  for (int l = first; l < end; ++l) {
-    const double p = layers[l].params / plan.tp;
-    params += p;
-    if (p > largest[0]) {
-      largest[1] = largest[0];
-      largest[0] = p;
-    } else if (p > largest[1]) {
-      largest[1] = p;
+  std::vector<double> chunk_saved, chunk_boundary;                    // the same per chunk
+  for (const auto& [first, end] : chunks) {
+    chunk_saved.push_back(saved);
+    chunk_boundary.push_back(boundary);
+    for (int l = first; l < end; ++l) {
+      const double p = layers[l].params / plan.tp;
+      params += p;
+      if (p > largest[0]) {
+        largest[1] = largest[0];
+        largest[0] = p;
+      } else if (p > largest[1]) {
+        largest[1] = p;
+      }
+      saved += layers[l].saved_activation_bytes_per_sample / plan.tp;
+      boundary += layers[l].activation_bytes_per_sample / plan.tp;
+      largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
+      transient     = std::max(transient, layers[l].transient_bytes_per_sample / plan.tp);
     }
-    saved += layers[l].saved_activation_bytes_per_sample / plan.tp;
-    boundary += layers[l].activation_bytes_per_sample / plan.tp;
-    largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
-    transient     = std::max(transient, layers[l].transient_bytes_per_sample / plan.tp);
+    chunk_saved.back()    = saved - chunk_saved.back();
+    chunk_boundary.back() = boundary - chunk_boundary.back();
   }
 
   DeviceMemory m = zero_model_states(params, largest[0] + largest[1], plan.zero_stage, plan.dp, plan.dtype);
@@ -82,19 +117,21 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
     // OSDP: sharded slices keep 1/dp of their states, plus a buffer for the two largest gathered slices (the
     // one computing and the one prefetched); replicated slices keep everything, as ZeRO-0.
     double sharded = 0, slice[2] = {0, 0};
-    for (int l = first; l < end; ++l) {
-      const LayerSharding& choice = plan.layer_sharding[l];
-      if (choice.sharded == 0)
-        continue;
-      const double p = layers[l].params / plan.tp;
-      sharded += p * choice.fraction();
-      const double one = p / choice.slices;
-      for (int copy = 0; copy < std::min(choice.sharded, 2); ++copy) { // a layer's next slice is prefetched too
-        if (one > slice[0]) {
-          slice[1] = slice[0];
-          slice[0] = one;
-        } else if (one > slice[1]) {
-          slice[1] = one;
+    for (const auto& [first, end] : chunks) {
+      for (int l = first; l < end; ++l) {
+        const LayerSharding& choice = plan.layer_sharding[l];
+        if (choice.sharded == 0)
+          continue;
+        const double p = layers[l].params / plan.tp;
+        sharded += p * choice.fraction();
+        const double one = p / choice.slices;
+        for (int copy = 0; copy < std::min(choice.sharded, 2); ++copy) { // a layer's next slice is prefetched too
+          if (one > slice[0]) {
+            slice[1] = slice[0];
+            slice[0] = one;
+          } else if (one > slice[1]) {
+            slice[1] = one;
+          }
         }
       }
     }
@@ -110,9 +147,15 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
     m.gradient_bytes *= 4 / weight_bytes;
 
   const int accum      = plan.grad_accum[replica];
-  const int in_flight  = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);
   const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale;
-  m.activation_bytes = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
+  if (plan.virtual_stages > 1) { // chunks of unequal size: which ones are in flight matters
+    m.activation_bytes = plan.recompute ? interleaved_in_flight(plan, stage, replica, chunk_boundary) + largest_saved
+                                        : interleaved_in_flight(plan, stage, replica, chunk_saved);
+    m.activation_bytes *= samples;
+  } else {
+    const int in_flight = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);
+    m.activation_bytes  = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
+  }
 
   if (!problem.workspace_bytes) // a workspace the user gives stands for these
     m.framework_bytes = framework.cuda_context_bytes + framework.gemm_workspace_bytes +
@@ -125,19 +168,23 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
   return m;
 }
 
+} // namespace
+
 std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   const Cluster& cluster = *problem.cluster;
   const int layer_count  = static_cast<int>(problem.workload->layers.size());
   HETSIM_ASSERT(static_cast<int>(plan.placement.size()) == plan.world_size());
-  HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.pp);
+  HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.chunk_count());
 
   std::vector<DeviceMemory> memory(cluster.device_count());
   for (int s = 0; s < plan.pp; ++s)
     for (int r = 0; r < plan.dp; ++r) {
-      const DeviceMemory stage =
-          stage_device_memory(plan, problem, s, plan.stage_starts[s], plan.stage_end(s, layer_count), r);
+      Chunks chunks;
+      for (int k : plan.stage_chunks(s))
+        chunks.emplace_back(plan.stage_starts[k], plan.stage_end(k, layer_count));
+      const DeviceMemory stage = device_memory(plan, problem, s, chunks, r);
       for (int t = 0; t < plan.tp; ++t)
         memory[plan.device(s, r, t)] = stage;
     }

@@ -1,11 +1,48 @@
 #include "strategies/lowering/pass_order.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 
 namespace hetsim::strategies {
+namespace {
 
-std::vector<costmodel::PipelineStep> pass_order(PipelineSchedule schedule, int pp, int stage, int micro_batches)
+/// Megatron-Core's interleaved schedule (pipeline_parallel/schedules.py, forward_backward_pipelining_with_
+/// interleaving, microbatch_group_size_per_vp_stage = pp): the k-th forward and the k-th backward of the stage.
+std::vector<costmodel::PipelineStep> interleaved_order(int pp, int stage, int micro_batches, int chunks)
 {
+  HETSIM_ASSERT(micro_batches % pp == 0);
+  const int total = micro_batches * chunks;
+  const auto step = [&](int k, bool backward) {
+    const int group    = k / (pp * chunks);
+    const int in_group = k % (pp * chunks);
+    const int chunk    = in_group / pp;
+    return costmodel::PipelineStep{group * pp + in_group % pp, backward, backward ? chunks - 1 - chunk : chunk};
+  };
+  const int warmup =
+      micro_batches == pp ? total : std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
+  std::vector<costmodel::PipelineStep> order;
+  order.reserve(2 * static_cast<std::size_t>(total));
+  for (int k = 0; k < warmup; ++k)
+    order.push_back(step(k, false));
+  for (int k = 0; k + warmup < total; ++k) {
+    order.push_back(step(k + warmup, false));
+    order.push_back(step(k, true));
+  }
+  for (int k = std::max(total - warmup, 0); k < total; ++k)
+    order.push_back(step(k, true));
+  return order;
+}
+
+} // namespace
+
+std::vector<costmodel::PipelineStep> pass_order(PipelineSchedule schedule, int pp, int stage, int micro_batches,
+                                                int virtual_stages)
+{
+  if (virtual_stages > 1) {
+    HETSIM_ASSERT(schedule == PipelineSchedule::one_f_one_b);
+    return interleaved_order(pp, stage, micro_batches, virtual_stages);
+  }
   std::vector<costmodel::PipelineStep> order;
   order.reserve(2 * static_cast<std::size_t>(std::max(micro_batches, 0)));
   if (schedule == PipelineSchedule::gpipe) {

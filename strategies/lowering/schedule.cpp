@@ -92,21 +92,22 @@ std::string Schedule::task_name(int id) const
   HETSIM_ASSERT(id >= 0 && id < static_cast<int>(tasks.size()));
   const Task& task = tasks[id];
   std::string name(prefix(task));
-  name += " s" + std::to_string(task.stage) + " r" + std::to_string(task.replica) + " t" +
-          std::to_string(task.tp_rank);
+  name += " s" + std::to_string(task.stage);
+  if (virtual_stages > 1 && task.micro_batch >= 0) // the tasks of one chunk's pass
+    name += "c" + std::to_string(task.chunk);
+  name += " r" + std::to_string(task.replica) + " t" + std::to_string(task.tp_rank);
   if (task.micro_batch >= 0)
     name += " mb" + std::to_string(task.micro_batch);
 
   const bool compute_like = task.kind == TaskKind::forward || task.kind == TaskKind::backward ||
                             task.stream == Stream::tensor_parallel;
   if (compute_like) {
-    // Whole-stage computations carry no suffix; pieces name their layers (and their part of a TP layer).
-    const bool whole_stage = task.stage >= 0 && task.stage < static_cast<int>(stage_starts.size()) &&
-                             task.first_layer == stage_starts[task.stage] &&
+    // Whole-chunk computations carry no suffix; pieces name their layers (and their part of a TP layer).
+    const int k            = task.chunk * pp + task.stage; // the chunk in pipeline order
+    const bool whole_stage = task.stage >= 0 && k < static_cast<int>(stage_starts.size()) &&
+                             task.first_layer == stage_starts[k] &&
                              task.first_layer + task.layer_count ==
-                                 (task.stage + 1 < static_cast<int>(stage_starts.size())
-                                      ? stage_starts[task.stage + 1]
-                                      : layer_count);
+                                 (k + 1 < static_cast<int>(stage_starts.size()) ? stage_starts[k + 1] : layer_count);
     if (tp > 1 || !whole_stage) {
       append_layers(name, task);
       if (tp > 1)

@@ -32,6 +32,7 @@ struct Task {
   int replica     = -1;
   int tp_rank     = -1;
   int micro_batch = -1; ///< index of the micro-batch, -1 when not tied to one
+  int chunk       = 0;  ///< which of the stage's model chunks (0 without virtual stages)
   int first_layer = -1; ///< layers [first_layer, first_layer + layer_count)
   int layer_count = 0;
   int piece       = 0;  ///< which part of a split layer (compute, TP all-reduce) or which gradient bucket
@@ -71,7 +72,8 @@ struct Schedule {
   int dp = 1;
   int zero_stage  = 0; ///< how the data-parallel group shards model states (executors holding them need it)
   int layer_count = 0;
-  std::vector<int> stage_starts; ///< first layer of each stage
+  int virtual_stages = 1;        ///< model chunks per stage
+  std::vector<int> stage_starts; ///< first layer of each chunk (Plan::stage_starts)
 
   std::vector<Task> tasks;
   std::vector<Collective> collectives;
@@ -79,7 +81,8 @@ struct Schedule {
   std::vector<std::array<std::vector<int>, kStreamCount>> queues;
 
   /// A readable stable name, unique within the schedule (computed, not stored): "fwd s1 r0 t0 mb3" (stage 1,
-  /// replica 0, tensor-parallel rank 0, micro-batch 3), with " l12" or " l4-6" when the stage's computation is
+  /// replica 0, tensor-parallel rank 0, micro-batch 3), "fwd s1c2 ..." for chunk 2 of stage 1 with virtual
+  /// stages, with " l12" or " l4-6" when the chunk's computation is
   /// split by layer and ".1" for the piece of a tensor-parallel layer; "send-act", "recv-grad", "ar-tp-fwd",
   /// "ar-grad s0 r1 t0 b2" (bucket 2), "rs-grad", "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
   /// "opt".

@@ -94,6 +94,8 @@ Kernel totals_product(const Task& task, const models::Layer& layer, double share
 
 std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model, int tp, double scale)
 {
+  if (task.kind != TaskKind::forward && task.kind != TaskKind::backward)
+    return {};
   HETSIM_ASSERT(task.first_layer >= 0 && task.first_layer + task.layer_count <= static_cast<int>(model.layers.size()));
   const bool backward  = task.kind == TaskKind::backward && !task.recomputed;
   const bool rerun     = backward && task.recomputes; // a recomputed piece is a forward of its own

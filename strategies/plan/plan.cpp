@@ -14,10 +14,18 @@ constexpr EnumNames<CollectiveAlgorithm, 3> kAlgorithmNames{{{{CollectiveAlgorit
 
 } // namespace
 
-int Plan::stage_end(int stage, int layer_count) const
+int Plan::stage_end(int chunk, int layer_count) const
 {
-  HETSIM_ASSERT(stage >= 0 && stage < static_cast<int>(stage_starts.size()));
-  return stage + 1 < static_cast<int>(stage_starts.size()) ? stage_starts[stage + 1] : layer_count;
+  HETSIM_ASSERT(chunk >= 0 && chunk < static_cast<int>(stage_starts.size()));
+  return chunk + 1 < static_cast<int>(stage_starts.size()) ? stage_starts[chunk + 1] : layer_count;
+}
+
+std::vector<int> Plan::stage_chunks(int stage) const
+{
+  std::vector<int> chunks;
+  for (int c = 0; c < virtual_stages; ++c)
+    chunks.push_back(c * pp + stage);
+  return chunks;
 }
 
 long long Plan::global_batch() const

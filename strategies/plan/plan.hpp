@@ -32,7 +32,9 @@ struct Plan {
   int pp = 1;
   int dp = 1;
   std::vector<int> placement;    ///< virtual rank -> device id; a bijection onto the cluster's devices
-  std::vector<int> stage_starts; ///< first layer of each stage, strictly increasing, stage_starts[0] == 0
+  /// First layer of each model chunk in pipeline order, strictly increasing, stage_starts[0] == 0: one chunk per
+  /// stage, or pp x virtual_stages chunks of which chunk k runs on stage k % pp.
+  std::vector<int> stage_starts;
   std::vector<int> micro_batch;  ///< sequences per micro-batch, per replica (replicas may differ)
   std::vector<int> grad_accum;   ///< micro-batches per iteration, per replica
   int zero_stage                     = 0;
@@ -47,12 +49,21 @@ struct Plan {
   std::vector<int> last_micro_batch;
   /// Per-layer sharding (OSDP), one entry per layer, with zero_stage 0. Empty: zero_stage applies to every layer.
   std::vector<LayerSharding> layer_sharding;
+  /// Model chunks per device (Megatron-LM's virtual pipeline stages): every micro-batch goes round the pipeline
+  /// this many times, and 1F1B becomes Megatron's interleaved 1F1B. 1: one contiguous chunk per stage.
+  int virtual_stages = 1;
 
   int world_size() const { return tp * pp * dp; }
+  /// Model chunks over all stages (pp x virtual_stages), the entries of stage_starts.
+  int chunk_count() const { return pp * virtual_stages; }
+  /// The stage that runs chunk `chunk`.
+  int chunk_stage(int chunk) const { return chunk % pp; }
+  /// The chunks of `stage`, in pipeline order: stage, stage + pp, ...
+  std::vector<int> stage_chunks(int stage) const;
   int rank(int stage, int replica, int tp_rank) const { return (stage * dp + replica) * tp + tp_rank; }
   int device(int stage, int replica, int tp_rank) const { return placement[rank(stage, replica, tp_rank)]; }
-  /// One past the last layer of `stage`.
-  int stage_end(int stage, int layer_count) const;
+  /// One past the last layer of chunk `chunk` (of stage `chunk` when virtual_stages is 1).
+  int stage_end(int chunk, int layer_count) const;
   /// Sequences per iteration over all replicas.
   long long global_batch() const;
   /// Sequences in micro-batch `m` (0-based) of `replica`.

@@ -211,17 +211,30 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
     rank_of_device[device] = rank;
   }
 
-  if (static_cast<int>(plan.stage_starts.size()) != plan.pp)
-    fail("stage_starts", "expected " + str(plan.pp) + " layer indices (one per pipeline stage), got " +
-                             str(plan.stage_starts.size()));
-  for (int s = 0; s < plan.pp; ++s) {
+  if (plan.virtual_stages < 1)
+    fail("virtual_stages", "expected a positive integer, got " + str(plan.virtual_stages));
+  const long long chunks = static_cast<long long>(plan.pp) * plan.virtual_stages;
+  if (plan.virtual_stages > 1 && chunks > layers)
+    fail("virtual_stages", "expected pp x virtual_stages at most " + str(layers) + " (model " + quote(workload.name) +
+                               " has " + str(layers) + " layers, one at least per chunk), got " + str(plan.pp) +
+                               " x " + str(plan.virtual_stages));
+  const std::string unit = plan.virtual_stages > 1 ? "chunk" : "stage";
+  if (static_cast<long long>(plan.stage_starts.size()) != chunks)
+    fail("stage_starts", plan.virtual_stages > 1
+                             ? "expected pp x virtual_stages = " + str(chunks) +
+                                   " layer indices (one per model chunk, chunk k on stage k % pp), got " +
+                                   str(plan.stage_starts.size())
+                             : "expected " + str(plan.pp) + " layer indices (one per pipeline stage), got " +
+                                   str(plan.stage_starts.size()));
+  for (int s = 0; s < static_cast<int>(chunks); ++s) {
     const int start      = plan.stage_starts[s];
     const std::string at = "stage_starts[" + str(s) + "]";
     if (s == 0 && start != 0)
-      fail(at, "expected 0 (the first stage starts at the first layer), got " + str(start));
+      fail(at, "expected 0 (the first " + unit + " starts at the first layer), got " + str(start));
     if (s > 0 && start <= plan.stage_starts[s - 1])
       fail(at, "expected a layer index greater than stage_starts[" + str(s - 1) + "] = " +
-                   str(plan.stage_starts[s - 1]) + " (every stage needs at least one layer), got " + str(start));
+                   str(plan.stage_starts[s - 1]) + " (every " + unit + " needs at least one layer), got " +
+                   str(start));
     if (start >= layers)
       fail(at, "expected a layer index below " + str(layers) + " (the model's layer count), got " + str(start));
   }
@@ -278,6 +291,26 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
         if (plan.grad_accum[r] != plan.grad_accum[0])
           fail("grad_accum", "expected the same value for every replica with sharded layers (they synchronise "
                              "every micro-batch), got " + str(plan.grad_accum[0]) + " and " + str(plan.grad_accum[r]));
+  }
+  if (plan.virtual_stages > 1) {
+    // What Megatron-LM's interleaved schedule runs with; HetSim models nothing else under it.
+    const std::string interleaved = "with virtual_stages " + str(plan.virtual_stages) + " (interleaved 1F1B)";
+    if (plan.pp == 1)
+      fail("virtual_stages", "expected 1 without pipeline parallelism (pp 1), got " + str(plan.virtual_stages));
+    if (plan.schedule != PipelineSchedule::one_f_one_b)
+      fail("schedule", "expected \"1f1b\" " + interleaved + ", got \"" + std::string(schedule_name(plan.schedule)) +
+                           "\"");
+    if (plan.zero_stage > 1)
+      fail("zero_stage", "expected 0 or 1 " + interleaved +
+                             " (Megatron-LM's distributed optimizer; ZeRO-2/3 per-micro-batch reductions are not "
+                             "modelled across chunks), got " + str(plan.zero_stage));
+    if (plan.shards_layers())
+      fail("layer_sharding", "expected no sharded layers " + interleaved);
+    for (int r = 0; r < plan.dp; ++r)
+      if (plan.grad_accum[r] % plan.pp != 0)
+        fail("grad_accum" + (plan.dp > 1 ? "[" + str(r) + "]" : std::string()),
+             "expected a multiple of pp (" + str(plan.pp) + ") " + interleaved +
+                 ": Megatron-LM runs micro-batches through the chunks in groups of pp, got " + str(plan.grad_accum[r]));
   }
   if (plan.bucket_bytes > 0 && plan.bucket_bytes < kMinBucketBytes)
     fail("bucket_mib", "expected at least 0.0625 (64 KiB), got " + number(plan.bucket_bytes / units::kMiB));
@@ -355,7 +388,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
-                   "last_micro_batch_per_device", "layer_sharding", "framework"});
+                   "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages"});
   Plan plan;
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
@@ -376,10 +409,14 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     }
   }
 
+  plan.virtual_stages = root.positive_int_or("virtual_stages", 1);
+  if (plan.virtual_stages > layer_count(workload)) // before a default stage_starts is sized by it
+    root.at("virtual_stages").fail("at most " + str(layer_count(workload)) + " (the layers of model " +
+                                   quote(workload.name) + ")");
   if (auto starts = root.find("stage_starts"))
     plan.stage_starts = read_int_list(*starts);
-  else if (plan.pp <= layer_count(workload))
-    plan.stage_starts = uniform_stage_starts(layer_count(workload), plan.pp);
+  else if (plan.chunk_count() <= layer_count(workload))
+    plan.stage_starts = uniform_stage_starts(layer_count(workload), plan.chunk_count());
 
   auto micro_batch = read_batch_field(root, "micro_batch", plan, cluster.device_count());
   if (!micro_batch)
@@ -460,6 +497,8 @@ nlohmann::json plan_to_json(const Plan& plan)
     json["last_micro_batch"] = per_replica_json(plan.last_micro_batch);
   if (!plan.layer_sharding.empty())
     json["layer_sharding"] = layer_sharding_json(plan.layer_sharding);
+  if (plan.virtual_stages > 1)
+    json["virtual_stages"] = plan.virtual_stages;
   return json;
 }
 

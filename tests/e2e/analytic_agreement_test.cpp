@@ -101,3 +101,26 @@ TEST_CASE("pipeline plans with overlapping and blocking sends: simulator and ana
   }
   CHECK(simulated[1] > 1.02 * simulated[0]); // measured 2.9% slower
 }
+
+TEST_CASE("interleaved 1F1B: simulator and analytic estimate agree within 5%, and chunks shrink the bubble")
+{
+  // 4 nodes x 4 GPUs with fast NICs: GPT-2 medium over 4 stages of 4 replicas, 1, 2 and 3 chunks per stage.
+  const Cluster cluster =
+      sim::testing::uniform_cluster(4, 4, Link{1200 * units::kGbps, 2e-6}, Link{200 * units::kGbps, 5e-6}, 10e-6);
+  const models::Workload workload = models::load_workload("preset:gpt2-medium");
+  std::vector<double> simulated, bubble;
+  for (int chunks : {1, 2, 3}) {
+    CAPTURE(chunks);
+    const auto plan_json = nlohmann::json{{"tp", 1},          {"pp", 4},         {"dp", 4},
+                                          {"micro_batch", 2}, {"grad_accum", 8}, {"virtual_stages", chunks}};
+    const strategies::Plan plan = strategies::plan_from_json(plan_json, "vp.json", cluster, workload);
+    const auto problem          = strategies::problem_for_plan(cluster, workload, plan);
+    const auto result           = sim::simulate(plan, problem, strategies::lower(plan, problem));
+    simulated.push_back(result.report.iteration_time_s);
+    bubble.push_back(result.report.bubble.fraction);
+    CHECK(simulated.back() == doctest::Approx(strategies::estimate(plan, problem).iteration_time_s).epsilon(0.05));
+  }
+  CHECK(simulated[1] < simulated[0]);
+  CHECK(bubble[1] < bubble[0]);
+  CHECK(bubble[2] < bubble[1]);
+}

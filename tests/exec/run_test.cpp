@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 
 using namespace hetsim::test;
 namespace fs = std::filesystem;
@@ -218,4 +219,27 @@ TEST_CASE("run: a file in --trace-dir that is not an earlier run's output is ref
     CHECK(read_text(dir.path / "log").find("is not a trace or report of an earlier run") != std::string::npos);
     CHECK(read_text(dir.path / name) == "precious");
   }
+}
+
+TEST_CASE("run: an interleaved 1F1B plan (2 chunks per stage) runs every task once, the last stage feeding the first")
+{
+  ScratchDir dir("interleaved");
+  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("tiny_gpt2.json"), "--plan",
+             data_file("pp2dp2v2.json"), "--trace-dir", dir.path.string(), "--iterations", "1"},
+            dir.path / "log");
+  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
+  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  std::map<int, int> seen;
+  std::set<std::string> wrapped; // activations sent from stage 1 back to stage 0's second chunk
+  for (const auto& e : merged["traceEvents"])
+    if (e["ph"] == "X") {
+      ++seen[e["args"]["task_id"].get<int>()];
+      const std::string name = e["name"];
+      if (name.rfind("send-act s1c0", 0) == 0)
+        wrapped.insert(name);
+    }
+  REQUIRE(!seen.empty());
+  CHECK(seen.rbegin()->first == static_cast<int>(seen.size()) - 1);
+  CHECK(std::all_of(seen.begin(), seen.end(), [](const auto& s) { return s.second == 1; }));
+  CHECK(wrapped.size() == 2 * 4); // 2 replicas x 4 micro-batches
 }

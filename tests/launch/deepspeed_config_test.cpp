@@ -112,4 +112,12 @@ TEST_CASE("what DeepSpeed cannot run is refused, naming the plan field")
     c.plan.layer_sharding.assign(c.workload.layers.size(), strategies::LayerSharding{1, 2});
     CHECK_THROWS_WITH_AS(deepspeed_config(c.inputs()), doctest::Contains("best.json: layer_sharding"), InputError);
   }
+  SUBCASE("virtual stages (interleaved 1F1B)")
+  {
+    ExportCase c          = deepspeed_case(1, 2, 8);
+    c.plan.virtual_stages = 2;
+    c.plan.stage_starts   = {0, 7, 13, 19};
+    CHECK_THROWS_WITH_AS(deepspeed_config(c.inputs()), doctest::Contains("best.json: virtual_stages: 2"),
+                         InputError);
+  }
 }

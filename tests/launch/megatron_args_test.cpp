@@ -29,7 +29,7 @@ const std::set<std::string> kMegatronCore013 = {
     "--recompute-num-layers", "--use-distributed-optimizer", "--use-custom-fsdp",
     "--data-parallel-sharding-strategy", "--ddp-bucket-size", "--overlap-grad-reduce",
     "--pipeline-model-parallel-layout", "--grad-reduce-in-bf16", "--no-gradient-accumulation-fusion",
-    "--sequence-parallel"};
+    "--sequence-parallel", "--num-layers-per-virtual-pipeline-stage"};
 
 std::map<std::string, std::string> by_flag(const std::vector<Argument>& args)
 {
@@ -156,4 +156,20 @@ TEST_CASE("what Megatron-LM cannot run is refused, naming the plan field")
     c.workload.shape.reset();
     CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("model.json: a layer list"), InputError);
   }
+}
+
+TEST_CASE("virtual stages: even chunks as layers per virtual stage, uneven ones as a layout of pp x v stages")
+{
+  ExportCase c(1, 2, 8);
+  c.plan.virtual_stages = 2;
+  c.plan.stage_starts   = {0, 7, 13, 19}; // embedding + 6 blocks, 6, 6, 6 + head
+  auto flags            = by_flag(megatron_arguments(c.inputs()));
+  CHECK(flags["--num-layers-per-virtual-pipeline-stage"] == "6");
+  CHECK(flags.count("--pipeline-model-parallel-layout") == 0);
+
+  c.plan.stage_starts = {0, 5, 14, 20}; // 4, 9, 6 and 5 blocks
+  flags               = by_flag(megatron_arguments(c.inputs()));
+  CHECK(flags.count("--num-layers-per-virtual-pipeline-stage") == 0);
+  // Megatron-Core puts layout stage i on pipeline rank i % pp: the plan's chunk order.
+  CHECK(flags.at("--pipeline-model-parallel-layout") == "Et*4|t*9|t*6|t*5,L");
 }

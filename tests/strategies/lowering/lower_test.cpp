@@ -717,3 +717,85 @@ TEST_CASE("blocking sends: a device's next computation waits for its previous se
   CHECK(waits_on_send(schedule) == sends);
   CHECK(waits_on_send(overlapping.lower()) == 0);
 }
+
+namespace {
+
+/// 8 layers over pp 2 with `chunks` chunks per stage, dp 2, tp 2, 4 micro-batches.
+Case interleaved_case(int chunks, int zero_stage = 0)
+{
+  Case c(2, 4, 8, 2, 2, 2, 1, 4);
+  c.plan.virtual_stages = chunks;
+  c.plan.stage_starts   = uniform_stage_starts(8, 2 * chunks);
+  c.plan.zero_stage     = zero_stage;
+  c.plan.bucket_bytes   = 1.5 * units::kMiB;
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("interleaved 1F1B: chunks go round the stages, the last stage sending back to the first")
+{
+  for (int zero = 0; zero <= 1; ++zero) {
+    CAPTURE(zero);
+    const Case c            = interleaved_case(2, zero);
+    const Schedule schedule = c.lower();
+    CHECK(replay_problem(schedule) == "");
+    check_same(schedule, c.lower());
+    std::set<std::string> names;
+    for (const Task& t : schedule.tasks)
+      names.insert(schedule.task_name(t.id));
+    CHECK(names.size() == schedule.tasks.size());
+
+    // Chunks in pipeline order: layers 0-1 on stage 0, 2-3 on stage 1, 4-5 on stage 0, 6-7 on stage 1. Every
+    // layer runs forward once per micro-batch on its chunk's stage.
+    for (int layer = 0; layer < 8; ++layer) {
+      const int stage = layer / 2 % 2;
+      CHECK(count(schedule, [&](const Task& t) {
+              return t.kind == TaskKind::forward && t.first_layer == layer && t.replica == 0 && t.tp_rank == 0;
+            }) == 4 * 2); // 4 micro-batches, 2 pieces around the TP all-reduces
+      CHECK(count(schedule, [&](const Task& t) {
+              return t.kind == TaskKind::forward && t.first_layer == layer && t.stage != stage;
+            }) == 0);
+    }
+    // Stage 1 sends chunk 1's activations (layer 3) to stage 0's chunk 2 (layer 4) and receives its gradients.
+    const int last_of_stage1 = c.plan.device(1, 0, 0), first_of_stage0 = c.plan.device(0, 0, 0);
+    CHECK(count(schedule, [&](const Task& t) {
+            return t.kind == TaskKind::send && !t.backward && t.device == last_of_stage1 && t.peer == first_of_stage0;
+          }) == 4);
+    CHECK(count(schedule, [&](const Task& t) {
+            return t.kind == TaskKind::send && t.backward && t.device == first_of_stage0 && t.peer == last_of_stage1;
+          }) == 4);
+    // Each chunk reduces its own gradient buckets (1.5 MiB, of 1 MiB layers): 2 layers in 1.5 + 0.5 MiB, where
+    // one chunk of 4 layers fills 1.5 + 1.5 + 1 MiB. Every byte once.
+    const auto bucket_bytes = [&](const Schedule& s) {
+      std::vector<double> bytes;
+      for (const Task& t : s.tasks)
+        if (t.stream == Stream::data_parallel && t.device == first_of_stage0 && t.kind != TaskKind::all_gather)
+          bytes.push_back(t.bytes / units::kMiB);
+      return bytes;
+    };
+    CHECK(bucket_bytes(schedule) == std::vector<double>{1.5, 0.5, 1.5, 0.5});
+    CHECK(bucket_bytes(interleaved_case(1, zero).lower()) == std::vector<double>{1.5, 1.5, 1});
+  }
+}
+
+TEST_CASE("interleaved 1F1B issues Megatron's order: chunk 0 for a group of pp micro-batches, then chunk 1")
+{
+  const Case c            = interleaved_case(2);
+  const Schedule schedule = c.lower();
+  // Device 0 (stage 0): warm-up (2 - 0 - 1) x 2 + 2 = 4 forwards, then alternating; chunk 1 holds layers 4-5.
+  std::string order;
+  int last = -1;
+  for (int id : schedule.queues[0][static_cast<int>(Stream::compute)]) {
+    const Task& t = schedule.tasks[id];
+    const std::string step = t.kind == TaskKind::optimizer
+                                 ? "O"
+                                 : std::string(t.backward ? "B" : "F") + std::to_string(t.micro_batch) +
+                                       (t.first_layer >= 4 ? "c1" : "c0");
+    const int key = t.kind == TaskKind::optimizer ? -2 : t.micro_batch * 4 + (t.first_layer >= 4) * 2 + t.backward;
+    if (key != last)
+      order += (order.empty() ? "" : " ") + step;
+    last = key;
+  }
+  CHECK(order == "F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0 O");
+}

@@ -187,3 +187,22 @@ TEST_CASE("Megatron-LM with bf16 keeps fp32 gradients; DeepSpeed keeps them in b
   setup.plan.framework.fp32_gradient_reduction = true; // reduced in fp32, kept in bf16
   CHECK(setup.memory()[0].gradient_bytes == 2 * p);
 }
+
+TEST_CASE("interleaved 1F1B keeps 1 + (p - 1) / (p v) times 1F1B's activations on the first stage")
+{
+  // Narayanan et al., SC'21 §2.2.2: interleaving holds more micro-batches in flight, each of a smaller chunk.
+  const Cluster cluster           = make_cluster(1, 4);
+  const models::Workload workload = make_workload(16);
+  const Problem problem           = make_problem(cluster, workload);
+  Plan plan                       = make_plan(cluster, workload, 1, 4, 1, 1, 8);
+  const double one_f_one_b        = plan_memory(plan, problem)[0].activation_bytes;
+  for (int chunks : {2, 4}) {
+    CAPTURE(chunks);
+    plan.virtual_stages = chunks;
+    plan.stage_starts   = uniform_stage_starts(16, 4 * chunks);
+    const auto memory   = plan_memory(plan, problem);
+    CHECK(memory[0].activation_bytes == doctest::Approx(one_f_one_b * (1 + 3.0 / (4 * chunks))));
+    // Every device holds a quarter of the parameters, as without chunks.
+    CHECK(memory[3].parameter_bytes == doctest::Approx(memory[0].parameter_bytes));
+  }
+}

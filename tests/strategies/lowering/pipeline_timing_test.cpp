@@ -6,6 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
+
 using namespace hetsim::costmodel;
 
 namespace {
@@ -94,4 +97,70 @@ TEST_CASE("blocking sends hold the sending stage until the transfer is done")
   const auto overlapped = pipeline_finish_seconds(orders(2, 4, false), uniform(2, 1, 1, 3));
   const auto blocked    = pipeline_finish_seconds(orders(2, 4, false), durations);
   CHECK(blocked.front() > overlapped.front());
+}
+
+namespace {
+
+/// Interleaved 1F1B over `stages` stages of `chunks` chunks each, every chunk a 1/chunks share of its stage.
+std::vector<std::vector<PipelineStep>> interleaved(int stages, int micro_batches, int chunks)
+{
+  std::vector<std::vector<PipelineStep>> result;
+  for (int s = 0; s < stages; ++s)
+    result.push_back(hetsim::strategies::pass_order(hetsim::strategies::PipelineSchedule::one_f_one_b, stages, s,
+                                                    micro_batches, chunks));
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("interleaved 1F1B: every micro-batch passes each chunk forward then backward once, in Megatron's order")
+{
+  const int stages = 4, chunks = 2, micro_batches = 8;
+  const auto all   = interleaved(stages, micro_batches, chunks);
+  for (int s = 0; s < stages; ++s) {
+    CAPTURE(s);
+    std::map<std::pair<int, int>, int> forward_at, backward_at;
+    for (int i = 0; i < static_cast<int>(all[s].size()); ++i) {
+      const PipelineStep& step = all[s][i];
+      auto& seen               = step.backward ? backward_at : forward_at;
+      CHECK(seen.emplace(std::pair{step.micro_batch, step.chunk}, i).second);
+    }
+    CHECK(forward_at.size() == static_cast<std::size_t>(micro_batches * chunks));
+    CHECK(backward_at.size() == forward_at.size());
+    for (const auto& [key, at] : backward_at)
+      CHECK(forward_at.at(key) < at);
+    // Warm-up: (p - s - 1) x 2 + (v - 1) x p forwards, then the first forward and backward of the steady state.
+    int forwards = 0;
+    while (!all[s][forwards].backward)
+      ++forwards;
+    CHECK(forwards == (stages - s - 1) * 2 + (chunks - 1) * stages + 1);
+  }
+  // Stage 0 goes through chunk 0 for micro-batches 0-3, then chunk 1 for the same, then chunk 0 for 4-7; its
+  // backwards start from its last chunk.
+  const std::vector<std::pair<int, int>> first_forwards = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1},
+                                                           {1, 1}, {2, 1}, {3, 1}, {4, 0}, {5, 0}};
+  for (std::size_t i = 0; i < first_forwards.size(); ++i)
+    CHECK(std::pair{all[0][i].micro_batch, all[0][i].chunk} == first_forwards[i]);
+  const PipelineStep first_backward = all[0][first_forwards.size() + 1];
+  CHECK(first_backward.backward);
+  CHECK(std::pair{first_backward.micro_batch, first_backward.chunk} == std::pair{0, 1});
+}
+
+TEST_CASE("interleaved 1F1B: the ramp shrinks by the chunks per stage, (m + (p - 1) / v) steps of a whole stage")
+{
+  // Narayanan et al., SC'21 §2.2.2: with v chunks the bubble is (p - 1) / v of a stage's forward and backward.
+  for (int chunks : {1, 2, 4})
+    for (int micro_batches : {4, 8, 16}) {
+      CAPTURE(chunks);
+      CAPTURE(micro_batches);
+      const int stages = 4;
+      PipelineDurations durations;
+      const double forward = 1.0 / chunks, backward = 2.0 / chunks; // a whole stage: 1 + 2
+      durations.step_seconds = [=](int, const PipelineStep& step) { return step.backward ? backward : forward; };
+      durations.forward_transfer_s  = std::vector<double>(stages * chunks - 1, 0);
+      durations.backward_transfer_s = durations.forward_transfer_s;
+      const auto finish = pipeline_finish_seconds(interleaved(stages, micro_batches, chunks), durations);
+      const double end  = *std::max_element(finish.begin(), finish.end());
+      CHECK(end == doctest::Approx((micro_batches + (stages - 1.0) / chunks) * 3.0));
+    }
 }

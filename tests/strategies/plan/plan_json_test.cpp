@@ -327,3 +327,27 @@ TEST_CASE("micro-batches and accumulation per device fold into per-replica value
                        doctest::Contains("pd.json: grad_accum_per_device: expected an array of 4 positive integers"),
                        InputError);
 }
+
+TEST_CASE("virtual_stages: chunks split evenly by default, round-trip, and what interleaved 1F1B needs")
+{
+  Inputs inputs;
+  // 6 layers, pp 2 x 3 chunks: one layer per chunk, chunk k on stage k % 2.
+  const json interleaved = with(with(base(), "virtual_stages", 3), "grad_accum", 4);
+  const Plan plan        = inputs.read(interleaved);
+  CHECK(plan.virtual_stages == 3);
+  CHECK(plan.stage_starts == std::vector<int>{0, 1, 2, 3, 4, 5});
+  CHECK(plan.stage_chunks(1) == std::vector<int>{1, 3, 5});
+  CHECK(inputs.read(plan_to_json(plan)) == plan);
+  CHECK(plan_to_json(inputs.read(base())).count("virtual_stages") == 0); // 1 is the default, left out
+
+  check_rejected(with(interleaved, "virtual_stages", 0), "virtual_stages", "expected a positive integer");
+  check_rejected(with(interleaved, "virtual_stages", 4), "virtual_stages", "at most 6 (model 'toy' has 6 layers");
+  check_rejected(with(interleaved, "stage_starts", {0, 3}), "stage_starts", "expected pp x virtual_stages = 6");
+  check_rejected(with(interleaved, "stage_starts", {0, 1, 2, 2, 4, 5}), "stage_starts[3]",
+                 "every chunk needs at least one layer");
+  check_rejected(with(interleaved, "grad_accum", 3), "grad_accum[0]", "a multiple of pp (2)");
+  check_rejected(with(interleaved, "schedule", "gpipe"), "schedule", "expected \"1f1b\" with virtual_stages 3");
+  check_rejected(with(interleaved, "zero_stage", 2), "zero_stage", "expected 0 or 1 with virtual_stages 3");
+  check_rejected(with(with(with(interleaved, "pp", 1), "dp", 4), "virtual_stages", 2), "virtual_stages",
+                 "expected 1 without pipeline parallelism");
+}
