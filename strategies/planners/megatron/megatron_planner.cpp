@@ -1,6 +1,7 @@
 /// The Megatron-LM heuristics as AMP §4.1 summarises them: for every micro-batch size, tensor parallelism no
 /// larger than the smallest node, the smallest tp x pp that fits in memory, node-first placement and the same
-/// number of layers on every stage.
+/// number of layers on every stage. Each pipelined choice also comes interleaved (virtual stages, as
+/// Megatron-LM's large published runs use), with the chunk count the estimate likes best among those that fit.
 
 #include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
@@ -10,10 +11,31 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace hetsim::strategies {
 namespace {
+
+/// The best interleaved variant of `base` (2 to 8 chunks per stage, uniform chunks), if one fits.
+std::optional<Candidate> interleaved(const Candidate& base, const Problem& problem, const PlannerContext& context)
+{
+  const Plan& plan      = base.plan;
+  const int layer_count = static_cast<int>(problem.workload->layers.size());
+  if (plan.pp == 1 || plan.grad_accum[0] % plan.pp != 0)
+    return std::nullopt;
+  std::optional<Candidate> best;
+  for (int chunks = 2; chunks <= 8 && plan.pp * chunks <= layer_count; ++chunks) {
+    Plan variant           = plan;
+    variant.virtual_stages = chunks;
+    variant.stage_starts   = uniform_stage_starts(layer_count, plan.pp * chunks);
+    Candidate c = evaluate(std::move(variant), problem, context,
+                           base.note + (base.note.empty() ? "" : ", ") + "interleaved " + std::to_string(chunks));
+    if (c.fits() && (!best || c.estimate.iteration_time_s < best->estimate.iteration_time_s))
+      best = std::move(c);
+  }
+  return best;
+}
 
 class MegatronPlanner final : public Planner {
 public:
@@ -53,8 +75,12 @@ public:
         }
       }
       auto& chosen = smallest_fitting.empty() ? smallest_any : smallest_fitting;
-      for (Candidate& c : chosen)
+      for (Candidate& c : chosen) {
+        if (c.fits())
+          if (auto variant = interleaved(c, problem, context))
+            candidates.push_back(std::move(*variant));
         candidates.push_back(std::move(c));
+      }
     }
     if (candidates.empty())
       fail_no_data_parallel_degree("megatron", problem);
