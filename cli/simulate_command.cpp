@@ -70,7 +70,10 @@ int run_simulate(SimulateOptions& options)
           : traces::parse_device_list(options.trace_devices, scenario->cluster.device_count(), "--trace-devices");
   std::cout << "scenario: " << scenario->workload.name << " on " << scenario->cluster.name() << " ("
             << scenario->cluster.device_count() << " devices), tp " << plan.tp << " x pp " << plan.pp << " x dp "
-            << plan.dp << ", " << strategies::schedule_name(plan.schedule) << ", ZeRO-" << plan.zero_stage
+            << plan.dp << ", " << (plan.virtual_stages > 1 ? "interleaved " : "")
+            << strategies::schedule_name(plan.schedule)
+            << (plan.virtual_stages > 1 ? " (" + std::to_string(plan.virtual_stages) + " chunks per stage)" : "")
+            << ", ZeRO-" << plan.zero_stage
             << ", global batch " << plan.global_batch() << '\n';
 
   const auto memory = strategies::plan_memory(plan, problem);
