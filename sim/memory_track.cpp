@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace hetsim::sim {
@@ -11,13 +12,13 @@ std::vector<traces::MemorySample> memory_track(const strategies::Schedule& sched
                                                const std::vector<DeviceReport>& devices)
 {
   using strategies::TaskKind;
-  // Per device and (replica, micro-batch): the end of its first forward and of its last backward there.
-  std::vector<std::map<std::pair<int, int>, std::pair<double, double>>> spans(schedule.device_count);
+  // Per device and (replica, micro-batch, chunk): the end of its first forward and of its last backward there.
+  std::vector<std::map<std::tuple<int, int, int>, std::pair<double, double>>> spans(schedule.device_count);
   for (const auto& task : schedule.tasks) {
     if ((task.kind != TaskKind::forward && task.kind != TaskKind::backward) || task.micro_batch < 0)
       continue;
     const double end     = timings[task.id].end_s;
-    auto [it, fresh]     = spans[task.device].try_emplace({task.replica, task.micro_batch}, 1e300, -1e300);
+    auto [it, fresh]     = spans[task.device].try_emplace({task.replica, task.micro_batch, task.chunk}, 1e300, -1e300);
     auto& [joined, left] = it->second;
     if (task.kind == TaskKind::forward && !task.recomputed)
       joined = std::min(joined, end);

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "sim/rescore.hpp"
+#include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
 #include "strategies/search/search.hpp"
 
@@ -69,6 +70,11 @@ Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs)
       for (auto& c : ranked) {
         strategies::Plan plan = c.plan;
         plan.zero_stage       = *cell.zero_stage;
+        if (plan.zero_stage > 1 && plan.virtual_stages > 1) { // interleaving runs ZeRO 0-1 only: one chunk
+          plan.virtual_stages = 1;
+          plan.stage_starts   = strategies::uniform_stage_starts(static_cast<int>(problem.workload->layers.size()),
+                                                                 plan.pp);
+        }
         c                     = strategies::evaluate(std::move(plan), problem, context, c.note);
       }
       std::stable_sort(ranked.begin(), ranked.end(), strategies::better_candidate);

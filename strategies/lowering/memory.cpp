@@ -75,6 +75,7 @@ DeviceMemory zero_model_states(double params, double largest_two_params, int zer
 
 DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica)
 {
+  HETSIM_ASSERT(plan.virtual_stages == 1); // one range is one chunk
   return device_memory(plan, problem, stage, {{first, end}}, replica);
 }
 

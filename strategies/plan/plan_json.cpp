@@ -415,7 +415,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
                                    quote(workload.name) + ")");
   if (auto starts = root.find("stage_starts"))
     plan.stage_starts = read_int_list(*starts);
-  else if (plan.chunk_count() <= layer_count(workload))
+  else if (static_cast<long long>(plan.pp) * plan.virtual_stages <= layer_count(workload))
     plan.stage_starts = uniform_stage_starts(layer_count(workload), plan.chunk_count());
 
   auto micro_batch = read_batch_field(root, "micro_batch", plan, cluster.device_count());
