@@ -71,19 +71,10 @@ public:
   }
 
 private:
-  /// Layer ranges [first, end) of stage `s`'s chunks (its one range without virtual stages), in model order.
-  std::vector<std::pair<int, int>> stage_ranges(int s) const
-  {
-    std::vector<std::pair<int, int>> ranges;
-    for (int k : plan_.stage_chunks(s))
-      ranges.emplace_back(plan_.stage_starts[k], plan_.stage_end(k, layer_count()));
-    return ranges;
-  }
-
   double stage_params(int s) const
   {
     double params = 0;
-    for (const auto& [first, end] : stage_ranges(s))
+    for (const auto& [first, end] : plan_.stage_ranges(s, layer_count()))
       for (int l = first; l < end; ++l)
         params += workload_.layers[l].params;
     return params / plan_.tp;
@@ -493,8 +484,8 @@ private:
   {
     if (!plan_.framework.reduce_during_backward)
       return 0;
-    std::vector<std::pair<int, int>> ranges = stage_ranges(s); // what runs after the first bucket closes
-    double filled                           = 0;
+    auto ranges   = plan_.stage_ranges(s, layer_count()); // what runs after the first bucket closes
+    double filled = 0;
     while (!ranges.empty() && filled < plan_.gradient_bucket_bytes()) {
       auto& [first, closing] = ranges.back();
       while (closing > first && filled < plan_.gradient_bucket_bytes()) {

@@ -182,10 +182,7 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   std::vector<DeviceMemory> memory(cluster.device_count());
   for (int s = 0; s < plan.pp; ++s)
     for (int r = 0; r < plan.dp; ++r) {
-      Chunks chunks;
-      for (int k : plan.stage_chunks(s))
-        chunks.emplace_back(plan.stage_starts[k], plan.stage_end(k, layer_count));
-      const DeviceMemory stage = device_memory(plan, problem, s, chunks, r);
+      const DeviceMemory stage = device_memory(plan, problem, s, plan.stage_ranges(s, layer_count), r);
       for (int t = 0; t < plan.tp; ++t)
         memory[plan.device(s, r, t)] = stage;
     }

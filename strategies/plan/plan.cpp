@@ -28,6 +28,14 @@ std::vector<int> Plan::stage_chunks(int stage) const
   return chunks;
 }
 
+std::vector<std::pair<int, int>> Plan::stage_ranges(int stage, int layer_count) const
+{
+  std::vector<std::pair<int, int>> ranges;
+  for (int chunk : stage_chunks(stage))
+    ranges.emplace_back(stage_starts[chunk], stage_end(chunk, layer_count));
+  return ranges;
+}
+
 long long Plan::global_batch() const
 {
   long long total = 0;

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace hetsim::strategies {
@@ -60,6 +61,8 @@ struct Plan {
   int chunk_stage(int chunk) const { return chunk % pp; }
   /// The chunks of `stage`, in pipeline order: stage, stage + pp, ...
   std::vector<int> stage_chunks(int stage) const;
+  /// The layer ranges [first, end) of those chunks, in model order (one range without virtual stages).
+  std::vector<std::pair<int, int>> stage_ranges(int stage, int layer_count) const;
   int rank(int stage, int replica, int tp_rank) const { return (stage * dp + replica) * tp + tp_rank; }
   int device(int stage, int replica, int tp_rank) const { return placement[rank(stage, replica, tp_rank)]; }
   /// One past the last layer of chunk `chunk` (of stage `chunk` when virtual_stages is 1).

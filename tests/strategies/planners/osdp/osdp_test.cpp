@@ -130,15 +130,7 @@ TEST_CASE("osdp finds a plan wherever ZeRO-3 on every layer fits, even when the 
 {
   // Wide and shallow (1.4 B parameters in 6 blocks) on 8 A100s under 8 GiB: with every layer kept whole the
   // step's fp32 gradient copy alone would need 5.7 GB, so a budget that assumed it rejected every choice.
-  Cluster cluster("8xA100");
-  const int gpu    = cluster.add_gpu(a100());
-  const int region = cluster.add_region("dc", 5e-6);
-  for (int n = 0; n < 2; ++n) {
-    const int node = cluster.add_node(region, "n" + std::to_string(n), Link{300 * units::kGBps, 2e-6},
-                                      Link{100 * units::kGbps, 5e-6});
-    for (int d = 0; d < 4; ++d)
-      cluster.add_device(node, gpu);
-  }
+  const Cluster cluster = make_cluster(2, 4, a100(), "8xA100");
   models::TransformerShape shape;
   shape.name            = "wide-shallow";
   shape.family          = "gpt2";
