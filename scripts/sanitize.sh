@@ -4,8 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHETSIM_SANITIZE=address,undefined \
-  -DHETSIM_BUILD_BENCHMARKS=OFF >/dev/null
+# -O1 with line tables only: the level ASan's documentation recommends, and what a report's stack needs; it
+# builds in about half the time of -O2 -g on two cores.
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DHETSIM_SANITIZE=address,undefined -DHETSIM_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-sanitize -j "$(nproc)"
 # SimGrid switches stacks for its actors without ASan's fiber annotations: ASan is told not to track frames
 # across the switches, and to ignore what libsimgrid's own libc calls trip over (asan_suppressions.txt). Leaks
