@@ -1,16 +1,18 @@
 #pragma once
 /// Whether this build runs under AddressSanitizer (GCC's -fsanitize=address or Clang's).
 
-namespace hetsim {
-
 #if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
+#define HETSIM_ADDRESS_SANITIZER 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-inline constexpr bool kAddressSanitizer = true;
-#else
-inline constexpr bool kAddressSanitizer = false;
+#define HETSIM_ADDRESS_SANITIZER 1
 #endif
+#endif
+
+namespace hetsim {
+
+#ifdef HETSIM_ADDRESS_SANITIZER
+inline constexpr bool kAddressSanitizer = true;
 #else
 inline constexpr bool kAddressSanitizer = false;
 #endif

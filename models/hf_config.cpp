@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <array>
+#include <limits>
 #include <string_view>
 
 namespace hetsim::models {
@@ -30,6 +31,19 @@ int read_layer_count(const JsonInput& value)
   if (layers > kMaxLayers)
     value.fail("at most " + std::to_string(kMaxLayers) + " layers");
   return layers;
+}
+
+/// The MLP width a config may leave out: `key`'s value, else 4 x hidden as transformers computes it (refused at
+/// `hidden_key` when that overflows an int).
+int mlp_width_or_four_hidden(const JsonInput& config, std::string_view key, std::string_view hidden_key, int hidden)
+{
+  if (const int width = config.positive_int_or(key, 0); width > 0)
+    return width;
+  constexpr int kLargest = std::numeric_limits<int>::max() / 4;
+  if (hidden > kLargest)
+    config.at(hidden_key).fail("at most " + std::to_string(kLargest) + " (4 times it is the MLP width, as " +
+                               std::string(key) + " is not given)");
+  return 4 * hidden;
 }
 
 void read_llama(const JsonInput& config, TransformerShape& shape)
@@ -92,7 +106,7 @@ void read_gpt2(const JsonInput& config, TransformerShape& shape)
   shape.layers          = read_layer_count(config.at("n_layer"));
   shape.heads           = config.at("n_head").positive_int();
   shape.kv_heads        = shape.heads;
-  shape.intermediate    = config.positive_int_or("n_inner", 4 * shape.hidden);
+  shape.intermediate    = mlp_width_or_four_hidden(config, "n_inner", "n_embd", shape.hidden);
   shape.vocab           = config.at("vocab_size").positive_int();
   shape.max_positions   = config.positive_int_or("n_positions", 1024);
   shape.seq_len         = shape.max_positions;
@@ -141,7 +155,7 @@ void read_falcon(const JsonInput& config, TransformerShape& shape)
   shape.hidden       = config.at("hidden_size").positive_int();
   shape.layers       = read_layer_count(config.at("num_hidden_layers"));
   shape.heads        = config.at("num_attention_heads").positive_int();
-  shape.intermediate = config.positive_int_or("ffn_hidden_size", 4 * shape.hidden);
+  shape.intermediate = mlp_width_or_four_hidden(config, "ffn_hidden_size", "hidden_size", shape.hidden);
   shape.vocab        = config.at("vocab_size").positive_int();
   shape.seq_len      = config.positive_int_or("max_position_embeddings", 2048);
   if (config.boolean_or("alibi", false))
@@ -238,6 +252,27 @@ const Family& find_family(const JsonInput& config)
              std::string(kLayerListHint));
 }
 
+/// `torch_dtype` (renamed `dtype` by newer transformers releases) in PyTorch's spelling.
+void read_torch_dtype(const JsonInput& config, HfModel& model)
+{
+  for (const char* key : {"torch_dtype", "dtype"}) {
+    auto value = config.find(key);
+    if (!value || value->value().is_null())
+      continue;
+    const std::string name = value->string();
+    if (name == "float16" || name == "half")
+      model.dtype = Dtype::fp16;
+    else if (name == "bfloat16")
+      model.dtype = Dtype::bf16;
+    else if (name == "float32" || name == "float")
+      model.dtype = Dtype::fp32;
+    else
+      value->fail("\"float16\", \"bfloat16\" or \"float32\"");
+    model.dtype_origin = value->where();
+    return;
+  }
+}
+
 } // namespace
 
 bool is_hf_config(const nlohmann::json& json)
@@ -265,6 +300,7 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
   if (shape.name.empty())
     shape.name = default_name.empty() ? std::string(family.model_type) : default_name;
   family.read(config, shape);
+  read_torch_dtype(config, model);
   auto assume = [&](const std::string& text) { model.assumptions.push_back(config.file() + ": " + text); };
 
   // "flash_attention" is our extension too: how the model is trained, not what it is.

@@ -157,6 +157,24 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
     CHECK(message.find("config.json: model_type: expected a dense model type") == 0);
     CHECK(message.find("mixture-of-experts") != std::string::npos);
   }
+  SUBCASE("a hidden size whose default MLP width (4 x hidden) overflows")
+  {
+    json config      = gpt2_small();
+    config["n_embd"] = 2147483647;
+    config["n_head"] = 1;
+    CHECK(error_of(config).find("config.json: n_embd: expected at most 536870911 (4 times it is the MLP width, as "
+                                "n_inner is not given)") == 0);
+  }
+  SUBCASE("a torch_dtype HetSim cannot train in")
+  {
+    json config           = llama_7b();
+    config["torch_dtype"] = "float64";
+    CHECK(error_of(config) ==
+          "config.json: torch_dtype: expected \"float16\", \"bfloat16\" or \"float32\", got string \"float64\"");
+    config.erase("torch_dtype");
+    config["dtype"] = "int8"; // the newer transformers releases' name for it
+    CHECK(error_of(config).find("config.json: dtype: expected \"float16\"") == 0);
+  }
   SUBCASE("unknown architecture")
   {
     json config = llama_7b();
