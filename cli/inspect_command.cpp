@@ -23,18 +23,18 @@ void print_link(const char* label, const Link& link)
 
 void inspect_gpus()
 {
-  std::printf("%-16s %8s %9s %11s %11s %5s  %s\n", "gpu", "mem GiB", "HBM GB/s", "fp16 TFLOP", "fp32 TFLOP", "SMs",
-              "also written");
+  std::printf("%-16s %8s %9s %11s %11s %5s %5s  %s\n", "gpu", "mem GiB", "HBM GB/s", "fp16 TFLOP", "fp32 TFLOP",
+              "SMs", "bf16", "also written");
   for (const GpuSpec& gpu : gpu_catalog()) {
     std::string aliases;
     for (const std::string& alias : catalog_gpu_aliases(gpu.name))
       aliases += (aliases.empty() ? "" : ", ") + alias;
-    std::printf("%-16s %8.1f %9.0f %11.1f %11.1f %5d  %s\n", gpu.name.c_str(), gpu.memory_bytes / units::kGiB,
+    std::printf("%-16s %8.1f %9.0f %11.1f %11.1f %5d %5s  %s\n", gpu.name.c_str(), gpu.memory_bytes / units::kGiB,
                 gpu.memory_bandwidth_bytes_per_s / units::kGBps, gpu.peak_flops_fp16 / units::kTera,
-                gpu.peak_flops_fp32 / units::kTera, gpu.multiprocessors, aliases.c_str());
+                gpu.peak_flops_fp32 / units::kTera, gpu.multiprocessors, gpu.bf16 ? "yes" : "no", aliases.c_str());
   }
-  std::printf("fp16 is the dense tensor-core peak, also used for bf16; a cluster file names a GPU by catalog name "
-              "or alias, or gives its own figures\n");
+  std::printf("fp16 is the dense tensor-core peak, also bf16's where the GPU takes bf16; a cluster file names a "
+              "GPU by catalog name or alias, or gives its own figures\n");
 }
 
 void inspect_cluster(const std::string& file)
@@ -97,6 +97,8 @@ void inspect_model(const std::string& file)
   std::printf("model %s: %zu layers, sequence %d, %.4g B parameters, %.4g TFLOP forward per sequence\n",
               w.name.c_str(), w.layers.size(), w.seq_len, w.total_params() / 1e9,
               w.forward_flops_per_sample() / units::kTera);
+  if (w.dtype)
+    std::printf("  trains in %s by default (%s)\n", std::string(dtype_name(*w.dtype)).c_str(), w.dtype_origin.c_str());
   std::printf("  %-4s %-16s %-12s %12s %14s %14s %14s\n", "#", "name", "kind", "params (M)", "fwd GFLOP/seq",
               "out MiB/seq", "saved MiB/seq");
   for (std::size_t i = 0; i < w.layers.size(); ++i) {

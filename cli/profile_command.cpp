@@ -28,7 +28,7 @@ struct ProfileOptions {
   double scale           = 1;
   std::string memory_limit;
   int max_batch          = 1024;
-  std::string dtype      = "fp16";
+  std::string dtype; ///< empty: the model's
   int warmup             = 1;
   int iterations         = 3;
   std::string out;
@@ -54,8 +54,7 @@ int run_profile(const ProfileOptions& options)
   problem.workload           = &workload;
   if (!options.memory_limit.empty())
     problem.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
-  if (!parse_dtype(options.dtype, problem.dtype))
-    throw InputError("--dtype: expected fp16, bf16 or fp32, got '" + options.dtype + "'");
+  problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, workload);
 
   exec::ExecutorProfilerOptions run;
   run.executor    = options.executor;
@@ -72,26 +71,39 @@ int run_profile(const ProfileOptions& options)
   profiles.batch_limit = options.max_batch;
   std::cout << "profile: " << workload.name << " on " << cluster.name() << " with the " << options.executor
             << " executor (scale " << options.scale << "), one device of each GPU type\n";
-  for (int stage : stages)
+  // Profiles every GPU type under one setting; true when some type holds no sequence.
+  auto profile_setting = [&](strategies::ProfileSetting setting) {
+    bool short_of_memory = false;
     for (int device : strategies::gpu_types(cluster).representative) {
       const auto start = std::chrono::steady_clock::now();
       strategies::DeviceProfileEntry entry;
       entry.gpu              = cluster.gpu_of(device).name;
-      entry.zero_stage       = stage;
+      entry.setting          = setting;
       entry.memory_cap_bytes = problem.memory_capacity(device);
-      entry.profile          = strategies::profile_device(profiler, device, stage, options.max_batch);
+      entry.profile          = strategies::profile_device(profiler, device, setting, options.max_batch);
       const double seconds   = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const auto& p          = entry.profile;
-      std::printf("%-16s ZeRO-%d  cap %7.2f GiB  max batch %5d%s  %3d steps in %6.2f s", entry.gpu.c_str(), stage,
-                  entry.memory_cap_bytes / units::kGiB, p.max_batch,
+      std::printf("%-16s %-22s cap %7.2f GiB  max batch %5d%s  %3d steps in %6.2f s", entry.gpu.c_str(),
+                  setting.text().c_str(), entry.memory_cap_bytes / units::kGiB, p.max_batch,
                   p.max_batch == options.max_batch ? " (--max-batch; memory holds more)" : "", p.steps, seconds);
       if (!p.points.empty())
         std::printf("; step %.4g s at 1, %.4g s at %d", p.points.front().step_seconds, p.points.back().step_seconds,
                     p.points.back().batch);
       std::printf("\n");
       std::fflush(stdout);
+      short_of_memory = short_of_memory || p.max_batch == 0;
       profiles.entries.push_back(std::move(entry));
     }
+    return short_of_memory;
+  };
+  bool short_at_highest_stage = false;
+  for (int stage : stages)
+    short_at_highest_stage = profile_setting(stage);
+  // The planners turn recompute on when no stage holds a sequence without it (profile_cluster): the stages
+  // again with it, so that they find what they ask for.
+  if (short_at_highest_stage)
+    for (int stage : stages)
+      profile_setting(strategies::ProfileSetting(stage, true));
   write_file_atomically(options.out, strategies::device_profiles_to_json(profiles).dump(1) + "\n");
   std::cout << "device profiles written to " << options.out << " (hetsim search --device-profile " << options.out
             << ")\n";
@@ -107,7 +119,8 @@ CommandRunner add_profile_command(CLI::App& app)
       "profile", "Poplar's online profiling through an executor: on one device of each GPU type, run training "
                  "steps (forward, backward, optimizer; no collectives) at growing micro-batches, exponentially then "
                  "by binary search, until one runs out of memory; write the largest batch that ran and the step "
-                 "times, per GPU type and ZeRO stage, for `hetsim search --device-profile`.");
+                 "times, per GPU type and ZeRO stage (and with activation recompute when even the highest stage "
+                 "holds no sequence without it), for `hetsim search --device-profile`.");
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME")->required();
   command->add_option("--model", options->model, "Hugging Face config.json or layer-list JSON, or preset:NAME")
       ->required();
@@ -125,7 +138,7 @@ CommandRunner add_profile_command(CLI::App& app)
   command->add_option("--max-batch", options->max_batch, "largest micro-batch tried")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  command->add_option("--dtype", options->dtype, "fp16 (default), bf16 or fp32");
+  command->add_option("--dtype", options->dtype, "fp16, bf16 or fp32 (default: the model's torch_dtype, else fp16)");
   command->add_option("--warmup", options->warmup, "untimed steps before each measurement")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);

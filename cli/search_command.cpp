@@ -32,7 +32,7 @@ struct SearchOptions {
   int top_k           = 10;
   std::string memory_limit;
   std::string workspace;
-  std::string dtype    = "fp16";
+  std::string dtype; ///< empty: the model's
   std::string framework = "megatron";
   std::string out_file;
   std::string best_file;
@@ -106,8 +106,8 @@ nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
 void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& out)
 {
   char line[512];
-  std::snprintf(line, sizeof line, "%4s %4s %4s %4s %9s %-24s %11s %11s %8s  %s\n", "rank", "tp", "pp", "dp",
-                "mb x acc", "stage starts", "estimate s", "simulated s", "peak GiB", "memory / note");
+  std::snprintf(line, sizeof line, "%4s %4s %4s %2s %4s %9s %-24s %11s %11s %8s  %s\n", "rank", "tp", "pp", "v",
+                "dp", "mb x acc", "stage starts", "estimate s", "simulated s", "peak GiB", "memory / note");
   out << line;
   for (std::size_t i = 0; i < rows.size() && i < shown; ++i) {
     const auto& c      = *rows[i].candidate;
@@ -120,9 +120,9 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
     std::string status = memory_status(c);
     if (!c.note.empty())
       status += "; " + c.note;
-    std::snprintf(line, sizeof line, "%4zu %4d %4d %4d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1, c.plan.tp, c.plan.pp,
-                  c.plan.dp, batch_text(c.plan).c_str(), starts.c_str(), c.estimate.iteration_time_s, simulated,
-                  c.peak_memory_bytes / units::kGiB, status.c_str());
+    std::snprintf(line, sizeof line, "%4zu %4d %4d %2d %4d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1, c.plan.tp,
+                  c.plan.pp, c.plan.virtual_stages, c.plan.dp, batch_text(c.plan).c_str(), starts.c_str(),
+                  c.estimate.iteration_time_s, simulated, c.peak_memory_bytes / units::kGiB, status.c_str());
     out << line;
   }
   if (rows.size() > shown)
@@ -164,8 +164,7 @@ int run_search(const SearchOptions& options)
   problem.cluster      = &cluster;
   problem.workload     = &workload;
   problem.global_batch = options.global_batch;
-  if (!parse_dtype(options.dtype, problem.dtype))
-    throw InputError("--dtype: expected fp16, bf16 or fp32, got '" + options.dtype + "'");
+  problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, workload);
   strategies::Framework framework = strategies::Framework::megatron;
   if (!strategies::parse_framework(options.framework, framework))
     throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + options.framework + "'");
@@ -264,7 +263,7 @@ CommandRunner add_search_command(CLI::App& app)
       ->check(CLI::Range(0, 100000));
   add_memory_options(*command, options->memory_limit, options->workspace);
   add_seq_len_option(*command, options->seq_len);
-  command->add_option("--dtype", options->dtype, "fp16 (default), bf16 or fp32");
+  command->add_option("--dtype", options->dtype, "fp16, bf16 or fp32 (default: the model's torch_dtype, else fp16)");
   command->add_option("--framework", options->framework,
                       "megatron (default), deepspeed or fsdp: what the candidates run under (README, Frameworks)");
   command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");

@@ -150,4 +150,18 @@ std::string Cluster::describe_gpu(int device) const
   return d.gpu_origin.empty() ? gpus_[d.gpu].name : gpus_[d.gpu].name + " (" + d.gpu_origin + ")";
 }
 
+int first_device_lacking(const Cluster& cluster, Dtype dtype)
+{
+  for (const Device& device : cluster.devices())
+    if (!supports_dtype(cluster.gpus()[device.gpu], dtype))
+      return device.id;
+  return -1;
+}
+
+std::string dtype_refusal(const Cluster& cluster, int device, Dtype dtype)
+{
+  return std::string(dtype_name(dtype)) + " needs " + std::string(dtype_name(dtype)) + " tensor cores, which device " +
+         std::to_string(device) + "'s " + cluster.describe_gpu(device) + " lacks: use fp16 or fp32";
+}
+
 } // namespace hetsim

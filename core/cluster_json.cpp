@@ -72,7 +72,8 @@ Link read_link(const std::optional<JsonInput>& object, Link fallback)
 GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
 {
   spec.allow_only(
-      {"name", "memory_gib", "memory_bandwidth_GBps", "peak_tflops_fp16", "peak_tflops_fp32", "multiprocessors"});
+      {"name", "memory_gib", "memory_bandwidth_GBps", "peak_tflops_fp16", "peak_tflops_fp32", "multiprocessors",
+       "bf16"});
   GpuSpec gpu;
   gpu.name                         = spec.string_or("name", name);
   gpu.memory_bytes                 = spec.at("memory_gib").positive_number() * units::kGiB;
@@ -81,6 +82,7 @@ GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
   gpu.peak_flops_fp32              = spec.positive_number_or("peak_tflops_fp32", gpu.peak_flops_fp16 / 8) * units::kTera;
   if (auto multiprocessors = spec.find("multiprocessors"))
     gpu.multiprocessors = multiprocessors->positive_int();
+  gpu.bf16 = spec.boolean_or("bf16", true); // README: a GPU given inline takes bf16 unless it says otherwise
   return gpu;
 }
 

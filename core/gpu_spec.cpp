@@ -8,11 +8,13 @@ namespace hetsim {
 namespace {
 
 GpuSpec make(const char* name, double memory_gib, double bandwidth_gbytes, double fp16_tflops, double fp32_tflops,
-             int multiprocessors)
+             int multiprocessors, bool bf16 = true)
 {
   return GpuSpec{name,      memory_gib * units::kGiB, bandwidth_gbytes * units::kGBps, fp16_tflops * units::kTera,
-                 fp32_tflops * units::kTera, multiprocessors};
+                 fp32_tflops * units::kTera, multiprocessors, bf16};
 }
+
+constexpr bool kNoBf16 = false;
 
 // Short names people write in configs, mapped to the catalog entry they almost always mean.
 const std::vector<std::pair<std::string, std::string>>& aliases()
@@ -30,16 +32,17 @@ const std::vector<std::pair<std::string, std::string>>& aliases()
 } // namespace
 
 // Multiprocessors from the vendors' architecture whitepapers and product briefs (MI250X: 220 compute units
-// over its two dies; Ascend 910: 32 Da Vinci cores).
+// over its two dies; Ascend 910: 32 Da Vinci cores). bf16: the Volta and Turing whitepapers list fp16 tensor
+// cores only, and the Ascend 910's datasheet lists fp16 and int8; Ampere, Ada, Hopper and CDNA2 take bf16.
 const std::vector<GpuSpec>& gpu_catalog()
 {
   static const std::vector<GpuSpec> catalog = {
-      make("V100-SXM2-16GB", 16, 900, 125, 15.7, 80),
-      make("V100-SXM2-32GB", 32, 900, 125, 15.7, 80),
-      make("V100-PCIe-16GB", 16, 900, 112, 14, 80),
-      make("V100-PCIe-32GB", 32, 900, 112, 14, 80),
-      make("V100S-PCIe-32GB", 32, 1134, 130, 16.4, 80),
-      make("T4", 16, 320, 65, 8.1, 40),
+      make("V100-SXM2-16GB", 16, 900, 125, 15.7, 80, kNoBf16),
+      make("V100-SXM2-32GB", 32, 900, 125, 15.7, 80, kNoBf16),
+      make("V100-PCIe-16GB", 16, 900, 112, 14, 80, kNoBf16),
+      make("V100-PCIe-32GB", 32, 900, 112, 14, 80, kNoBf16),
+      make("V100S-PCIe-32GB", 32, 1134, 130, 16.4, 80, kNoBf16),
+      make("T4", 16, 320, 65, 8.1, 40, kNoBf16),
       make("A100-SXM4-40GB", 40, 1555, 312, 19.5, 108),
       make("A100-SXM4-80GB", 80, 2039, 312, 19.5, 108),
       make("A100-PCIe-40GB", 40, 1555, 312, 19.5, 108),
@@ -53,10 +56,12 @@ const std::vector<GpuSpec>& gpu_catalog()
       make("RTX-4090", 24, 1008, 165, 82.6, 128),
       make("RTX-3060", 12, 360, 51, 12.7, 28),
       make("MI250X", 128, 3277, 383, 47.9, 220),
-      make("Ascend-910", 32, 1200, 320, 0, 32),
+      make("Ascend-910", 32, 1200, 320, 0, 32, kNoBf16),
   };
   return catalog;
 }
+
+bool supports_dtype(const GpuSpec& gpu, Dtype dtype) { return dtype != Dtype::bf16 || gpu.bf16; }
 
 const GpuSpec* find_catalog_gpu(const std::string& name)
 {

@@ -17,12 +17,16 @@ struct GpuSpec {
   /// Streaming multiprocessors (AMD: compute units, Ascend: AI cores) that a matrix product's tiles are spread
   /// over in waves; 0 when unknown, and then no wave is left part-empty.
   int multiprocessors = 0;
+  /// Whether the tensor cores take bfloat16 (Ampere and later, CDNA2); Volta and Turing have fp16 only.
+  bool bf16 = true;
 
   double peak_flops(Dtype dtype) const { return dtype == Dtype::fp32 ? peak_flops_fp32 : peak_flops_fp16; }
 };
 
 /// The built-in catalog (see shared/data/gpus.md), in a stable order.
 const std::vector<GpuSpec>& gpu_catalog();
+/// Whether `gpu` can train in `dtype` (bf16 needs bf16 tensor cores).
+bool supports_dtype(const GpuSpec& gpu, Dtype dtype);
 /// Looks a GPU up by catalog name or alias ("A40-48GB", "V100"); nullptr when unknown.
 const GpuSpec* find_catalog_gpu(const std::string& name);
 /// The short names that mean a catalog entry ("V100" for "V100-SXM2-16GB"), in a stable order.

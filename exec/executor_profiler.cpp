@@ -72,12 +72,12 @@ ExecutorProfiler::ExecutorProfiler(const strategies::Problem& problem, ExecutorP
 
 ExecutorProfiler::~ExecutorProfiler() = default;
 
-std::unique_ptr<ExecutorProfiler::Step> ExecutorProfiler::prepare_step(int device, int batch, int zero_stage,
-                                                                       double cap_bytes) const
+std::unique_ptr<ExecutorProfiler::Step>
+ExecutorProfiler::prepare_step(int device, int batch, strategies::ProfileSetting setting, double cap_bytes) const
 {
   auto step = std::make_unique<Step>();
   step->schedule =
-      compute_of(strategies::lower(strategies::profiling_plan(problem_, batch, zero_stage), problem_), device);
+      compute_of(strategies::lower(strategies::profiling_plan(problem_, batch, setting), problem_), device);
   step->executor = load_executor(options_.executor);
   RankSetup setup; // the only rank, on loopback: no peer, no network namespace
   setup.store_dir    = step->store.path;
@@ -94,7 +94,8 @@ std::unique_ptr<ExecutorProfiler::Step> ExecutorProfiler::prepare_step(int devic
   return step;
 }
 
-template <class Body> auto ExecutorProfiler::measure(int device, int batch, int zero_stage, Body&& body) const
+template <class Body>
+auto ExecutorProfiler::measure(int device, int batch, strategies::ProfileSetting setting, Body&& body) const
 {
   try {
     return body();
@@ -103,17 +104,17 @@ template <class Body> auto ExecutorProfiler::measure(int device, int batch, int 
   } catch (const std::exception& e) {
     // Anything else is the executor failing, not the device filling up: the profile cannot go on.
     throw RankFailure("profile: the " + options_.executor + " executor failed on device " + std::to_string(device) +
-                      " (batch " + std::to_string(batch) + ", ZeRO-" + std::to_string(zero_stage) + "): " + e.what());
+                      " (batch " + std::to_string(batch) + ", " + setting.text() + "): " + e.what());
   }
 }
 
-strategies::MemoryProbe ExecutorProfiler::probe_memory(int device, int batch, int zero_stage)
+strategies::MemoryProbe ExecutorProfiler::probe_memory(int device, int batch, strategies::ProfileSetting setting)
 {
   strategies::MemoryProbe probe;
   probe.total_bytes = problem_.memory_capacity(device);
   try {
-    measure(device, batch, zero_stage, [&] {
-      const auto step    = prepare_step(device, batch, zero_stage, std::numeric_limits<double>::infinity());
+    measure(device, batch, setting, [&] {
+      const auto step    = prepare_step(device, batch, setting, std::numeric_limits<double>::infinity());
       probe.before_bytes = step->executor->memory_use().current_bytes;
       run_tasks(*step->executor, step->schedule, true);
       probe.after_bytes = step->executor->memory_use().current_bytes;
@@ -124,11 +125,11 @@ strategies::MemoryProbe ExecutorProfiler::probe_memory(int device, int batch, in
   return probe;
 }
 
-strategies::StepResult ExecutorProfiler::run_step(int device, int batch, int zero_stage)
+strategies::StepResult ExecutorProfiler::run_step(int device, int batch, strategies::ProfileSetting setting)
 {
   try {
-    return measure(device, batch, zero_stage, [&] {
-      const auto step = prepare_step(device, batch, zero_stage, problem_.memory_capacity(device));
+    return measure(device, batch, setting, [&] {
+      const auto step = prepare_step(device, batch, setting, problem_.memory_capacity(device));
       std::vector<double> seconds;
       for (int i = 0; i < options_.warmup + options_.repetitions; ++i) {
         const double s = run_tasks(*step->executor, step->schedule, false);

@@ -29,16 +29,16 @@ public:
 
   /// The executor's allocations when prepared, and after the step's forward (without a cap, so that it measures
   /// whatever the batch needs); an out-of-memory forward reports infinite bytes after it.
-  strategies::MemoryProbe probe_memory(int device, int batch, int zero_stage) override;
+  strategies::MemoryProbe probe_memory(int device, int batch, strategies::ProfileSetting setting) override;
   /// The median seconds of the step's compute, or out of memory.
-  strategies::StepResult run_step(int device, int batch, int zero_stage) override;
+  strategies::StepResult run_step(int device, int batch, strategies::ProfileSetting setting) override;
 
 private:
   struct Step;
   /// A fresh executor connected as the only rank and prepared for `device`'s step; throws OutOfMemory.
-  std::unique_ptr<Step> prepare_step(int device, int batch, int zero_stage, double cap_bytes) const;
+  std::unique_ptr<Step> prepare_step(int device, int batch, strategies::ProfileSetting setting, double cap_bytes) const;
   /// `body()`, with any failure but OutOfMemory turned into a RankFailure naming the device and the step.
-  template <class Body> auto measure(int device, int batch, int zero_stage, Body&& body) const;
+  template <class Body> auto measure(int device, int batch, strategies::ProfileSetting setting, Body&& body) const;
 
   const strategies::Problem& problem_;
   ExecutorProfilerOptions options_;

@@ -1,9 +1,11 @@
 #pragma once
 /// Reading Hugging Face `config.json` files of the dense families (supported_hf_families()).
 
+#include "core/dtype.hpp"
 #include "core/json_input.hpp"
 #include "models/transformer.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,9 @@ struct HfModel {
   /// What the file left unsaid and HetSim assumed, one line each naming the file ("model.json: seq_len not
   /// given: ..."), for the commands to print.
   std::vector<std::string> assumptions;
+  /// The dtype the weights were saved in (`torch_dtype`, or `dtype` in newer files); none when unsaid.
+  std::optional<Dtype> dtype;
+  std::string dtype_origin; ///< the field that gave it ("config.json: torch_dtype")
 };
 
 /// The transformer shape described by a Hugging Face config; unknown families are an InputError listing the

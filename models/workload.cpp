@@ -73,6 +73,8 @@ Workload workload_from_json(const nlohmann::json& json, const std::string& origi
     HfModel model     = read_hf_config(root, default_name(origin));
     Workload workload = build_transformer(model.shape);
     workload.assumptions = std::move(model.assumptions);
+    workload.dtype        = model.dtype;
+    workload.dtype_origin = model.dtype_origin;
     return workload;
   }
   throw InputError(root.where() + ": expected a Hugging Face config.json (with \"model_type\") or a layer list "
@@ -96,6 +98,8 @@ Workload with_seq_len(const Workload& workload, int seq_len, const std::string& 
   for (const std::string& line : workload.assumptions)
     if (line.find(": seq_len not given") == std::string::npos)
       rebuilt.assumptions.push_back(line);
+  rebuilt.dtype        = workload.dtype;
+  rebuilt.dtype_origin = workload.dtype_origin;
   return rebuilt;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 /// The model to train, as an ordered list of layers with the figures every planner and estimator needs.
 
+#include "core/dtype.hpp"
 #include "models/operator.hpp"
 #include "models/transformer_shape.hpp"
 
@@ -46,7 +47,13 @@ struct Workload {
   std::optional<TransformerShape> shape;
   /// What the model file left unsaid and HetSim assumed (hf_config.hpp), one line each naming the file.
   std::vector<std::string> assumptions;
+  /// The dtype the model file names (a Hugging Face `torch_dtype`): what plans, searches and profiles that do
+  /// not name their own train in. None: fp16.
+  std::optional<Dtype> dtype;
+  std::string dtype_origin; ///< the field that gave dtype ("config.json: torch_dtype")
 
+  /// The dtype to train in when the plan or command names none.
+  Dtype default_dtype() const { return dtype.value_or(Dtype::fp16); }
   double total_params() const;
   double forward_flops_per_sample() const;
   double backward_flops_per_sample() const;

@@ -4,6 +4,7 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "sim/rescore.hpp"
+#include "strategies/plan/problem.hpp"
 #include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
 #include "strategies/search/search.hpp"
@@ -58,7 +59,13 @@ Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs)
   problem.cluster      = inputs.clusters.at(cell.cluster_path).get();
   problem.workload     = inputs.models.at(cell.model_path).get();
   problem.global_batch = cell.global_batch;
-  parse_dtype(spec.dtype, problem.dtype);
+  try {
+    problem.dtype = strategies::choose_dtype(spec.dtype, "sweep spec: dtype", *problem.cluster, *problem.workload);
+  } catch (const InputError& e) { // a GPU of this cell's cluster lacks the dtype: the other cells go on
+    set("status", "infeasible");
+    set("note", e.what());
+    return row;
+  }
   strategies::PlannerContext context;
   context.seed = cell.seed;
   if (cell.pipeline_depth)
@@ -98,6 +105,7 @@ Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs)
     set("status", "ok");
     set("tp", std::to_string(c.plan.tp));
     set("pp", std::to_string(c.plan.pp));
+    set("virtual_stages", std::to_string(c.plan.virtual_stages));
     set("dp", std::to_string(c.plan.dp));
     set("micro_batch", range(*mb_min, *mb_max));
     set("grad_accum", range(*ga_min, *ga_max));

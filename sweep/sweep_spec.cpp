@@ -93,9 +93,9 @@ SweepSpec load_sweep_spec(const std::string& file)
   }
   if (auto t = root.find("top"))
     spec.top = t->positive_int();
-  spec.dtype = root.string_or("dtype", "fp16");
+  spec.dtype = root.string_or("dtype", "");
   Dtype dtype;
-  if (!parse_dtype(spec.dtype, dtype))
+  if (root.find("dtype") && !parse_dtype(spec.dtype, dtype))
     root.at("dtype").fail("\"fp16\", \"bf16\" or \"fp32\"");
   return spec;
 }

@@ -3,9 +3,9 @@
 ///
 /// Spec file (JSON): {"clusters": [...], "models": [...], "planners": [...], "global_batch": [...],
 /// "zero_stage": [...] (optional), "pp": [...] (optional), "seeds": [...] (optional, default [1]), "top": 3
-/// (optional), "dtype": "fp16"}; or {"products": [{...}, ...], "top": 3, "dtype": "fp16"} where each product
-/// holds the lists and the cells are the products one after the other. Cluster and model entries are
-/// `preset:NAME` or paths relative to the spec file.
+/// (optional), "dtype": "fp16" (optional: each model's own)}; or {"products": [{...}, ...], "top": 3, "dtype":
+/// "fp16"} where each product holds the lists and the cells are the products one after the other. Cluster and
+/// model entries are `preset:NAME` or paths relative to the spec file.
 
 #include <cstdint>
 #include <optional>
@@ -30,7 +30,7 @@ struct SweepProduct {
 struct SweepSpec {
   std::vector<SweepProduct> products;
   int top           = 3; ///< candidates re-scored in the simulator per cell
-  std::string dtype = "fp16";
+  std::string dtype; ///< empty: each model's own (its torch_dtype, else fp16)
 };
 
 /// One point of a product. Cells are numbered in the spec's order, the last list varying fastest.

@@ -4,6 +4,7 @@
 #include "core/json_input.hpp"
 #include "core/presets.hpp"
 #include "core/units.hpp"
+#include "strategies/plan/problem.hpp"
 
 #include <climits>
 #include <limits>
@@ -253,6 +254,9 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
     fail("micro_batch", "expected micro_batch x grad_accum summed over replicas (the global batch) to stay below " +
                             str(std::numeric_limits<int>::max()) + " sequences, got " + str(plan.global_batch()));
 
+  if (int device = first_device_lacking(cluster, plan.dtype); device >= 0)
+    fail("dtype", dtype_refusal(cluster, device, plan.dtype));
+
   if (plan.zero_stage < 0 || plan.zero_stage > 3)
     fail("zero_stage", "expected 0, 1, 2 or 3, got " + str(plan.zero_stage));
   if (plan.zero_stage >= 2 && plan.dp > 1)
@@ -455,8 +459,10 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   if (auto schedule = root.find("schedule"); schedule && !parse_schedule(schedule->string(), plan.schedule))
     schedule->fail("\"gpipe\" or \"1f1b\"");
   plan.recompute = root.boolean_or("recompute", plan.recompute);
-  if (auto dtype = root.find("dtype"); dtype && !parse_dtype(dtype->string(), plan.dtype))
-    dtype->fail("\"fp16\", \"bf16\" or \"fp32\"");
+  if (auto dtype = root.find("dtype"))
+    plan.dtype = choose_dtype(dtype->string(), dtype->where(), cluster, workload);
+  else
+    plan.dtype = choose_dtype("", origin + ": dtype", cluster, workload);
   if (auto algorithm = root.find("collective_algorithm");
       algorithm && !parse_algorithm(algorithm->string(), plan.collective_algorithm))
     algorithm->fail("\"ring\", \"tree\" or \"hierarchical\"");

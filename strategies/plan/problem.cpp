@@ -23,4 +23,19 @@ Problem problem_for_plan(const Cluster& cluster, const models::Workload& workloa
   return problem;
 }
 
+Dtype choose_dtype(const std::string& given, const std::string& option, const Cluster& cluster,
+                   const models::Workload& workload)
+{
+  Dtype dtype = workload.default_dtype();
+  if (!given.empty() && !parse_dtype(given, dtype))
+    throw InputError(option + ": expected \"fp16\", \"bf16\" or \"fp32\", got " + quote(given));
+  if (int device = first_device_lacking(cluster, dtype); device >= 0) {
+    if (given.empty()) // only a model's torch_dtype can name a dtype some GPU lacks
+      throw InputError((workload.dtype_origin.empty() ? "model " + quote(workload.name) : workload.dtype_origin) +
+                       ": " + dtype_refusal(cluster, device, dtype) + " (" + option + " overrides the model's dtype)");
+    throw InputError(option + ": " + dtype_refusal(cluster, device, dtype));
+  }
+  return dtype;
+}
+
 } // namespace hetsim::strategies

@@ -8,6 +8,7 @@
 #include "strategies/plan/plan.hpp"
 
 #include <optional>
+#include <string>
 
 namespace hetsim::strategies {
 
@@ -29,5 +30,11 @@ struct Problem {
 /// The problem a given plan solves: its global batch and dtype, default limits. The cluster and the workload
 /// must outlive the problem.
 Problem problem_for_plan(const Cluster& cluster, const models::Workload& workload, const Plan& plan);
+
+/// The dtype to train in: `given` ("fp16", "bf16", "fp32") when not empty, else the model's (its torch_dtype, or
+/// fp16). Throws InputError when `given` is not a dtype, or when a device of the cluster lacks the dtype; the
+/// message names `option` (e.g. "--dtype", "plan.json: dtype") or, for the model's default, the model's field.
+Dtype choose_dtype(const std::string& given, const std::string& option, const Cluster& cluster,
+                   const models::Workload& workload);
 
 } // namespace hetsim::strategies

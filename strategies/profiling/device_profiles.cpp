@@ -6,10 +6,10 @@
 
 namespace hetsim::strategies {
 
-int DeviceProfiles::find(const std::string& gpu, int zero_stage) const
+int DeviceProfiles::find(const std::string& gpu, ProfileSetting setting) const
 {
   for (std::size_t i = 0; i < entries.size(); ++i)
-    if (entries[i].gpu == gpu && entries[i].zero_stage == zero_stage)
+    if (entries[i].gpu == gpu && entries[i].setting == setting)
       return static_cast<int>(i);
   return -1;
 }
@@ -28,7 +28,8 @@ nlohmann::json device_profiles_to_json(const DeviceProfiles& profiles)
     for (const ProfilePoint& p : e.profile.points)
       points.push_back({{"batch", p.batch}, {"step_s", p.step_seconds}});
     out["profiles"].push_back({{"gpu", e.gpu},
-                               {"zero_stage", e.zero_stage},
+                               {"zero_stage", e.setting.zero_stage},
+                               {"recompute", e.setting.recompute},
                                {"memory_cap_bytes", e.memory_cap_bytes},
                                {"max_batch", e.profile.max_batch},
                                {"steps", e.profile.steps},
@@ -63,13 +64,14 @@ std::vector<ProfilePoint> read_points(const JsonInput& list, int max_batch)
 
 DeviceProfileEntry read_entry(const JsonInput& input, const Cluster& cluster, int batch_limit)
 {
-  input.allow_only({"gpu", "zero_stage", "memory_cap_bytes", "max_batch", "steps", "points"});
+  input.allow_only({"gpu", "zero_stage", "recompute", "memory_cap_bytes", "max_batch", "steps", "points"});
   DeviceProfileEntry entry;
-  entry.gpu             = cluster_gpu_name(input.at("gpu"), cluster);
-  const JsonInput stage = input.at("zero_stage");
-  entry.zero_stage      = stage.non_negative_int();
-  if (entry.zero_stage > 3)
+  entry.gpu                  = cluster_gpu_name(input.at("gpu"), cluster);
+  const JsonInput stage      = input.at("zero_stage");
+  entry.setting.zero_stage   = stage.non_negative_int();
+  if (entry.setting.zero_stage > 3)
     stage.fail("a ZeRO stage from 0 to 3");
+  entry.setting.recompute = input.boolean_or("recompute", false); // files from before recompute was profiled
   entry.memory_cap_bytes    = input.at("memory_cap_bytes").positive_number();
   const JsonInput max_batch = input.at("max_batch");
   entry.profile.max_batch   = max_batch.non_negative_int();
@@ -106,10 +108,9 @@ DeviceProfiles load_device_profiles(const std::string& file, const models::Workl
     list.fail("a non-empty array of profiles");
   for (const auto& input : list.elements()) {
     DeviceProfileEntry entry = read_entry(input, cluster, profiles.batch_limit);
-    if (profiles.find(entry.gpu, entry.zero_stage) >= 0)
+    if (profiles.find(entry.gpu, entry.setting) >= 0)
       input.at("zero_stage")
-          .fail("one entry per GPU and ZeRO stage, not a second one for " + entry.gpu + " at stage " +
-                std::to_string(entry.zero_stage));
+          .fail("one entry per GPU and setting, not a second one for " + entry.gpu + " at " + entry.setting.text());
     profiles.entries.push_back(std::move(entry));
   }
   for (const int device : gpu_types(cluster).representative) {
@@ -131,30 +132,31 @@ RecordedProfiler::RecordedProfiler(const Cluster& cluster, const DeviceProfiles&
     curves_.push_back(e.profile.max_batch > 0 ? std::optional<SpeedCurve>(SpeedCurve(e.profile)) : std::nullopt);
 }
 
-int RecordedProfiler::entry(int device, int zero_stage) const
+int RecordedProfiler::entry(int device, ProfileSetting setting) const
 {
   const std::string& gpu = cluster_.gpu_of(device).name;
-  const int index        = profiles_.find(gpu, zero_stage);
+  const int index        = profiles_.find(gpu, setting);
   if (index >= 0)
     return index;
-  std::string stages;
+  std::string settings;
   for (const DeviceProfileEntry& e : profiles_.entries)
     if (e.gpu == gpu)
-      stages += (stages.empty() ? "" : ", ") + std::to_string(e.zero_stage);
-  throw InputError(profiles_.origin + ": profiles: expected an entry for " + gpu + " at ZeRO stage " +
-                   std::to_string(zero_stage) + ", got stages " + stages +
-                   " only (`hetsim profile --zero-stage all` profiles every stage)");
+      settings += (settings.empty() ? "" : ", ") + e.setting.text();
+  throw InputError(profiles_.origin + ": profiles: expected an entry for " + gpu + " at " + setting.text() +
+                   ", got " + settings +
+                   " only (`hetsim profile --zero-stage all` profiles every stage, and with recompute where a GPU "
+                   "holds no sequence without it)");
 }
 
-MemoryProbe RecordedProfiler::probe_memory(int device, int batch, int zero_stage)
+MemoryProbe RecordedProfiler::probe_memory(int device, int batch, ProfileSetting setting)
 {
-  const int max_batch = profiles_.entries[entry(device, zero_stage)].profile.max_batch;
+  const int max_batch = profiles_.entries[entry(device, setting)].profile.max_batch;
   return MemoryProbe{0, static_cast<double>(batch), static_cast<double>(max_batch)};
 }
 
-StepResult RecordedProfiler::run_step(int device, int batch, int zero_stage)
+StepResult RecordedProfiler::run_step(int device, int batch, ProfileSetting setting)
 {
-  const int index = entry(device, zero_stage);
+  const int index = entry(device, setting);
   if (batch > profiles_.entries[index].profile.max_batch)
     return StepResult{true, 0};
   return StepResult{false, curves_[index]->step_seconds(batch)};

@@ -1,11 +1,12 @@
 #pragma once
 /// Device profiles measured by running steps (`hetsim profile`: Poplar's online profiling through an executor):
-/// per GPU type and ZeRO stage, the largest batch that ran and the step times measured on the way. The planners
-/// that profile (poplar, deepspeed, whale) read them through a RecordedProfiler instead of asking the cost model.
+/// per GPU type and setting (ZeRO stage, recompute), the largest batch that ran and the step times measured on
+/// the way. The planners that profile (poplar, deepspeed, whale) read them through a RecordedProfiler instead of
+/// asking the cost model.
 ///
 /// File:
 /// `{"model": "tiny4", "executor": "cpu", "scale": 0.5, "dtype": "fp16", "batch_limit": 1024, "profiles": [`
-/// `{"gpu": "V100", "zero_stage": 0, "memory_cap_bytes": 1.7e10, "max_batch": 37, "steps": 12,`
+/// `{"gpu": "V100", "zero_stage": 0, "recompute": false, "memory_cap_bytes": 1.7e10, "max_batch": 37, "steps": 12,`
 /// ` "points": [{"batch": 1, "step_s": 0.0012}, ...]}, ...]}`
 
 #include "core/cluster.hpp"
@@ -22,10 +23,10 @@
 
 namespace hetsim::strategies {
 
-/// What profiling found for one GPU type at one ZeRO stage.
+/// What profiling found for one GPU type under one setting.
 struct DeviceProfileEntry {
   std::string gpu; ///< the cluster's GPU name
-  int zero_stage          = 0;
+  ProfileSetting setting; ///< "recompute" absent from the file: false
   double memory_cap_bytes = 0; ///< the cap the steps ran under
   DeviceProfile profile;
 };
@@ -39,15 +40,15 @@ struct DeviceProfiles {
   int batch_limit = 0; ///< the largest batch tried: a max_batch equal to it may be short of the memory's limit
   std::vector<DeviceProfileEntry> entries;
 
-  /// Index of the entry of (gpu, stage), -1 when none.
-  int find(const std::string& gpu, int zero_stage) const;
+  /// Index of the entry of (gpu, setting), -1 when none.
+  int find(const std::string& gpu, ProfileSetting setting) const;
 };
 
 nlohmann::json device_profiles_to_json(const DeviceProfiles& profiles);
 
 /// Reads profiles for `workload` on `cluster`: the file's model must be the workload, every GPU type of the
-/// cluster must have an entry (GPU names resolve like the cluster's), one entry per (gpu, zero_stage), and each
-/// entry's points have increasing batches up to its max_batch. Errors name the file, the JSON path and what was
+/// cluster must have an entry (GPU names resolve like the cluster's), one entry per (gpu, zero_stage, recompute),
+/// and each entry's points have increasing batches up to its max_batch. Errors name the file, the JSON path and what was
 /// expected.
 DeviceProfiles load_device_profiles(const std::string& file, const models::Workload& workload, const Cluster& cluster);
 
@@ -59,12 +60,12 @@ class RecordedProfiler final : public Profiler {
 public:
   /// Both must outlive the profiler.
   RecordedProfiler(const Cluster& cluster, const DeviceProfiles& profiles);
-  MemoryProbe probe_memory(int device, int batch, int zero_stage) override;
-  StepResult run_step(int device, int batch, int zero_stage) override;
+  MemoryProbe probe_memory(int device, int batch, ProfileSetting setting) override;
+  StepResult run_step(int device, int batch, ProfileSetting setting) override;
 
 private:
-  /// The entry of the device's GPU at `zero_stage`; InputError naming the file when it has none.
-  int entry(int device, int zero_stage) const;
+  /// The entry of the device's GPU under `setting`; InputError naming the file when it has none.
+  int entry(int device, ProfileSetting setting) const;
 
   const Cluster& cluster_;
   const DeviceProfiles& profiles_;

@@ -8,7 +8,12 @@
 
 namespace hetsim::strategies {
 
-Plan profiling_plan(const Problem& problem, int batch, int zero_stage)
+std::string ProfileSetting::text() const
+{
+  return "ZeRO-" + std::to_string(zero_stage) + (recompute ? " with recompute" : "");
+}
+
+Plan profiling_plan(const Problem& problem, int batch, ProfileSetting setting)
 {
   const int devices = problem.cluster->device_count();
   Plan plan;
@@ -18,7 +23,8 @@ Plan profiling_plan(const Problem& problem, int batch, int zero_stage)
   plan.stage_starts = {0};
   plan.micro_batch.assign(devices, batch);
   plan.grad_accum.assign(devices, 1);
-  plan.zero_stage = zero_stage;
+  plan.zero_stage = setting.zero_stage;
+  plan.recompute  = setting.recompute;
   plan.dtype      = problem.dtype;
   plan.framework  = problem.framework;
   return plan;
@@ -41,9 +47,9 @@ GpuTypes gpu_types(const Cluster& cluster)
   return types;
 }
 
-MemoryProbe CostModelProfiler::probe_memory(int device, int batch, int zero_stage)
+MemoryProbe CostModelProfiler::probe_memory(int device, int batch, ProfileSetting setting)
 {
-  const Plan plan       = profiling_plan(problem_, batch, zero_stage);
+  const Plan plan       = profiling_plan(problem_, batch, setting);
   const int layers      = static_cast<int>(problem_.workload->layers.size());
   const DeviceMemory m  = stage_device_memory(plan, problem_, 0, 0, layers, 0);
   MemoryProbe probe;
@@ -56,26 +62,27 @@ MemoryProbe CostModelProfiler::probe_memory(int device, int batch, int zero_stag
   return probe;
 }
 
-StepResult CostModelProfiler::run_step(int device, int batch, int zero_stage)
+StepResult CostModelProfiler::run_step(int device, int batch, ProfileSetting setting)
 {
-  const MemoryProbe memory = probe_memory(device, batch, zero_stage);
+  const MemoryProbe memory = probe_memory(device, batch, setting);
   if (memory.after_bytes > memory.total_bytes)
     return StepResult{true, 0};
   const GpuSpec& gpu    = problem_.cluster->gpu_of(device);
   const auto& workload  = *problem_.workload;
   const int layers      = static_cast<int>(workload.layers.size());
-  const double seconds  = compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, false) +
-                         compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, true);
+  const double forward  = compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, false);
+  const double backward = compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, true);
+  const double seconds  = forward + backward + (setting.recompute ? forward : 0); // recompute: forward again
   return StepResult{false, seconds};
 }
 
-DeviceProfile profile_device(Profiler& profiler, int device, int zero_stage, int batch_cap)
+DeviceProfile profile_device(Profiler& profiler, int device, ProfileSetting setting, int batch_cap)
 {
   DeviceProfile profile;
   if (batch_cap < 1)
     return profile;
   // Memory grows linearly with the batch, so one forward bounds mbs from above (lines 1-8).
-  const MemoryProbe probe  = profiler.probe_memory(device, 1, zero_stage);
+  const MemoryProbe probe  = profiler.probe_memory(device, 1, setting);
   const double per_sample  = probe.after_bytes - probe.before_bytes;
   const double room        = probe.total_bytes - probe.before_bytes;
   if (room < per_sample)
@@ -85,7 +92,7 @@ DeviceProfile profile_device(Profiler& profiler, int device, int zero_stage, int
 
   auto step = [&](int batch) {
     ++profile.steps;
-    const StepResult result = profiler.run_step(device, batch, zero_stage);
+    const StepResult result = profiler.run_step(device, batch, setting);
     if (!result.out_of_memory)
       profile.points.push_back(ProfilePoint{batch, result.step_seconds});
     return !result.out_of_memory;

@@ -7,9 +7,25 @@
 #include "costmodel/compute.hpp"
 #include "strategies/plan/problem.hpp"
 
+#include <string>
 #include <vector>
 
 namespace hetsim::strategies {
+
+/// What a profiled step trains under: the ZeRO stage, and whether activations are recomputed in backward (what
+/// a planner turns on when no stage holds one sequence without it). A stage alone means without recompute.
+struct ProfileSetting {
+  int zero_stage = 0;
+  bool recompute = false;
+
+  ProfileSetting(int stage = 0, bool recompute_activations = false) // NOLINT: implicit from a stage, on purpose
+      : zero_stage(stage), recompute(recompute_activations)
+  {
+  }
+  /// "ZeRO-2", "ZeRO-2 with recompute".
+  std::string text() const;
+  bool operator==(const ProfileSetting&) const = default;
+};
 
 /// Memory allocated on one device around a forward of `batch` sequences (Algorithm 1, lines 3-6).
 struct MemoryProbe {
@@ -25,17 +41,17 @@ struct StepResult {
   double step_seconds  = 0;
 };
 
-/// Runs probes on a device in data-parallel training at a given ZeRO stage.
+/// Runs probes on a device in data-parallel training under a given setting.
 class Profiler {
 public:
   virtual ~Profiler() = default;
-  virtual MemoryProbe probe_memory(int device, int batch, int zero_stage) = 0;
-  virtual StepResult run_step(int device, int batch, int zero_stage) = 0;
+  virtual MemoryProbe probe_memory(int device, int batch, ProfileSetting setting) = 0;
+  virtual StepResult run_step(int device, int batch, ProfileSetting setting) = 0;
 };
 
 /// The plan a profiler measures: every device of the problem's cluster in one data-parallel group (what ZeRO
 /// shards over), `batch` sequences each, one micro-batch.
-Plan profiling_plan(const Problem& problem, int batch, int zero_stage);
+Plan profiling_plan(const Problem& problem, int batch, ProfileSetting setting);
 
 /// Devices of one GPU type are equal, so each type is profiled once, on its first device.
 struct GpuTypes {
@@ -49,8 +65,8 @@ GpuTypes gpu_types(const Cluster& cluster);
 class CostModelProfiler final : public Profiler {
 public:
   CostModelProfiler(const Problem& problem, costmodel::ComputeModel compute) : problem_(problem), compute_(compute) {}
-  MemoryProbe probe_memory(int device, int batch, int zero_stage) override;
-  StepResult run_step(int device, int batch, int zero_stage) override;
+  MemoryProbe probe_memory(int device, int batch, ProfileSetting setting) override;
+  StepResult run_step(int device, int batch, ProfileSetting setting) override;
 
 private:
   const Problem& problem_;
@@ -72,6 +88,6 @@ struct DeviceProfile {
 /// Algorithm 1 on one device: estimate `mbs` linearly from one forward of one sequence, run steps at
 /// 1, 2, 4, ... up to that estimate (at most `batch_cap`) until one runs out of memory, then binary-search
 /// between the last success and the first failure. O(log mbs) steps.
-DeviceProfile profile_device(Profiler& profiler, int device, int zero_stage, int batch_cap);
+DeviceProfile profile_device(Profiler& profiler, int device, ProfileSetting setting, int batch_cap);
 
 } // namespace hetsim::strategies

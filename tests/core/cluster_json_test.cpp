@@ -112,6 +112,27 @@ TEST_CASE("inline GPU specs")
     "regions": [{"nodes": [{"gpu": "X1", "devices": 2}]}]})");
   CHECK(c.gpu_of(1).name == "X1");
   CHECK(c.gpu_of(1).memory_bytes == doctest::Approx(24 * hetsim::units::kGiB));
+  CHECK(c.gpu_of(1).bf16); // the README's stated default for a GPU given inline
+
+  const Cluster fp16_only = parse(R"({"gpus": {"X2": {"memory_gib": 16, "memory_bandwidth_GBps": 900,
+    "peak_tflops_fp16": 125, "bf16": false}}, "regions": [{"nodes": [{"gpu": "X2", "devices": 1}]}]})");
+  CHECK_FALSE(fp16_only.gpu_of(0).bf16);
+  CHECK(hetsim::first_device_lacking(fp16_only, hetsim::Dtype::bf16) == 0);
+  CHECK(hetsim::first_device_lacking(fp16_only, hetsim::Dtype::fp16) == -1);
+}
+
+TEST_CASE("the catalog's Volta, Turing and Ascend 910 GPUs take no bf16; the rest do")
+{
+  const Cluster two = parse(kTwoRegions); // A100 x 4, T4 x 2 (devices 4, 5), V100 x 6
+  CHECK(hetsim::first_device_lacking(two, hetsim::Dtype::bf16) == 4);
+  CHECK(hetsim::first_device_lacking(two, hetsim::Dtype::fp32) == -1);
+  CHECK(hetsim::dtype_refusal(two, 4, hetsim::Dtype::bf16) ==
+        "bf16 needs bf16 tensor cores, which device 4's T4 (c.json: regions[0].nodes[1].devices[0]) lacks: use fp16 "
+        "or fp32");
+  for (const char* name : {"V100", "V100S-PCIe-32GB", "T4", "Ascend-910"})
+    CHECK_FALSE(hetsim::find_catalog_gpu(name)->bf16);
+  for (const char* name : {"A100", "A40", "H100", "H200", "RTX-4090", "RTX-3060", "MI250X"})
+    CHECK(hetsim::find_catalog_gpu(name)->bf16);
 }
 
 TEST_CASE("bad cluster input gives one line naming the file, the path and the expectation")

@@ -119,6 +119,28 @@ TEST_CASE("bad input: one line naming the file and the field, exit code 2")
   }
 }
 
+TEST_CASE("a model saved in bf16 searches in bf16, and a GPU without bf16 is named")
+{
+  TempDir dir("dtype");
+  const std::string model = std::string(HETSIM_SOURCE_DIR) + "/tests/models/data/hf/llama-3.2-1b.json";
+  const std::string v100s = dir.file("v100.json", R"({"regions":[{"nodes":[{"gpu":"V100","devices":8}]}]})");
+  const std::string a100s = dir.file("a100.json", R"({"regions":[{"nodes":[{"gpu":"A100","devices":8}]}]})");
+  const std::string search = "search --model " + model + " --seq-len 1024 --global-batch 64 --planner megatron --top 1";
+
+  const RunResult refused = run_hetsim(search + " --cluster " + v100s);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("llama-3.2-1b.json: torch_dtype: bf16 needs bf16 tensor cores, which device 0's "
+                            "V100-SXM2-16GB (" + v100s + ": regions[0].nodes[0].gpu) lacks: use fp16 or fp32 "
+                            "(--dtype overrides the model's dtype)") != std::string::npos);
+  INFO(refused.output);
+  CHECK(run_hetsim(search + " --cluster " + v100s + " --dtype fp16").exit_code == 0);
+  const fs::path best_file = dir.path / "best.json";
+  const RunResult bf16     = run_hetsim(search + " --cluster " + a100s + " --best " + best_file.string());
+  CHECK(bf16.exit_code == 0);
+  std::ifstream best(best_file);
+  CHECK(nlohmann::json::parse(best).at("dtype") == "bf16");
+}
+
 TEST_CASE("a plan that does not fit names the device and the bytes over")
 {
   TempDir dir("oom");

@@ -196,6 +196,23 @@ TEST_CASE("sweep: results never replace a cluster or model the spec reads")
   CHECK(read_file(dir.path / "small.json") == cluster);
 }
 
+TEST_CASE("sweep: a cell whose GPUs lack the spec's dtype is infeasible, naming the device; the others run")
+{
+  TempDir dir("sweep-dtype");
+  dir.file("v100.json", R"({"name": "v100s", "regions": [{"nodes": [{"gpu": "V100", "devices": 2}]}]})");
+  dir.file("a100.json", R"({"name": "a100s", "regions": [{"nodes": [{"gpu": "A100", "devices": 2}]}]})");
+  const std::string spec = dir.file("spec.json", R"({"clusters": ["v100.json", "a100.json"],
+    "models": ["preset:gpt2-medium"], "planners": ["zero3"], "global_batch": [4], "top": 1, "dtype": "bf16"})");
+  const auto r = run_command(kHetsim + " sweep --spec " + spec + " --out " + (dir.path / "out.csv").string());
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const auto rows = nlohmann::json::parse(read_file(dir.path / "out.json"));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["status"] == "infeasible");
+  CHECK(rows[0]["note"].get<std::string>().find("sweep spec: dtype: bf16 needs bf16 tensor cores, which device 0's "
+                                                "V100-SXM2-16GB") != std::string::npos);
+  CHECK(rows[1]["status"] == "ok");
+}
+
 TEST_CASE("sweep, plot and generate-cluster: bad input is one line and exit 2")
 {
   TempDir dir("sweep_errors");

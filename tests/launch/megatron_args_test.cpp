@@ -72,6 +72,7 @@ std::vector<std::string> layout_stages(const std::string& layout)
 TEST_CASE("Megatron-LM arguments carry the plan's degrees, batches, precision, recompute and model")
 {
   ExportCase c(2, 2, 4, 2, 4);
+  c.cluster         = strategies::testing::make_cluster(4, 4, strategies::testing::a100()); // bf16 needs Ampere
   c.plan.recompute  = true;
   c.plan.zero_stage = 1;
   c.plan.dtype      = Dtype::bf16;

@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 
 using namespace hetsim::models;
@@ -74,5 +75,25 @@ TEST_CASE("mixture-of-experts configs are refused, never counted as their dense 
     } catch (const hetsim::InputError& e) {
       CHECK(std::string(e.what()).find("mixture-of-experts") != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("torch_dtype is the model's dtype: the published configs' own, kept through --seq-len")
+{
+  const struct {
+    const char* file;
+    std::optional<hetsim::Dtype> dtype;
+  } models[] = {{"llama-3-8b.json", hetsim::Dtype::bf16},
+                {"llama-2-7b.json", hetsim::Dtype::fp16},
+                {"gemma-2-9b.json", hetsim::Dtype::fp32},
+                {"gpt2.json", std::nullopt}};
+  for (const auto& model : models) {
+    CAPTURE(model.file);
+    const Workload workload = load_workload(fixture(model.file));
+    CHECK(workload.dtype == model.dtype);
+    CHECK(workload.default_dtype() == model.dtype.value_or(hetsim::Dtype::fp16));
+    if (model.dtype)
+      CHECK(workload.dtype_origin == fixture(model.file) + ": torch_dtype");
+    CHECK(with_seq_len(workload, 512, "--seq-len").dtype == model.dtype);
   }
 }

@@ -18,7 +18,9 @@ namespace hetsim::strategies::testing {
 
 inline GpuSpec v100()
 {
-  return GpuSpec{"V100-SXM2-16GB", 16 * units::kGiB, 900 * units::kGBps, 125 * units::kTera, 15.7 * units::kTera};
+  GpuSpec spec{"V100-SXM2-16GB", 16 * units::kGiB, 900 * units::kGBps, 125 * units::kTera, 15.7 * units::kTera};
+  spec.bf16 = false; // Volta's tensor cores take fp16 only
+  return spec;
 }
 
 inline GpuSpec a100()

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace hetsim;
@@ -11,18 +12,27 @@ using namespace hetsim::sweep;
 
 namespace {
 
+/// The index of a sweep table's column.
+std::size_t column(const std::string& name)
+{
+  const auto& columns = sweep_columns();
+  const auto it       = std::find(columns.begin(), columns.end(), name);
+  REQUIRE(it != columns.end());
+  return static_cast<std::size_t>(it - columns.begin());
+}
+
 /// A sweep table's row with the given key columns and simulated_s; the results columns empty.
 Row sweep_row(const std::string& cluster, const std::string& planner, const std::string& seed,
               const std::string& simulated_s, const std::string& status = "ok")
 {
   Row row(sweep_columns().size());
-  row[0]  = cluster;
-  row[1]  = "preset:gpt2";
-  row[2]  = planner;
-  row[3]  = "64";
-  row[6]  = seed;
-  row[7]  = status;
-  row[16] = simulated_s;
+  row[column("cluster")]      = cluster;
+  row[column("model")]        = "preset:gpt2";
+  row[column("planner")]      = planner;
+  row[column("global_batch")] = "64";
+  row[column("seed")]         = seed;
+  row[column("status")]       = status;
+  row[column("simulated_s")]  = simulated_s;
   return row;
 }
 
@@ -66,11 +76,11 @@ TEST_CASE("summary: in a sweep table only the key columns must agree, so seeds n
 {
   const Row& header     = sweep_columns();
   std::vector<Row> rows = {sweep_row("c1", "dtfm-random", "1", "10"), sweep_row("c1", "dtfm-random", "2", "20")};
-  rows[1][15]           = "17"; // estimate_s, a result: free to differ
+  rows[1][column("estimate_s")] = "17"; // a result: free to differ
   CHECK_THROWS_AS(summarize(rows, header, {"cluster", "simulated_s", "planner", {}}, "r.csv"), InputError);
   const Summary s = summarize(rows, header, {"cluster", "simulated_s", "planner", {"seed"}}, "r.csv");
   CHECK(s.mean[0][0] == 15);
-  rows[1][6] = "1"; // the same seed twice (a table concatenated with itself): nothing left to differ
+  rows[1][column("seed")] = "1"; // the same seed twice (a table concatenated with itself): nothing left to differ
   CHECK(summarize(rows, header, {"cluster", "simulated_s", "planner", {}}, "r.csv").mean[0][0] == 15);
 }
 

@@ -71,7 +71,7 @@ public:
         if (d <= smallest)
           micro = d;
       const std::vector<DeviceBatch> batches(n, DeviceBatch{micro, per_device / micro, micro});
-      candidates.push_back(evaluate(per_device_plan(problem, batches, profile.zero_stage), problem, context,
+      candidates.push_back(evaluate(per_device_plan(problem, batches, profile.setting), problem, context,
                                     profile.note));
     }
     return candidates;
@@ -111,7 +111,7 @@ public:
         std::vector<DeviceBatch> batches;
         for (int d = 0; d < n; ++d)
           batches.push_back(DeviceBatch{micro[d], steps, last[d]});
-        candidates.push_back(evaluate(per_device_plan(problem, batches, profile.zero_stage), problem, context,
+        candidates.push_back(evaluate(per_device_plan(problem, batches, profile.setting), problem, context,
                                       profile.note));
         break;
       }

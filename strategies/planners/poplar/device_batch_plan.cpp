@@ -16,24 +16,33 @@ ClusterProfile profile_cluster(const Problem& problem, Profiler& profiler, int r
   result.type_of_device = std::move(types.type_of_device);
   result.representative = std::move(types.representative);
   std::string first_short; // the types that could not hold a sequence at the requested stage
+  std::string last_short;  // ... at ZeRO-3 without recompute
   std::string short_of;
-  for (int stage = requested_stage; stage <= 3; ++stage) {
-    result.profiles.clear();
-    short_of.clear();
-    for (int device : result.representative) {
-      result.profiles.push_back(profile_device(profiler, device, stage, problem.global_batch));
-      if (result.profiles.back().max_batch == 0)
-        short_of += (short_of.empty() ? "" : ", ") + cluster.gpu_of(device).name;
-    }
-    if (stage == requested_stage)
-      first_short = short_of;
-    if (short_of.empty()) {
-      result.zero_stage = stage;
-      result.note       = "ZeRO-" + std::to_string(stage);
-      if (stage != requested_stage)
-        result.note += " (raised from ZeRO-" + std::to_string(requested_stage) + ": " + first_short +
-                       " cannot hold one sequence)";
-      return result;
+  // Recompute only when no stage holds a sequence without it: it costs a forward pass more per step.
+  for (const bool recompute : {false, true}) {
+    for (int stage = requested_stage; stage <= 3; ++stage) {
+      const ProfileSetting setting(stage, recompute);
+      result.profiles.clear();
+      short_of.clear();
+      for (int device : result.representative) {
+        result.profiles.push_back(profile_device(profiler, device, setting, problem.global_batch));
+        if (result.profiles.back().max_batch == 0)
+          short_of += (short_of.empty() ? "" : ", ") + cluster.gpu_of(device).name;
+      }
+      if (stage == requested_stage && !recompute)
+        first_short = short_of;
+      if (stage == 3 && !recompute)
+        last_short = short_of;
+      if (short_of.empty()) {
+        result.setting = setting;
+        result.note    = setting.text();
+        if (recompute)
+          result.note += " (" + last_short + " cannot hold one sequence without it, even at ZeRO-3)";
+        else if (stage != requested_stage)
+          result.note += " (raised from ZeRO-" + std::to_string(requested_stage) + ": " + first_short +
+                         " cannot hold one sequence)";
+        return result;
+      }
     }
   }
   char params[32];
@@ -43,11 +52,11 @@ ClusterProfile profile_cluster(const Problem& problem, Profiler& profiler, int r
   for (std::size_t k = 0; k < result.representative.size(); ++k)
     if (result.profiles[k].max_batch == 0)
       described += (described.empty() ? "" : ", ") + cluster.describe_gpu(result.representative[k]);
-  throw InfeasiblePlan("even ZeRO-3 does not fit one sequence of " + problem.workload->name + " (" + params +
-                       " parameters) on " + described);
+  throw InfeasiblePlan("even ZeRO-3 with activation recompute does not fit one sequence of " +
+                       problem.workload->name + " (" + params + " parameters) on " + described);
 }
 
-Plan per_device_plan(const Problem& problem, const std::vector<DeviceBatch>& batches, int zero_stage)
+Plan per_device_plan(const Problem& problem, const std::vector<DeviceBatch>& batches, ProfileSetting setting)
 {
   const int n = static_cast<int>(batches.size());
   HETSIM_ASSERT(n == problem.cluster->device_count());
@@ -56,7 +65,8 @@ Plan per_device_plan(const Problem& problem, const std::vector<DeviceBatch>& bat
   plan.placement.resize(n);
   std::iota(plan.placement.begin(), plan.placement.end(), 0);
   plan.stage_starts = {0};
-  plan.zero_stage   = zero_stage;
+  plan.zero_stage   = setting.zero_stage;
+  plan.recompute    = setting.recompute;
   plan.dtype        = problem.dtype;
   plan.framework    = problem.framework;
   bool partial_last = false;

@@ -47,11 +47,11 @@ PoplarResult plan_poplar(const Problem& problem, Profiler& profiler, int zero_st
   std::vector<SpeedCurve> curves;
   const auto devices = device_curves(result.profile, curves);
 
-  const int stage   = result.profile.zero_stage;
+  const int stage   = result.profile.setting.zero_stage;
   result.allocation = stage <= 1 ? allocate_by_peak_speed(devices, problem.global_batch)
                                  : allocate_by_step_time(devices, problem.global_batch,
                                                          zero_micro_step_seconds(problem, stage));
-  result.plan = per_device_plan(problem, result.allocation.devices, stage);
+  result.plan = per_device_plan(problem, result.allocation.devices, result.profile.setting);
   return result;
 }
 
@@ -70,19 +70,20 @@ public:
       PoplarResult result = plan_poplar(problem, *profiler, stage);
       std::vector<SpeedCurve> curves;
       const auto devices = device_curves(result.profile, curves);
-      const int zero     = result.profile.zero_stage;
+      const ProfileSetting setting = result.profile.setting;
+      const int zero               = setting.zero_stage;
       if (zero <= 1) {
         // Also the ZeRO-2/3 branch's split, with every device on the same micro-steps: where the gradient
         // reduction cannot hide behind a short last backward it may win; the ranking decides.
         const BatchAllocation lockstep = allocate_by_step_time(devices, problem.global_batch, 0);
-        candidates.push_back(evaluate(per_device_plan(problem, lockstep.devices, zero), problem, context,
+        candidates.push_back(evaluate(per_device_plan(problem, lockstep.devices, setting), problem, context,
                                       result.profile.note + ", lockstep"));
       } else {
         // The sweep's runners-up (the winner is result.plan): the simulator re-scores the best few.
         const auto sweep = allocations_by_step_time(devices, problem.global_batch,
                                                     zero_micro_step_seconds(problem, zero), kSweepCandidates);
         for (std::size_t k = 1; k < sweep.size(); ++k)
-          candidates.push_back(evaluate(per_device_plan(problem, sweep[k].devices, zero), problem, context,
+          candidates.push_back(evaluate(per_device_plan(problem, sweep[k].devices, setting), problem, context,
                                         result.profile.note + ", sweep runner-up " + std::to_string(k)));
       }
       candidates.push_back(evaluate(std::move(result.plan), problem, context, result.profile.note));

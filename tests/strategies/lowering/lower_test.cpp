@@ -577,6 +577,7 @@ TEST_CASE("the framework: gradient reduction dtype, buckets after the backward p
   const Stream dp = Stream::data_parallel;
   // 2 stages x 2 replicas, tp 2; 4 layers of 2^20 parameters, 1 MiB boundary per sample, micro-batch 2.
   Case megatron(1, 8, 4, 2, 2, 2, 2, 3);
+  megatron.cluster           = make_cluster(1, 8, a100()); // bf16 needs Ampere
   megatron.plan.dtype        = Dtype::bf16;
   megatron.plan.bucket_bytes = 0.5 * units::kMiB;
   const Schedule m = megatron.lower();

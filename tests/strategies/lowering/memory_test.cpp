@@ -179,6 +179,7 @@ TEST_CASE("the framework's transient buffers: the loss's fp32 logit gradient, at
 TEST_CASE("Megatron-LM with bf16 keeps fp32 gradients; DeepSpeed keeps them in bf16")
 {
   Setup setup;
+  setup.cluster    = make_cluster(2, 4, a100()); // bf16 needs Ampere
   setup.plan.dtype = Dtype::bf16;
   const double p   = 1 << 26; // per device
   CHECK(setup.memory()[0].gradient_bytes == 4 * p);

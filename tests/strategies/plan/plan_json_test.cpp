@@ -81,7 +81,7 @@ TEST_CASE("a minimal plan gets the documented defaults")
 
 TEST_CASE("every field is read and plan_to_json round-trips")
 {
-  Inputs inputs;
+  const Inputs inputs{make_cluster(2, 4, a100())}; // bf16 needs Ampere
   const json text = {{"tp", 1},
                      {"pp", 4},
                      {"dp", 2},
@@ -150,7 +150,7 @@ TEST_CASE("missing fields and wrong types name the file and the JSON path")
 
 TEST_CASE("the framework sets how gradients are reduced and what a pipeline send carries; fields override")
 {
-  Inputs inputs;
+  const Inputs inputs{make_cluster(2, 4, a100())}; // bf16 needs Ampere
   const Plan megatron_bf16 = inputs.read(with(base(), "dtype", "bf16"));
   CHECK(megatron_bf16.gradient_reduction_bytes() == 4); // fp32 main gradients
   CHECK(megatron_bf16.gradient_bucket_bytes() == 160e6);
@@ -350,4 +350,51 @@ TEST_CASE("virtual_stages: chunks split evenly by default, round-trip, and what 
   check_rejected(with(interleaved, "zero_stage", 2), "zero_stage", "expected 0 or 1 with virtual_stages 3");
   check_rejected(with(with(with(interleaved, "pp", 1), "dp", 4), "virtual_stages", 2), "virtual_stages",
                  "expected 1 without pipeline parallelism");
+}
+
+TEST_CASE("a dtype a GPU lacks is refused naming the device; a plan without dtype takes the model's")
+{
+  // bf16 on the fixture's V100s, named by the plan.
+  check_rejected(with(base(), "dtype", "bf16"), "dtype",
+                 "bf16 needs bf16 tensor cores, which device 0's V100-SXM2-16GB lacks: use fp16 or fp32");
+
+  // A mixed cluster: four A100s, then four V100s; the first V100 is named.
+  Cluster mixed("mixed");
+  const int a100_gpu = mixed.add_gpu(a100());
+  const int v100_gpu = mixed.add_gpu(v100());
+  const int region   = mixed.add_region("dc", 5e-6);
+  for (int n = 0; n < 2; ++n) {
+    const int node = mixed.add_node(region, "node" + std::to_string(n), Link{300e9, 2e-6}, Link{12.5e9, 5e-6});
+    for (int d = 0; d < 4; ++d)
+      mixed.add_device(node, n == 0 ? a100_gpu : v100_gpu, n == 0 ? "" : "cluster.json: regions[0].nodes[1].gpu");
+  }
+  const Inputs mixed_inputs{mixed};
+  CHECK_THROWS_WITH_AS(mixed_inputs.read(with(base(), "dtype", "bf16")),
+                       "plan.json: dtype: bf16 needs bf16 tensor cores, which device 4's V100-SXM2-16GB "
+                       "(cluster.json: regions[0].nodes[1].gpu) lacks: use fp16 or fp32",
+                       InputError);
+  CHECK(mixed_inputs.read(with(base(), "dtype", "fp16")).dtype == Dtype::fp16);
+
+  // A model saved in bf16: plans that say nothing train in bf16 where every GPU can, and say whose dtype it was
+  // where one cannot.
+  models::Workload bf16_model = make_workload(6);
+  bf16_model.dtype            = Dtype::bf16;
+  bf16_model.dtype_origin     = "model.json: torch_dtype";
+  const Inputs on_a100{make_cluster(2, 4, a100()), bf16_model};
+  CHECK(on_a100.read(base()).dtype == Dtype::bf16);
+  CHECK(on_a100.read(with(base(), "dtype", "fp32")).dtype == Dtype::fp32);
+  const Inputs on_v100{make_cluster(2, 4), bf16_model};
+  CHECK_THROWS_WITH_AS(on_v100.read(base()),
+                       "model.json: torch_dtype: bf16 needs bf16 tensor cores, which device 0's V100-SXM2-16GB "
+                       "lacks: use fp16 or fp32 (plan.json: dtype overrides the model's dtype)",
+                       InputError);
+  CHECK(on_v100.read(with(base(), "dtype", "fp16")).dtype == Dtype::fp16);
+
+  // Plans built in code are checked the same way.
+  Plan plan  = make_plan(on_v100.cluster, on_v100.workload, 2, 2, 2, 4);
+  plan.dtype = Dtype::bf16;
+  CHECK_THROWS_WITH_AS(validate_plan(plan, on_v100.cluster, on_v100.workload, "planner amp"),
+                       "planner amp: dtype: bf16 needs bf16 tensor cores, which device 0's V100-SXM2-16GB lacks: "
+                       "use fp16 or fp32",
+                       InputError);
 }

@@ -169,6 +169,41 @@ TEST_CASE("planners: infeasible problems are refused with a reason")
   }
 }
 
+TEST_CASE("planners: the data-parallel planners recompute activations when no ZeRO stage holds a sequence without")
+{
+  // Eight 16 GB V100s; 8 blocks that keep 2 GiB each per sequence for backward (16 GiB: no ZeRO stage helps, as
+  // it shards model states only), but pass on 16 MiB: with recompute a sequence needs a few GiB.
+  const Cluster cluster = make_cluster(2, 4);
+  models::Workload workload;
+  workload.name    = "activation-heavy";
+  workload.seq_len = 2048;
+  for (int l = 0; l < 8; ++l) {
+    models::Layer layer                     = block("block" + std::to_string(l), 1e6);
+    layer.saved_activation_bytes_per_sample = 2 * units::kGiB;
+    layer.activation_bytes_per_sample       = 16 * units::kMiB;
+    workload.layers.push_back(layer);
+  }
+  const Problem problem = problem_of(cluster, workload, 8);
+  for (const char* name : {"poplar", "deepspeed", "whale", "osdp", "zero3"}) {
+    CAPTURE(name);
+    const auto ranked = search(*find_planner(name).make(), problem, {}).ranked;
+    REQUIRE_FALSE(ranked.empty());
+    for (const Candidate& c : ranked) {
+      CAPTURE(c.note);
+      CHECK(c.plan.recompute);
+      CHECK(c.fits());
+    }
+  }
+
+  // With room for a sequence without it, recompute stays off: it costs a forward pass more.
+  const models::Workload light = make_workload(8, 1e6);
+  for (const char* name : {"poplar", "deepspeed", "whale", "osdp"}) {
+    CAPTURE(name);
+    for (const Candidate& c : search(*find_planner(name).make(), problem_of(cluster, light, 8), {}).ranked)
+      CHECK_FALSE(c.plan.recompute);
+  }
+}
+
 TEST_CASE("planners: an unknown name lists the known ones")
 {
   CHECK_THROWS_WITH_AS(find_planner("alpa"), doctest::Contains("unknown planner 'alpa'; known: amp"), InputError);

@@ -37,7 +37,7 @@ DeviceProfileEntry entry(const std::string& gpu, int stage, int max_batch, std::
 {
   DeviceProfileEntry e;
   e.gpu               = gpu;
-  e.zero_stage        = stage;
+  e.setting           = stage;
   e.memory_cap_bytes  = 16 * units::kGiB;
   e.profile.max_batch = max_batch;
   e.profile.steps     = static_cast<int>(points.size()) + 1;
@@ -93,9 +93,15 @@ TEST_CASE("device profiles survive a round trip through their file")
 {
   const Cluster cluster           = mixed_cluster();
   const models::Workload workload = make_workload(4);
-  const DeviceProfiles written    = sample_profiles();
+  DeviceProfiles written          = sample_profiles();
+  // The same GPU and stage with recompute is an entry of its own.
+  written.entries.push_back(written.entries[1]);
+  written.entries.back().setting = ProfileSetting(0, true);
   TempFile file(device_profiles_to_json(written).dump(1));
   const DeviceProfiles read = load_device_profiles(file.path, workload, cluster);
+  CHECK(read.find("V100-SXM2-16GB", ProfileSetting(0, true)) == 3);
+  CHECK(read.find("V100-SXM2-16GB", 0) == 1);
+  CHECK(read.find("A100-SXM4-80GB", ProfileSetting(0, true)) == -1);
   CHECK(read.origin == file.path);
   CHECK(read.model == written.model);
   CHECK(read.executor == written.executor);
@@ -108,7 +114,7 @@ TEST_CASE("device profiles survive a round trip through their file")
     const auto& a = read.entries[i];
     const auto& b = written.entries[i];
     CHECK(a.gpu == b.gpu);
-    CHECK(a.zero_stage == b.zero_stage);
+    CHECK(a.setting == b.setting);
     CHECK(a.memory_cap_bytes == b.memory_cap_bytes);
     CHECK(a.profile.max_batch == b.profile.max_batch);
     CHECK(a.profile.steps == b.profile.steps);
@@ -179,8 +185,7 @@ TEST_CASE("a stage the file lacks is one error naming the file, the GPU and the 
   } catch (const InputError& e) {
     const std::string message = e.what();
     INFO(message);
-    CHECK(message.find("p.json: profiles: expected an entry for A100-SXM4-80GB at ZeRO stage 1, got stages 0 "
-                       "only") == 0);
+    CHECK(message.find("p.json: profiles: expected an entry for A100-SXM4-80GB at ZeRO-1, got ZeRO-0 only") == 0);
   }
 }
 
@@ -231,7 +236,8 @@ TEST_CASE("a bad device profile file is one line naming the file, the field and 
       "profiles[1].points: expected at least one point (max_batch is 6)");
   with(
       "the same GPU and stage twice", [](auto& j) { j["profiles"][2]["zero_stage"] = 0; },
-      "profiles[2].zero_stage: expected one entry per GPU and ZeRO stage");
+      "profiles[2].zero_stage: expected one entry per GPU and setting, not a second one for V100-SXM2-16GB at "
+      "ZeRO-0");
   with(
       "a GPU type without an entry", [](auto& j) { j["profiles"].erase(0); },
       "profiles: expected an entry for every GPU type of cluster 'mixed', got none for A100-SXM4-80GB");

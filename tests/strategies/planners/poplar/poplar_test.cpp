@@ -22,8 +22,11 @@ namespace {
 class SyntheticProfiler final : public Profiler {
 public:
   explicit SyntheticProfiler(int limit) : limit_(limit) {}
-  MemoryProbe probe_memory(int, int batch, int) override { return MemoryProbe{10, 10.0 + batch, 10.0 + kEstimate}; }
-  StepResult run_step(int, int batch, int) override
+  MemoryProbe probe_memory(int, int batch, ProfileSetting) override
+  {
+    return MemoryProbe{10, 10.0 + batch, 10.0 + kEstimate};
+  }
+  StepResult run_step(int, int batch, ProfileSetting) override
   {
     ++steps;
     return batch > limit_ ? StepResult{true, 0} : StepResult{false, 1e-3 * (1 + batch)};
@@ -96,12 +99,39 @@ TEST_CASE("a device that cannot hold one sequence has no profile")
 {
   class Full final : public Profiler {
   public:
-    MemoryProbe probe_memory(int, int, int) override { return MemoryProbe{10, 12, 11}; }
-    StepResult run_step(int, int, int) override { return StepResult{true, 0}; }
+    MemoryProbe probe_memory(int, int, ProfileSetting) override { return MemoryProbe{10, 12, 11}; }
+    StepResult run_step(int, int, ProfileSetting) override { return StepResult{true, 0}; }
   } profiler;
   const DeviceProfile profile = profile_device(profiler, 0, 0, 100);
   CHECK(profile.max_batch == 0);
   CHECK(profile.steps == 0);
+}
+
+TEST_CASE("a type that holds no sequence even at ZeRO-3 is profiled again with recompute")
+{
+  // Without recompute nothing fits; with it, 10 sequences at every stage.
+  class NeedsRecompute final : public Profiler {
+  public:
+    MemoryProbe probe_memory(int, int batch, ProfileSetting setting) override
+    {
+      return setting.recompute ? MemoryProbe{10, 10.0 + batch, 20} : MemoryProbe{10, 12, 11};
+    }
+    StepResult run_step(int, int batch, ProfileSetting setting) override
+    {
+      return setting.recompute && batch <= 10 ? StepResult{false, 1e-3 * (1 + batch)} : StepResult{true, 0};
+    }
+  } profiler;
+  const Cluster cluster           = make_cluster(1, 2);
+  const models::Workload workload = make_workload(4);
+  Problem problem                 = make_problem(cluster, workload);
+  problem.global_batch            = 16;
+  const ClusterProfile profile    = profile_cluster(problem, profiler, 1);
+  CHECK(profile.setting == ProfileSetting(1, true));
+  CHECK(profile.max_batch(0) == 10);
+  CHECK(profile.note == "ZeRO-1 with recompute (V100-SXM2-16GB cannot hold one sequence without it, even at ZeRO-3)");
+  const PoplarResult result = plan_poplar(problem, profiler, 1);
+  CHECK(result.plan.recompute);
+  CHECK(result.plan.zero_stage == 1);
 }
 
 TEST_CASE("the speed curve passes through its points")
@@ -171,7 +201,7 @@ TEST_CASE("poplar plans per-device batches that fit, and raises the ZeRO stage w
   problem.global_batch            = 96;
   CostModelProfiler profiler(problem, costmodel::ComputeModel());
   const PoplarResult result = plan_poplar(problem, profiler, 0);
-  CHECK(result.profile.zero_stage >= 1);
+  CHECK(result.profile.setting.zero_stage >= 1);
   CHECK(result.profile.note.find("raised from ZeRO-0: V100-SXM2-16GB") != std::string::npos);
   validate_plan(result.plan, cluster, workload, "poplar");
   CHECK(result.plan.global_batch() == 96);
