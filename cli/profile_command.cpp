@@ -96,12 +96,12 @@ int run_profile(const ProfileOptions& options)
     }
     return short_of_memory;
   };
-  bool short_at_highest_stage = false;
+  bool short_at_zero3 = false;
   for (int stage : stages)
-    short_at_highest_stage = profile_setting(stage);
-  // The planners turn recompute on when no stage holds a sequence without it (profile_cluster): the stages
-  // again with it, so that they find what they ask for.
-  if (short_at_highest_stage)
+    short_at_zero3 = profile_setting(stage) && stage == 3;
+  // The planners turn recompute on when not even ZeRO-3 holds a sequence without it (profile_cluster): the
+  // stages again with it, so that they find what they ask for.
+  if (short_at_zero3)
     for (int stage : stages)
       profile_setting(strategies::ProfileSetting(stage, true));
   write_file_atomically(options.out, strategies::device_profiles_to_json(profiles).dump(1) + "\n");

@@ -160,8 +160,13 @@ int first_device_lacking(const Cluster& cluster, Dtype dtype)
 
 std::string dtype_refusal(const Cluster& cluster, int device, Dtype dtype)
 {
-  return std::string(dtype_name(dtype)) + " needs " + std::string(dtype_name(dtype)) + " tensor cores, which device " +
-         std::to_string(device) + "'s " + cluster.describe_gpu(device) + " lacks: use fp16 or fp32";
+  std::string usable; // what the device does take, as the way out
+  for (Dtype other : {Dtype::fp16, Dtype::bf16, Dtype::fp32})
+    if (other != dtype && first_device_lacking(cluster, other) < 0)
+      usable += (usable.empty() ? "" : " or ") + std::string(dtype_name(other));
+  const std::string what = dtype == Dtype::bf16 ? "bf16 tensor cores" : "an fp32 peak";
+  return std::string(dtype_name(dtype)) + " needs " + what + ", which device " + std::to_string(device) + "'s " +
+         cluster.describe_gpu(device) + " lacks: use " + (usable.empty() ? "another dtype" : usable);
 }
 
 } // namespace hetsim

@@ -116,8 +116,9 @@ private:
 
 /// The first device (by id) whose GPU cannot train in `dtype`, or -1 when every one can.
 int first_device_lacking(const Cluster& cluster, Dtype dtype);
-/// Why `device` cannot train in `dtype`, for an error message: "bf16 needs bf16 tensor cores, which device 3's
-/// V100-SXM2-16GB (cluster.json: regions[0].nodes[0].gpu) lacks: use fp16 or fp32".
+/// Why `device` cannot train in `dtype`, for an error message, with the dtypes every device takes as the way
+/// out: "bf16 needs bf16 tensor cores, which device 3's V100-SXM2-16GB (cluster.json: regions[0].nodes[0].gpu)
+/// lacks: use fp16 or fp32".
 std::string dtype_refusal(const Cluster& cluster, int device, Dtype dtype);
 
 /// Throws InputError (prefixed with `origin`) when a region pair has no WAN link or a latency cannot be

@@ -61,7 +61,15 @@ const std::vector<GpuSpec>& gpu_catalog()
   return catalog;
 }
 
-bool supports_dtype(const GpuSpec& gpu, Dtype dtype) { return dtype != Dtype::bf16 || gpu.bf16; }
+bool supports_dtype(const GpuSpec& gpu, Dtype dtype)
+{
+  switch (dtype) {
+  case Dtype::bf16: return gpu.bf16;
+  case Dtype::fp32: return gpu.peak_flops_fp32 > 0; // the Ascend 910 lists no fp32 peak
+  case Dtype::fp16: return true;
+  }
+  return false;
+}
 
 const GpuSpec* find_catalog_gpu(const std::string& name)
 {

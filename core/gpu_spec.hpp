@@ -25,7 +25,7 @@ struct GpuSpec {
 
 /// The built-in catalog (see shared/data/gpus.md), in a stable order.
 const std::vector<GpuSpec>& gpu_catalog();
-/// Whether `gpu` can train in `dtype` (bf16 needs bf16 tensor cores).
+/// Whether `gpu` can train in `dtype` (bf16 needs bf16 tensor cores, fp32 an fp32 peak).
 bool supports_dtype(const GpuSpec& gpu, Dtype dtype);
 /// Looks a GPU up by catalog name or alias ("A40-48GB", "V100"); nullptr when unknown.
 const GpuSpec* find_catalog_gpu(const std::string& name);

@@ -302,6 +302,10 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
   family.read(config, shape);
   read_torch_dtype(config, model);
   auto assume = [&](const std::string& text) { model.assumptions.push_back(config.file() + ": " + text); };
+  // Weights saved in fp32 are often trained in 16 bits: say what following the file means.
+  if (model.dtype == Dtype::fp32)
+    assume("torch_dtype float32: plans, searches and profiles that name no dtype train in fp32 (--dtype, or the "
+           "plan's \"dtype\", to change it)");
 
   // "flash_attention" is our extension too: how the model is trained, not what it is.
   if (auto flash = config.find("flash_attention"))

@@ -22,6 +22,8 @@ struct ProfileSetting {
       : zero_stage(stage), recompute(recompute_activations)
   {
   }
+  ProfileSetting(bool) = delete;   // a lone bool is not a stage
+  ProfileSetting(double) = delete; // nor is a number that is not an int
   /// "ZeRO-2", "ZeRO-2 with recompute".
   std::string text() const;
   bool operator==(const ProfileSetting&) const = default;

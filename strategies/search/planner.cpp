@@ -1,5 +1,6 @@
 #include "strategies/search/planner.hpp"
 
+#include "core/error.hpp"
 #include "strategies/profiling/device_profiles.hpp"
 
 #include <algorithm>
@@ -14,8 +15,14 @@ bool PlannerContext::has_flag(std::string_view flag) const
 
 std::unique_ptr<Profiler> PlannerContext::make_profiler(const Problem& problem) const
 {
-  if (device_profiles)
+  if (device_profiles) {
+    if (device_profiles->dtype != problem.dtype) // step times and memory differ with the dtype
+      throw InputError(device_profiles->origin + ": dtype: expected " + std::string(dtype_name(problem.dtype)) +
+                       ", the dtype being planned (profile again with --dtype " +
+                       std::string(dtype_name(problem.dtype)) + "), got " +
+                       std::string(dtype_name(device_profiles->dtype)));
     return std::make_unique<RecordedProfiler>(*problem.cluster, *device_profiles);
+  }
   return std::make_unique<CostModelProfiler>(problem, compute_model());
 }
 

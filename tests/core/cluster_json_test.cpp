@@ -133,6 +133,11 @@ TEST_CASE("the catalog's Volta, Turing and Ascend 910 GPUs take no bf16; the res
     CHECK_FALSE(hetsim::find_catalog_gpu(name)->bf16);
   for (const char* name : {"A100", "A40", "H100", "H200", "RTX-4090", "RTX-3060", "MI250X"})
     CHECK(hetsim::find_catalog_gpu(name)->bf16);
+  // The Ascend 910 lists no fp32 peak: fp32 is refused there too, and the way out names fp16 alone.
+  CHECK_FALSE(hetsim::supports_dtype(*hetsim::find_catalog_gpu("Ascend-910"), hetsim::Dtype::fp32));
+  const Cluster ascend = parse(R"({"regions": [{"nodes": [{"gpu": "Ascend-910", "devices": 2}]}]})");
+  CHECK(hetsim::dtype_refusal(ascend, 0, hetsim::Dtype::bf16) ==
+        "bf16 needs bf16 tensor cores, which device 0's Ascend-910 (c.json: regions[0].nodes[0].gpu) lacks: use fp16");
 }
 
 TEST_CASE("bad cluster input gives one line naming the file, the path and the expectation")

@@ -128,11 +128,11 @@ TEST_CASE("a model saved in bf16 searches in bf16, and a GPU without bf16 is nam
   const std::string search = "search --model " + model + " --seq-len 1024 --global-batch 64 --planner megatron --top 1";
 
   const RunResult refused = run_hetsim(search + " --cluster " + v100s);
+  INFO(refused.output);
   CHECK(refused.exit_code == 2);
   CHECK(refused.output.find("llama-3.2-1b.json: torch_dtype: bf16 needs bf16 tensor cores, which device 0's "
                             "V100-SXM2-16GB (" + v100s + ": regions[0].nodes[0].gpu) lacks: use fp16 or fp32 "
                             "(--dtype overrides the model's dtype)") != std::string::npos);
-  INFO(refused.output);
   CHECK(run_hetsim(search + " --cluster " + v100s + " --dtype fp16").exit_code == 0);
   const fs::path best_file = dir.path / "best.json";
   const RunResult bf16     = run_hetsim(search + " --cluster " + a100s + " --best " + best_file.string());

@@ -94,6 +94,10 @@ TEST_CASE("torch_dtype is the model's dtype: the published configs' own, kept th
     CHECK(workload.default_dtype() == model.dtype.value_or(hetsim::Dtype::fp16));
     if (model.dtype)
       CHECK(workload.dtype_origin == fixture(model.file) + ": torch_dtype");
+    bool fp32_said = false; // training in fp32 because the file says so is said on stderr
+    for (const auto& line : workload.assumptions)
+      fp32_said = fp32_said || line.find("torch_dtype float32: plans, searches and profiles") != std::string::npos;
+    CHECK(fp32_said == (model.dtype == hetsim::Dtype::fp32));
     CHECK(with_seq_len(workload, 512, "--seq-len").dtype == model.dtype);
   }
 }

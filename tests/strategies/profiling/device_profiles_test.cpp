@@ -166,6 +166,16 @@ TEST_CASE("poplar planned from a device profile keeps every device within its pr
   for (const Candidate& c : make_poplar_planner()->propose(problem, context))
     for (int d = 0; d < 4; ++d)
       CHECK(c.plan.micro_batch[d] <= (d < 2 ? 40 : 6));
+
+  // Profiles measured in another dtype do not apply: step times and memory differ.
+  DeviceProfiles fp32_profiles = profiles;
+  fp32_profiles.origin         = "p.json";
+  fp32_profiles.dtype          = Dtype::fp32;
+  context.device_profiles      = &fp32_profiles;
+  CHECK_THROWS_WITH_AS(context.make_profiler(problem),
+                       "p.json: dtype: expected fp16, the dtype being planned (profile again with --dtype fp16), got "
+                       "fp32",
+                       InputError);
 }
 
 TEST_CASE("a stage the file lacks is one error naming the file, the GPU and the stage")
