@@ -459,10 +459,12 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   if (auto schedule = root.find("schedule"); schedule && !parse_schedule(schedule->string(), plan.schedule))
     schedule->fail("\"gpipe\" or \"1f1b\"");
   plan.recompute = root.boolean_or("recompute", plan.recompute);
-  if (auto dtype = root.find("dtype"))
-    plan.dtype = choose_dtype(dtype->string(), dtype->where(), cluster, workload);
-  else
+  if (auto dtype = root.find("dtype")) { // a dtype some device lacks is refused by validate_plan below
+    if (!parse_dtype(dtype->string(), plan.dtype))
+      dtype->fail("\"fp16\", \"bf16\" or \"fp32\"");
+  } else { // the model's: refused here, where the message can name the model's field
     plan.dtype = choose_dtype("", origin + ": dtype", cluster, workload);
+  }
   if (auto algorithm = root.find("collective_algorithm");
       algorithm && !parse_algorithm(algorithm->string(), plan.collective_algorithm))
     algorithm->fail("\"ring\", \"tree\" or \"hierarchical\"");

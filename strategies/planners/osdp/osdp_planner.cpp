@@ -94,9 +94,9 @@ public:
                            " devices (the same micro-batch on each), got " + std::to_string(problem.global_batch));
     const int per_device = problem.global_batch / n;
     const int layers     = static_cast<int>(problem.workload->layers.size());
-    std::vector<Candidate> candidates;
-    // Recompute only when not even one sequence fits without it: it costs a forward pass more per step.
-    for (const bool recompute : {false, true}) {
+    // Every micro-batch size that fits, smallest first.
+    auto candidates_with = [&](bool recompute) {
+      std::vector<Candidate> candidates;
       for (int micro : divisors(per_device)) {
         Plan plan = uniform_batch_plan(Degrees{1, 1, n}, std::vector<int>(), {0}, micro, problem);
         plan.placement.resize(n);
@@ -104,17 +104,19 @@ public:
         plan.recompute = recompute;
         if (!shard_to_fit(plan, problem))
           break; // larger micro-batches only need more memory
-        const std::vector<LayerSharding> choice = plan.layer_sharding;
         int sharded = 0;
-        for (const LayerSharding& s : choice)
+        for (const LayerSharding& s : plan.layer_sharding)
           sharded += s.sharded > 0 ? 1 : 0;
         candidates.push_back(evaluate(std::move(plan), problem, context,
                                       std::to_string(sharded) + " of " + std::to_string(layers) + " layers sharded" +
                                           (recompute ? ", recompute" : "")));
       }
-      if (!candidates.empty())
-        break;
-    }
+      return candidates;
+    };
+    // Recompute only when not even one sequence fits without it: it costs a forward pass more per step.
+    std::vector<Candidate> candidates = candidates_with(false);
+    if (candidates.empty())
+      candidates = candidates_with(true);
     if (candidates.empty())
       throw InfeasiblePlan("osdp: even one sequence per device with every layer sharded and activation recompute "
                            "does not fit the memory of " + problem.workload->name);
