@@ -9,6 +9,7 @@
 #include "sim/report.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
+#include "strategies/lowering/fold.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
 #include "traces/kernel_events.hpp"
@@ -33,6 +34,7 @@ struct SimulateOptions {
   bool analytic_intra_node = false;
   bool pipelined_rings     = false;
   bool trace_kernels       = false;
+  bool exact               = false;
 };
 
 int run_simulate(SimulateOptions& options)
@@ -64,8 +66,9 @@ int run_simulate(SimulateOptions& options)
 
   const auto& plan    = scenario->plan;
   const auto& problem = scenario->problem;
+  const bool representatives_only = options.trace_devices == "representatives";
   const std::vector<int> trace_devices =
-      options.trace_devices.empty()
+      options.trace_devices.empty() || representatives_only
           ? std::vector<int>{}
           : traces::parse_device_list(options.trace_devices, scenario->cluster.device_count(), "--trace-devices");
   std::cout << "scenario: " << scenario->workload.name << " on " << scenario->cluster.name() << " ("
@@ -85,7 +88,11 @@ int run_simulate(SimulateOptions& options)
     std::cerr << "warning: " << e.what() << " (simulating anyway: --allow-oom)\n";
   }
 
-  const strategies::Schedule schedule = strategies::lower(plan, problem, options.scenario.plan);
+  const strategies::Schedule schedule =
+      strategies::lower_for_replay(plan, problem, options.exact, options.scenario.plan);
+  if (schedule.fold)
+    std::cout << "folded: " << schedule.fold->summary()
+              << " standing for identical ones (--exact replays every device)\n";
   sim::SimOptions sim_options;
   sim_options.analytic_intra_node = options.analytic_intra_node;
   sim_options.pipelined_rings     = options.pipelined_rings;
@@ -111,8 +118,15 @@ int run_simulate(SimulateOptions& options)
     std::cout << "report written to " << options.report_file << '\n';
   }
   if (!options.trace_file.empty()) {
-    if (!options.trace_devices.empty())
+    if (representatives_only) {
+      std::vector<int> replayed;
+      for (int d = 0; d < scenario->cluster.device_count(); ++d)
+        if (schedule.representative(d) == d)
+          replayed.push_back(d);
+      traces::keep_devices(trace, replayed);
+    } else if (!options.trace_devices.empty()) {
       traces::keep_devices(trace, trace_devices);
+    }
     traces::write_chrome_trace(trace, options.trace_file);
     std::cout << "trace written to " << options.trace_file << " (open it in https://ui.perfetto.dev)\n";
   }
@@ -140,7 +154,10 @@ CommandRunner add_simulate_command(CLI::App& app)
                     "model divides it (compare with `hetsim run --trace-kernels`)");
   command->add_option("--trace-devices", options->trace_devices,
                       "write only these devices' events to the trace, e.g. 0,8-15 (one per pipeline stage keeps a "
-                      "thousand-GPU trace small)");
+                      "thousand-GPU trace small), or `representatives`: the devices a folded replay replayed");
+  command->add_flag("--exact", options->exact,
+                    "replay every device, even those that identical devices on equivalent links would stand for "
+                    "(by default a symmetric job is folded: see the README)");
   command->add_flag("--allow-oom", options->allow_oom, "simulate a plan even when a device runs out of memory");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "time collectives that stay inside one node with the alpha-beta model instead of flows "

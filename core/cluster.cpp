@@ -37,6 +37,12 @@ int Cluster::add_node(int region, const std::string& name, Link intra, Link nic)
   return static_cast<int>(nodes_.size() - 1);
 }
 
+void Cluster::set_nic(int node, Link nic)
+{
+  HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()));
+  nodes_[node].nic = nic;
+}
+
 int Cluster::add_device(int node, int gpu, std::string gpu_origin)
 {
   HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()));

@@ -69,6 +69,8 @@ public:
   int add_region(const std::string& name, double latency_s);
   int add_node(int region, const std::string& name, Link intra, Link nic);
   int add_device(int node, int gpu, std::string gpu_origin = {});
+  /// Replaces a node's NIC (a folded replay narrows the NICs whose traffic it replays in part).
+  void set_nic(int node, Link nic);
   /// Sets the WAN link from region `src` to region `dst`; every ordered pair of distinct regions needs one.
   void set_inter_region(int src, int dst, Link link);
   void add_override(NodePairOverride override_link);

@@ -60,7 +60,8 @@ CollectiveRun::CollectiveRun(const strategies::Collective& collective, const Net
     if (uniform && by_node.size() > 1 && local > 1) {
       kind_        = Kind::hierarchical;
       local_count_ = static_cast<int>(local);
-      node_count_  = static_cast<int>(by_node.size());
+      node_count_  = collective.member_count() / local_count_; // the real nodes, when folded
+      HETSIM_ASSERT(node_count_ * local_count_ == collective.member_count());
       group_of_.resize(n);
       position_of_.resize(n);
       std::vector<std::vector<int>> inter_devices(local);
@@ -91,7 +92,7 @@ void CollectiveRun::run_member(int index)
 {
   HETSIM_ASSERT(index >= 0 && index < size());
   joined_[index].raise_to(1);
-  const int n          = size();
+  const int n          = collective_.member_count(); // a folded ring steps as the real one (fold.hpp)
   const double bytes   = collective_.bytes;
   const bool all_steps = collective_.kind == TaskKind::all_reduce;
   switch (kind_) {

@@ -19,6 +19,20 @@ costmodel::CollectiveOp operation_of(const strategies::Collective& collective)
   return costmodel::CollectiveOp::all_reduce;
 }
 
+/// The members the cost model prices a collective over: its devices, or for a folded collective (Collective::
+/// members) its replayed devices repeated round the ring up to the real count. That ring has the replayed
+/// ring's edges and the real number of steps, which is all the ring, the one-node and the latency formulas read.
+std::vector<int> priced_members(const strategies::Collective& collective)
+{
+  const int n = collective.member_count();
+  if (n == static_cast<int>(collective.devices.size()))
+    return collective.devices;
+  std::vector<int> members(n);
+  for (int i = 0; i < n; ++i)
+    members[i] = collective.devices[i % collective.devices.size()];
+  return members;
+}
+
 } // namespace
 
 std::function<double(const strategies::Task&)> compute_time_model(const Cluster& cluster,
@@ -50,7 +64,7 @@ std::function<std::optional<double>(const strategies::Collective&)> analytic_int
     for (int d : collective.devices)
       if (cluster.device(d).node != cluster.device(collective.devices[0]).node)
         return std::nullopt;
-    return costmodel::collective_seconds(cluster, collective.devices, operation_of(collective),
+    return costmodel::collective_seconds(cluster, priced_members(collective), operation_of(collective),
                                          static_cast<costmodel::Algorithm>(collective.algorithm), collective.bytes);
   };
 }
@@ -59,11 +73,10 @@ std::function<double(const strategies::Collective&)> collective_call_time(const 
                                                                           const costmodel::Calibration* calibration)
 {
   return [&cluster, calibration](const strategies::Collective& collective) {
+    const std::vector<int> members = priced_members(collective);
     const double calibrated =
-        calibration ? collective.calls * costmodel::collective_overhead_seconds(cluster, *calibration, collective.devices)
-                    : 0;
-    return calibrated +
-           costmodel::library_latency_seconds(cluster, collective.devices, operation_of(collective), collective.calls);
+        calibration ? collective.calls * costmodel::collective_overhead_seconds(cluster, *calibration, members) : 0;
+    return calibrated + costmodel::library_latency_seconds(cluster, members, operation_of(collective), collective.calls);
   };
 }
 

@@ -1,5 +1,7 @@
 #include "sim/link_usage.hpp"
 
+#include "strategies/lowering/fold.hpp"
+
 #include "core/error.hpp"
 
 #include <algorithm>
@@ -128,6 +130,46 @@ std::vector<LinkUsage> link_usage_from_bytes(std::string_view bytes)
     link.busy_s                = take<double>(bytes);
   }
   return usage;
+}
+
+void unfold_link_usage(const Platform& platform, const strategies::Fold& fold, std::vector<LinkUsage>& usage)
+{
+  const Cluster& cluster = platform.cluster();
+  const auto widen = [&](int link, double divisor) {
+    if (link < 0 || divisor == 1)
+      return;
+    usage[link].bytes *= divisor;
+    usage[link].bandwidth_bytes_per_s *= divisor;
+  };
+  const auto copy = [&](int link, int from) {
+    usage[link].bytes  = usage[from].bytes;
+    usage[link].busy_s = usage[from].busy_s;
+  };
+  std::vector<int> node_standing(cluster.nodes().size(), -1); // the node whose NIC stands for each node's
+  for (int d = 0; d < cluster.device_count(); ++d) {
+    const int representative = fold.representative[d];
+    if (representative < 0)
+      continue;
+    node_standing[cluster.device(d).node] = cluster.device(representative).node;
+  }
+  for (std::size_t n = 0; n < node_standing.size(); ++n)
+    for (bool in : {false, true})
+      widen(platform.nic_link(static_cast<int>(n), in), fold.nic_divisor[n]);
+  for (std::size_t a = 0; a < fold.wan_divisor.size(); ++a)
+    for (std::size_t b = 0; b < fold.wan_divisor.size(); ++b)
+      if (a != b)
+        widen(platform.wan_link(static_cast<int>(a), static_cast<int>(b)), fold.wan_divisor[a][b]);
+  for (int d = 0; d < cluster.device_count(); ++d)
+    if (fold.representative[d] >= 0 && fold.representative[d] != d)
+      for (bool in : {false, true})
+        copy(platform.port_link(d, in), platform.port_link(fold.representative[d], in));
+  for (std::size_t n = 0; n < node_standing.size(); ++n)
+    if (node_standing[n] >= 0 && node_standing[n] != static_cast<int>(n))
+      for (bool in : {false, true}) {
+        copy(platform.nic_link(static_cast<int>(n), in), platform.nic_link(node_standing[n], in));
+        usage[platform.nic_link(static_cast<int>(n), in)].bandwidth_bytes_per_s =
+            usage[platform.nic_link(node_standing[n], in)].bandwidth_bytes_per_s;
+      }
 }
 
 } // namespace hetsim::sim

@@ -15,6 +15,10 @@
 #include <utility>
 #include <vector>
 
+namespace hetsim::strategies {
+struct Fold;
+}
+
 namespace hetsim::sim {
 
 /// One link's totals over a replay.
@@ -52,6 +56,11 @@ private:
   std::multiset<double> in_flight_starts_;
   std::unordered_map<long long, std::vector<int>> routes_;
 };
+
+/// The usage a full replay would have recorded, from a folded one on `platform` (strategies/lowering/fold.hpp):
+/// a NIC or WAN link replayed at 1/c of its bandwidth carried c times the bytes at its own bandwidth, and the
+/// ports and NICs of devices and nodes nothing was replayed on were as busy as their representatives'.
+void unfold_link_usage(const Platform& platform, const strategies::Fold& fold, std::vector<LinkUsage>& usage);
 
 /// LinkUsage as bytes (to carry it across run_isolated) and back.
 std::string link_usage_to_bytes(const std::vector<LinkUsage>& usage);

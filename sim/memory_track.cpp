@@ -33,7 +33,7 @@ std::vector<traces::MemorySample> memory_track(const strategies::Schedule& sched
         m.parameter_bytes + m.gradient_bytes + m.optimizer_bytes + m.framework_bytes + m.workspace_bytes;
     // (time, +1 joins / -1 leaves); at one instant leaves come first, as the allocator reuses freed blocks.
     std::vector<std::pair<double, int>> changes;
-    for (const auto& [key, span] : spans[device.device])
+    for (const auto& [key, span] : spans[schedule.representative(device.device)])
       if (span.first <= span.second) {
         changes.emplace_back(span.first, +1);
         changes.emplace_back(span.second, -1);

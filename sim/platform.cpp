@@ -52,6 +52,9 @@ Platform::Platform(const Cluster& cluster) : cluster_(cluster)
   check_cluster_complete(cluster, "cluster '" + cluster.name() + "'");
   hosts_.resize(cluster.device_count(), nullptr);
   sg4::NetZone* top = sg4::create_full_zone("cluster");
+  port_links_.assign(2 * static_cast<std::size_t>(cluster.device_count()), -1);
+  nic_links_.assign(2 * cluster.nodes().size(), -1);
+  wan_links_.assign(cluster.regions().size() * cluster.regions().size(), -1);
   region_zones_.resize(cluster.regions().size(), nullptr);
   region_gateways_.resize(cluster.regions().size(), nullptr);
   for (int r = 0; r < static_cast<int>(cluster.regions().size()); ++r)
@@ -69,6 +72,7 @@ Platform::Platform(const Cluster& cluster) : cluster_(cluster)
       const double latency_s = wan.latency_s - (regions[a].latency_s + regions[b].latency_s) / 2;
       sg4::Link* link = simplex(top, "wan" + std::to_string(a) + "-" + std::to_string(b), wan.bandwidth_bytes_per_s,
                                 latency_s, per_flow);
+      wan_links_[a * regions.size() + b] = static_cast<int>(links_.size());
       add_link(link, LinkKind::wan, "WAN " + regions[a].name + " -> " + regions[b].name);
       top->add_route(region_zones_[a]->get_netpoint(), region_zones_[b]->get_netpoint(),
                      region_gateways_[a], region_gateways_[b], {sg4::LinkInRoute(link)}, false);
@@ -121,6 +125,8 @@ void Platform::build_region(int r, sg4::NetZone* top)
       hosts_[d] = host;
       auto* port = split_duplex(node_zone, device_name + ".port", node.intra.bandwidth_bytes_per_s,
                                 node.intra.latency_s / 2);
+      port_links_[2 * d]     = static_cast<int>(links_.size());
+      port_links_[2 * d + 1] = static_cast<int>(links_.size()) + 1;
       add_link(port->get_link_up(), LinkKind::port, "dev" + std::to_string(d) + " port out");
       add_link(port->get_link_down(), LinkKind::port, "dev" + std::to_string(d) + " port in");
       node_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
@@ -130,6 +136,8 @@ void Platform::build_region(int r, sg4::NetZone* top)
 
     const double nic_latency_s = has_overrides ? node.nic.latency_s / 2 : (node.nic.latency_s + region.latency_s) / 2;
     auto* nic = split_duplex(zone, node_name + ".nic", node.nic.bandwidth_bytes_per_s, nic_latency_s);
+    nic_links_[2 * n]     = static_cast<int>(links_.size());
+    nic_links_[2 * n + 1] = static_cast<int>(links_.size()) + 1;
     add_link(nic->get_link_up(), LinkKind::nic, "node " + node.name + " NIC out");
     add_link(nic->get_link_down(), LinkKind::nic, "node " + node.name + " NIC in");
     nics[n]          = nic;
@@ -181,6 +189,11 @@ void Platform::add_link(const sg4::Link* link, LinkKind kind, std::string label)
 {
   link_index_.emplace(link, static_cast<int>(links_.size()));
   links_.push_back(PlatformLink{link, kind, std::move(label), link->get_bandwidth()});
+}
+
+int Platform::wan_link(int src_region, int dst_region) const
+{
+  return wan_links_[static_cast<std::size_t>(src_region) * cluster_.regions().size() + dst_region];
 }
 
 std::vector<int> Platform::route_links(int src, int dst) const

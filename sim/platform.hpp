@@ -66,6 +66,11 @@ public:
   /// Links created (split-duplex links count twice).
   std::size_t link_count() const { return links_.size(); }
   const std::vector<PlatformLink>& links() const { return links_; }
+  /// Indices into links() of a device's port, a node's NIC (out of it, or into it) and a WAN link (-1 when the
+  /// regions are the same).
+  int port_link(int device, bool in) const { return port_links_[2 * device + (in ? 1 : 0)]; }
+  int nic_link(int node, bool in) const { return nic_links_[2 * node + (in ? 1 : 0)]; }
+  int wan_link(int src_region, int dst_region) const;
   /// Indices into links() of SimGrid's route from one device to another, in order; empty when src == dst.
   std::vector<int> route_links(int src, int dst) const;
 
@@ -84,6 +89,9 @@ private:
   std::vector<simgrid::s4u::NetZone*> region_zones_;
   std::vector<simgrid::kernel::routing::NetPoint*> region_gateways_;
   std::vector<PlatformLink> links_;
+  std::vector<int> port_links_; ///< per device: out, in
+  std::vector<int> nic_links_;  ///< per node: out, in
+  std::vector<int> wan_links_;  ///< per ordered region pair (src * regions + dst); -1 on the diagonal
   std::unordered_map<const simgrid::s4u::Link*, int> link_index_;
   mutable std::unordered_map<long long, double> latency_cache_;
 };

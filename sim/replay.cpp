@@ -407,7 +407,9 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& 
     ReplayOptions child_options = options;
     child_options.link_usage    = options.link_usage ? &usage : nullptr;
     std::string result = to_bytes(replay(engine, platform, schedule, child_options));
-    if (options.link_usage) // after the replay has filled it
+    if (options.link_usage && schedule.fold) // after the replay has filled it
+      unfold_link_usage(platform, *schedule.fold, usage);
+    if (options.link_usage)
       result += link_usage_to_bytes(usage);
     return result;
   });
@@ -441,6 +443,24 @@ traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const
     event.end_s              = timings[task.id].end_s;
     event.flops              = task.flops;
     trace.events.push_back(std::move(event));
+  }
+  if (schedule.fold) {
+    // Devices a folded replay stood for did what their representative did: a copy of its events (no transfer
+    // arrows, which pair tasks by id) under their own device.
+    std::vector<std::vector<std::size_t>> events_of(schedule.device_count);
+    for (std::size_t e = 0; e < trace.events.size(); ++e)
+      events_of[trace.events[e].device].push_back(e);
+    for (int device = 0; device < schedule.device_count; ++device) {
+      const int representative = schedule.representative(device);
+      if (representative < 0 || representative == device)
+        continue;
+      for (std::size_t e : events_of[representative]) {
+        traces::TraceEvent copy = trace.events[e];
+        copy.device             = device;
+        copy.match              = -1;
+        trace.events.push_back(std::move(copy));
+      }
+    }
   }
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const auto& a, const auto& b) {
     return std::tie(a.device, a.start_s, a.task_id) < std::tie(b.device, b.start_s, b.task_id);

@@ -140,16 +140,18 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
     d.device = device;
     d.gpu    = cluster.gpu_of(device).name;
     d.stage  = stage;
-    std::vector<Interval> all = compute[device];
-    all.insert(all.end(), comm[device].begin(), comm[device].end());
-    d.compute_s          = union_length(compute[device]);
-    d.comm_s             = union_length(comm[device]);
+    // A device a folded replay did not replay did what the device standing for it did (strategies/lowering/fold.hpp).
+    const int replayed = schedule.representative(device);
+    std::vector<Interval> all = compute[replayed];
+    all.insert(all.end(), comm[replayed].begin(), comm[replayed].end());
+    d.compute_s          = union_length(compute[replayed]);
+    d.comm_s             = union_length(comm[replayed]);
     const double busy_s  = union_length(all);
     d.exposed_comm_s     = std::max(0.0, busy_s - d.compute_s);
     d.idle_s             = std::max(0.0, time - busy_s);
     if (const auto [begin, end] = window; end > begin) {
       std::vector<Interval> inside;
-      for (const auto& [s, e] : compute[device])
+      for (const auto& [s, e] : compute[replayed])
         if (std::min(e, end) > std::max(s, begin))
           inside.emplace_back(std::max(s, begin), std::min(e, end));
       d.bubble_s = std::max(0.0, end - begin - union_length(inside));

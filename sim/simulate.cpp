@@ -5,6 +5,7 @@
 #include "sim/durations.hpp"
 #include "sim/memory_track.hpp"
 #include "sim/replay.hpp"
+#include "strategies/lowering/fold.hpp"
 
 namespace hetsim::sim {
 
@@ -38,7 +39,10 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
   std::vector<LinkUsage> link_usage;
   if (options.links)
     replay_options.link_usage = &link_usage;
-  const std::vector<TaskTiming> timings = replay_isolated(cluster, schedule, replay_options);
+  // A folded schedule replays on links narrowed for the traffic of the devices it does not replay.
+  const std::vector<TaskTiming> timings =
+      schedule.fold ? replay_isolated(strategies::folded_cluster(cluster, *schedule.fold), schedule, replay_options)
+                    : replay_isolated(cluster, schedule, replay_options);
 
   SimResult result;
   result.report = make_report(plan, problem, schedule, timings);

@@ -26,7 +26,7 @@ TraceEvent task_event(const strategies::Schedule& schedule, const Cluster& clust
   }
   const auto& collective = schedule.collectives[task.collective];
   e.link       = std::string(costmodel::ring_link_class(cluster, collective.devices));
-  e.members    = static_cast<int>(collective.devices.size());
+  e.members    = collective.member_count();
   e.collective = task.collective;
   return e;
 }

@@ -1,12 +1,14 @@
 #include "strategies/lowering/lower.hpp"
 
 #include "core/error.hpp"
+#include "strategies/lowering/fold.hpp"
 #include "strategies/lowering/pass_order.hpp"
 #include "strategies/plan/plan_json.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <utility>
 #include <string>
 
@@ -50,13 +52,22 @@ struct StageLayout {
 class Lowering {
 public:
   /// `origin` names the plan in a refusal (its file, or "plan").
-  Lowering(const Plan& plan, const Problem& problem, std::string origin)
-      : origin_(std::move(origin)), plan_(plan), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
+  Lowering(const Plan& plan, const Problem& problem, std::string origin, const Fold* fold)
+      : origin_(std::move(origin)), plan_(plan), fold_(fold), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
         scale_(dtype_bytes(plan.dtype) / 2.0),
         zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers()),
         tied_bytes_(tied_embedding_gradient_bytes(layers_, plan))
   {
     max_accum_ = *std::max_element(plan.grad_accum.begin(), plan.grad_accum.end());
+    if (fold) {
+      replicas_ = fold->replicas;
+      tp_ranks_ = fold->tp_ranks;
+    } else {
+      replicas_.resize(plan.dp);
+      tp_ranks_.resize(plan.tp);
+      std::iota(replicas_.begin(), replicas_.end(), 0);
+      std::iota(tp_ranks_.begin(), tp_ranks_.end(), 0);
+    }
     for (int k = 0; k < plan.chunk_count(); ++k) {
       stages_.push_back(layout_stage(k));
       if (k >= plan.pp)
@@ -89,8 +100,8 @@ public:
     dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp);
     tied_group_ops_.resize(static_cast<std::size_t>(plan_.dp) * plan_.tp);
     for (int s = 0; s < plan_.pp; ++s)
-      for (int r = 0; r < plan_.dp; ++r)
-        for (int t = 0; t < plan_.tp; ++t)
+      for (int r : replicas_)
+        for (int t : tp_ranks_)
           lower_device(s, r, t);
     return std::move(schedule_);
   }
@@ -293,7 +304,7 @@ private:
     for (int k = 0; k < plan_.chunk_count(); ++k) { // a stage's devices count each of their chunks
       const StageLayout& stage = stages_[k];
       const std::size_t layers = stage.end - stage.first;
-      for (int r = 0; r < plan_.dp; ++r) {
+      for (int r : replicas_) {
         const std::size_t m = plan_.grad_accum[r];
         std::size_t per_device = m * ((stage.forward.size() + stage.backward.size()) * tp_factor + 4) +
                                  stage.backward_sync.size() * tp_factor + 1;
@@ -304,11 +315,11 @@ private:
           for (int l = stage.first; l < stage.end; ++l)
             dp_tasks += 3 * static_cast<std::size_t>(sharded_collectives(l)) * m;
         per_device += dp_tasks;
-        tasks += per_device * plan_.tp;
+        tasks += per_device * tp_ranks_.size();
         if (r == 0) {
-          collectives += dp_tasks * plan_.tp;
+          collectives += dp_tasks * tp_ranks_.size();
           if (plan_.tp > 1)
-            collectives += m * (stage.forward.size() + stage.backward.size()) * plan_.dp;
+            collectives += m * (stage.forward.size() + stage.backward.size()) * replicas_.size();
         }
       }
     }
@@ -363,7 +374,8 @@ private:
 
   /// Adds this device's task of the next collective of a group. Every member issues the group's collectives
   /// in the same order; the first member (lowest replica or TP rank) creates each one.
-  int add_collective_task(Task&& task, std::vector<int>& group_ops, int& issued, bool first_member)
+  /// `members`: of the real group, whether or not all of them are lowered.
+  int add_collective_task(Task&& task, std::vector<int>& group_ops, int& issued, bool first_member, int members)
   {
     const int device = task.device;
     if (issued == static_cast<int>(group_ops.size())) {
@@ -372,9 +384,10 @@ private:
       collective.kind      = task.kind;
       collective.bytes     = task.bytes;
       collective.algorithm = static_cast<int>(plan_.collective_algorithm);
-      const int members    = task.stream == Stream::tensor_parallel ? plan_.tp : plan_.dp;
-      collective.devices.reserve(members);
-      collective.tasks.reserve(members);
+      collective.members   = members;
+      const std::size_t lowered = task.stream == Stream::tensor_parallel ? tp_ranks_.size() : replicas_.size();
+      collective.devices.reserve(lowered);
+      collective.tasks.reserve(lowered);
       group_ops.push_back(static_cast<int>(schedule_.collectives.size()));
       schedule_.collectives.push_back(std::move(collective));
     }
@@ -391,13 +404,13 @@ private:
   int add_tp_collective(Task&& task)
   {
     return add_collective_task(std::move(task), tp_group_ops_[stage_ * plan_.dp + replica_], tp_issued_,
-                               tp_rank_ == 0);
+                               tp_rank_ == 0, plan_.tp);
   }
 
   int add_dp_collective(Task&& task)
   {
     return add_collective_task(std::move(task), dp_group_ops_[stage_ * plan_.tp + tp_rank_], dp_issued_,
-                               replica_ == 0);
+                               replica_ == 0, plan_.dp);
   }
 
   /// ZeRO-3: gathers a layer's parameters (or its sharded slices, one by one) on the data-parallel stream
@@ -466,7 +479,7 @@ private:
       tie.bytes = tied_bytes_;
       tie.deps  = {schedule_.queues[device_][static_cast<int>(Stream::compute)].back()};
       sync_tasks_.push_back(add_collective_task(std::move(tie), tied_group_ops_[r * plan_.tp + t], tied_issued_,
-                                                s == 0));
+                                                s == 0, 2));
     }
 
     // One step over every chunk of the device; its layers, when they are one range.
@@ -620,6 +633,9 @@ private:
 
   std::string origin_;
   const Plan& plan_;
+  const Fold* fold_;           ///< the devices to lower; all when null
+  std::vector<int> replicas_;  ///< replicas lowered, ascending
+  std::vector<int> tp_ranks_;  ///< tensor-parallel ranks lowered, ascending
   const std::vector<models::Layer>& layers_;
   const int seq_len_;
   const double scale_; ///< activation bytes relative to 16-bit
@@ -654,8 +670,29 @@ Schedule lower(const Plan& plan, const Problem& problem, const std::string& orig
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   validate_plan(plan, *problem.cluster, *problem.workload, origin);
-  Lowering lowering(plan, problem, origin);
+  Lowering lowering(plan, problem, origin, nullptr);
   return lowering.run(problem.cluster->device_count());
+}
+
+Schedule lower_folded(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold,
+                      const std::string& origin)
+{
+  HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr && fold != nullptr);
+  if (!fold->folds())
+    return lower(plan, problem, origin);
+  validate_plan(plan, *problem.cluster, *problem.workload, origin);
+  Lowering lowering(plan, problem, origin, fold.get());
+  Schedule schedule = lowering.run(problem.cluster->device_count());
+  schedule.fold     = std::move(fold);
+  return schedule;
+}
+
+Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, const std::string& origin)
+{
+  if (exact)
+    return lower(plan, problem, origin);
+  validate_plan(plan, *problem.cluster, *problem.workload, origin);
+  return lower_folded(plan, problem, std::make_shared<const Fold>(find_fold(plan, problem)), origin);
 }
 
 int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)

@@ -5,6 +5,7 @@
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"
 
+#include <memory>
 #include <string>
 
 namespace hetsim::strategies {
@@ -25,6 +26,15 @@ namespace hetsim::strategies {
 /// A plan that does not hold or lowers to more tasks than a replay can hold is an InputError naming `origin`
 /// (the plan's file when it has one).
 Schedule lower(const Plan& plan, const Problem& problem, const std::string& origin = "plan");
+
+/// lower() restricted to the devices `fold` replays (fold.hpp), every collective keeping its real member count;
+/// the schedule holds the fold. It is for the simulator only. lower() itself when the fold replays every device.
+Schedule lower_folded(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold,
+                      const std::string& origin = "plan");
+
+/// What the simulator replays: the plan folded as far as its symmetry allows (find_fold), or every device when
+/// `exact` (`--exact`).
+Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, const std::string& origin = "plan");
 
 /// Library calls one ZeRO-3 gather or reduce-scatter of `layer` takes under `plan`'s framework: one per
 /// parameter tensor with gather_per_tensor, else one.

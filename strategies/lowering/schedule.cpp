@@ -1,5 +1,7 @@
 #include "strategies/lowering/schedule.hpp"
 
+#include "strategies/lowering/fold.hpp"
+
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
 
@@ -86,6 +88,11 @@ void append_layers(std::string& name, const Task& task)
 }
 
 } // namespace
+
+int Schedule::representative(int device) const
+{
+  return fold ? fold->representative[device] : device;
+}
 
 std::string Schedule::task_name(int id) const
 {

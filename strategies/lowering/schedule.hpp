@@ -7,6 +7,7 @@
 /// in issue order. A task also waits for all of its `deps`.
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,14 @@ struct Collective {
   double bytes = 0;
   int algorithm = 0;        ///< a CollectiveAlgorithm value
   int calls     = 1;        ///< library calls that move the bytes (one per parameter tensor for DeepSpeed's ZeRO-3)
+  /// Members of the real collective; 0 means devices.size(). A folded schedule (fold.hpp) replays some of them.
+  int members   = 0;
+
+  /// Members of the real collective: what its steps and chunk sizes are computed over.
+  int member_count() const { return members > 0 ? members : static_cast<int>(devices.size()); }
 };
+
+struct Fold;
 
 struct Schedule {
   int device_count = 0;
@@ -79,6 +87,12 @@ struct Schedule {
   std::vector<Collective> collectives;
   /// queues[device][stream]: task ids in execution order (the pipeline stream is in issue order only).
   std::vector<std::array<std::vector<int>, kStreamCount>> queues;
+  /// Set when only some devices were lowered (lower_folded): which device stands for which, and the link
+  /// bandwidths the replay needs. Such a schedule is for the simulator only, never for an executor.
+  std::shared_ptr<const Fold> fold;
+
+  /// The device whose tasks stand for `device`: itself unless the schedule is folded.
+  int representative(int device) const;
 
   /// A readable stable name, unique within the schedule (computed, not stored): "fwd s1 r0 t0 mb3" (stage 1,
   /// replica 0, tensor-parallel rank 0, micro-batch 3), "fwd s1c2 ..." for chunk 2 of stage 1 with virtual

@@ -1,0 +1,55 @@
+#pragma once
+/// Folding: replay one block of identical devices instead of all of them.
+///
+/// Devices that do the same work on equivalent links behave identically in a replay, so a large symmetric job
+/// needs only some of them simulated. Two symmetries are folded:
+///  - data-parallel replicas. Replicas that share a node form a node group; node groups whose replicas have the
+///    same micro-batches and whose devices, position by position, have the same GPU, region and node links form
+///    a class. A class of n groups is cut into k equal blocks of consecutive groups (k the smallest divisor of n
+///    above 1, so that every kept group stands for as many as every other), and the first group of each block
+///    is replayed for its block;
+///  - tensor-parallel ranks, when every tensor-parallel group fills one node of identical GPUs: tp ranks in k
+///    blocks the same way (k the smallest divisor of tp above 1), the first rank of each block replayed.
+///
+/// A folded collective keeps its kept members, in ring order, and the member count of the real one
+/// (Collective::members): a ring of n members moves bytes/n per step in 2(n-1) steps whether n or 2 of them are
+/// replayed, and by symmetry every member's step takes as long. The kept devices' flows stand for the flows of
+/// the devices they represent, so a link shared by c copies of every replayed flow (a node's NIC carrying the
+/// traffic of tp ranks of which tp/k are replayed; a WAN link carrying all replicas' pipeline traffic) is
+/// replayed at 1/c of its bandwidth: under max-min sharing, c identical flows on a link of bandwidth B get what
+/// one flow gets on B/c. A fold is kept only when every link a replayed flow crosses carries the same number of
+/// real flows per replayed flow for every kind of traffic on it (pipeline, data-parallel, tensor-parallel and
+/// tied-embedding rings), checked by counting both; otherwise the replica fold, then the tensor-parallel fold,
+/// is given up. Clusters with node-pair overrides and plans with tree all-reduces are replayed in full.
+
+#include "strategies/plan/plan.hpp"
+#include "strategies/plan/problem.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hetsim::strategies {
+
+struct Fold {
+  std::vector<int> replicas; ///< replayed replicas, ascending
+  std::vector<int> tp_ranks; ///< replayed tensor-parallel ranks, ascending
+  /// Per device of the cluster: the replayed device whose tasks and timings stand for it (itself when replayed).
+  std::vector<int> representative;
+  /// Per node: real flows on its NIC per replayed flow (1: unchanged); the replay divides its bandwidth by this.
+  std::vector<double> nic_divisor;
+  /// [source region][destination region]: the same for WAN links.
+  std::vector<std::vector<double>> wan_divisor;
+
+  /// Whether fewer devices than the plan uses are replayed.
+  bool folds() const;
+  /// Devices replayed / devices of the plan, for messages: "replays 256 of 3,072 devices".
+  std::string summary() const;
+};
+
+/// The largest fold `plan` allows on `problem`'s cluster; replays every device when nothing folds.
+Fold find_fold(const Plan& plan, const Problem& problem);
+
+/// The cluster the folded replay runs on: `cluster` with its NIC and WAN bandwidths divided as `fold` says.
+Cluster folded_cluster(const Cluster& cluster, const Fold& fold);
+
+} // namespace hetsim::strategies
