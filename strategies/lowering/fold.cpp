@@ -27,6 +27,42 @@ std::vector<int> block_heads(int n, int blocks)
   return heads;
 }
 
+/// What a ring edge is, for comparing rings: same node, same region, and the path's latency and bandwidth.
+std::array<double, 4> edge_type(const Cluster& cluster, int a, int b)
+{
+  const Link path = cluster.path(a, b);
+  return {cluster.device(a).node == cluster.device(b).node ? 1.0 : 0.0,
+          cluster.region_of(a) == cluster.region_of(b) ? 1.0 : 0.0, path.latency_s, path.bandwidth_bytes_per_s};
+}
+
+/// Whether every data-parallel ring is the same sequence of edges repeated once per node group: groups of
+/// consecutive replicas whose members, position by position, have edges of the same type to their successors
+/// (the last one's to the next group's first). A step-by-step ring runs at the pace of its slowest edges, but
+/// how far its members drift apart depends on how many fast edges lie between slow ones; in a ring that repeats
+/// by group, a ring of any number of the groups keeps that.
+bool rings_repeat_by_group(const Plan& plan, const Cluster& cluster, const std::vector<std::vector<int>>& groups)
+{
+  int next = 0;
+  for (const auto& group : groups)
+    for (int r : group)
+      if (r != next++)
+        return false; // not consecutive
+  for (int s = 0; s < plan.pp; ++s)
+    for (int t = 0; t < plan.tp; ++t) {
+      std::vector<std::array<double, 4>> first;
+      for (const auto& group : groups) {
+        std::vector<std::array<double, 4>> edges;
+        for (int r : group)
+          edges.push_back(edge_type(cluster, plan.device(s, r, t), plan.device(s, (r + 1) % plan.dp, t)));
+        if (first.empty())
+          first = std::move(edges);
+        else if (edges != first)
+          return false;
+      }
+    }
+  return true;
+}
+
 /// Per replica: the replica that stands for it (itself when nothing folds).
 std::vector<int> fold_replicas(const Plan& plan, const Cluster& cluster)
 {
@@ -60,6 +96,8 @@ std::vector<int> fold_replicas(const Plan& plan, const Cluster& cluster)
   for (auto& [r, replicas] : by_root)
     groups.push_back(std::move(replicas));
   std::sort(groups.begin(), groups.end()); // by first replica
+  if (!rings_repeat_by_group(plan, cluster, groups))
+    return standing;
 
   // Classes of groups that are the same, position by position.
   std::map<std::vector<double>, std::vector<int>> classes;

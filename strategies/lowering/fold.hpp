@@ -7,7 +7,10 @@
 ///    same micro-batches and whose devices, position by position, have the same GPU, region and node links form
 ///    a class. A class of n groups is cut into k equal blocks of consecutive groups (k the smallest divisor of n
 ///    above 1, so that every kept group stands for as many as every other), and the first group of each block
-///    is replayed for its block;
+///    is replayed for its block. Replicas fold only when every data-parallel ring repeats group by group (the
+///    same edges, NVLink or NIC or WAN, at the same positions): a step-by-step ring's members drift apart by
+///    as many fast edges as lie between two slow ones, so a ring that crosses a WAN link in only some places
+///    is replayed whole;
 ///  - tensor-parallel ranks, when every tensor-parallel group fills one node of identical GPUs: tp ranks in k
 ///    blocks the same way (k the smallest divisor of tp above 1), the first rank of each block replayed.
 ///
