@@ -1,6 +1,7 @@
 #include "sim/collective_flows.hpp"
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 #include "costmodel/collective.hpp"
 #include "strategies/plan/plan.hpp"
 
@@ -211,13 +212,22 @@ void CollectiveRun::run_hierarchical(int index)
   }
 }
 
-void CollectiveRun::run_analytic(int /*index*/)
+void CollectiveRun::run_analytic(int index)
 {
   if (everyone_.value() + 1 == size()) // the last member to arrive starts the clock
     analytic_end_s_ = simgrid::s4u::Engine::get_clock() + analytic_seconds_;
   everyone_.increment();
   everyone_.wait_for(size());
-  simgrid::s4u::this_actor::sleep_until(analytic_end_s_);
+  if (analytic_seconds_ <= 0) { // a profiled layer's all-reduce, already inside the layer's time
+    simgrid::s4u::this_actor::sleep_until(analytic_end_s_);
+    return;
+  }
+  // The links' usage gets what the ring would have moved on the member's edge to its successor.
+  const int n       = collective_.member_count();
+  const int steps   = collective_.kind == TaskKind::all_reduce ? 2 * (n - 1) : n - 1;
+  const double sent = steps * static_cast<double>(units::whole_bytes(collective_.bytes / n));
+  network_.occupy_until(collective_.devices[index], collective_.devices[(index + 1) % size()], sent,
+                        analytic_end_s_);
 }
 
 } // namespace hetsim::sim

@@ -61,6 +61,18 @@ void Network::transfer(int src, int dst, double bytes) const
   usage_->flow_ended(flow, src, dst, sg4::Engine::get_clock());
 }
 
+void Network::occupy_until(int src, int dst, double bytes, double end_s) const
+{
+  const std::uint64_t size = whole_bytes(bytes);
+  if (!usage_ || size == 0 || src == dst) {
+    sg4::this_actor::sleep_until(end_s);
+    return;
+  }
+  const auto flow = usage_->flow_started(src, dst, static_cast<double>(size), sg4::Engine::get_clock());
+  sg4::this_actor::sleep_until(end_s);
+  usage_->flow_ended(flow, src, dst, sg4::Engine::get_clock());
+}
+
 void Network::transfer_all(std::vector<Flow> flows) const
 {
   std::erase_if(flows, [](const Flow& f) { return f.src == f.dst; });

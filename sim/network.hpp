@@ -39,6 +39,10 @@ public:
   /// Several transfers at once: each flow starts after its own route latency; returns when all have arrived.
   void transfer_all(std::vector<Flow> flows) const;
 
+  /// Waits until `end_s` as if a transfer of `bytes` from src to dst had the links until then: nothing moves,
+  /// but the links' usage records it (a collective the cost model prices instead of flows).
+  void occupy_until(int src, int dst, double bytes, double end_s) const;
+
   const Platform& platform() const { return platform_; }
   /// From now on, every flow's bytes and interval are added to `recorder` (which must outlive the transfers).
   void record_usage(LinkUsageRecorder* recorder) { usage_ = recorder; }

@@ -33,7 +33,7 @@ Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count
     for (std::size_t k = next++; k < result.index.size(); k = next++) {
       try {
         const auto& plan                    = candidates[result.index[k]].plan;
-        const strategies::Schedule schedule = strategies::lower(plan, problem);
+        const strategies::Schedule schedule = strategies::lower_for_replay(plan, problem, options.exact);
         Report report                       = simulate(plan, problem, schedule, quiet).report;
         std::lock_guard lock(mutex);
         result.reports[k] = std::move(report);

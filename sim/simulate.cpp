@@ -27,9 +27,17 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
   std::function<std::optional<double>(const strategies::Collective&)> intra_node;
   if (options.analytic_intra_node)
     intra_node = analytic_intra_node_time(cluster);
-  replay_options.analytic_collective_seconds = [profiled, intra_node](const strategies::Collective& collective) {
+  // A folded tensor-parallel group fills one node of identical GPUs and its members arrive together (fold.hpp):
+  // its collectives take the ring's alpha-beta time on the node's ports. What else crosses those ports is
+  // NIC-bound traffic, a small share of a port; the fold test bounds what leaving it out costs.
+  const bool folded_tp = schedule.fold && static_cast<int>(schedule.fold->tp_ranks.size()) < plan.tp;
+  const auto one_node  = analytic_intra_node_time(cluster);
+  replay_options.analytic_collective_seconds = [&schedule, profiled, intra_node, folded_tp,
+                                                one_node](const strategies::Collective& collective) {
     if (profiled(collective))
       return std::optional<double>(0.0);
+    if (folded_tp && schedule.tasks[collective.tasks.front()].stream == strategies::Stream::tensor_parallel)
+      return one_node(collective);
     return intra_node ? intra_node(collective) : std::nullopt;
   };
   replay_options.collective_overhead_seconds = [profiled, call = collective_call_time(cluster, options.calibration)](

@@ -32,6 +32,9 @@ struct SimOptions {
   bool trace = true;
   /// Fill Report::links with the links' bytes and busy time (some cost per transfer).
   bool links = false;
+  /// Callers that lower the plans they simulate (rescore) replay every device instead of folding them
+  /// (strategies::lower_for_replay).
+  bool exact = false;
   /// Replay progress (ReplayOptions::progress); runs in the simulation process.
   std::function<void(long long done, long long total)> progress;
 };
