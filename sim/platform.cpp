@@ -47,8 +47,10 @@ sg4::Link* simplex(sg4::NetZone* zone, const std::string& name, double bandwidth
 
 } // namespace
 
-Platform::Platform(const Cluster& cluster) : cluster_(cluster)
+Platform::Platform(const Cluster& cluster, const std::vector<char>& built_nodes)
+    : cluster_(cluster), built_nodes_(built_nodes)
 {
+  HETSIM_ASSERT(built_nodes.empty() || built_nodes.size() == cluster.nodes().size());
   check_cluster_complete(cluster, "cluster '" + cluster.name() + "'");
   hosts_.resize(cluster.device_count(), nullptr);
   sg4::NetZone* top = sg4::create_full_zone("cluster");
@@ -113,6 +115,10 @@ void Platform::build_region(int r, sg4::NetZone* top)
   std::vector<sg4::NetZone*> node_zones(cluster_.nodes().size(), nullptr);
   std::vector<sg4::SplitDuplexLink*> nics(cluster_.nodes().size(), nullptr);
   for (int n : region.nodes) {
+    if (!has_overrides && !built_nodes_.empty() && !built_nodes_[n]) {
+      add_unbuilt_node(n);
+      continue;
+    }
     const Node& node = cluster_.nodes()[n];
     const std::string node_name = "n" + std::to_string(n);
     sg4::NetZone* node_zone = sg4::create_star_zone(node_name);
@@ -189,6 +195,22 @@ void Platform::add_link(const sg4::Link* link, LinkKind kind, std::string label)
 {
   link_index_.emplace(link, static_cast<int>(links_.size()));
   links_.push_back(PlatformLink{link, kind, std::move(label), link->get_bandwidth()});
+}
+
+void Platform::add_unbuilt_node(int n)
+{
+  const Node& node = cluster_.nodes()[n];
+  for (int d : node.devices) {
+    port_links_[2 * d]     = static_cast<int>(links_.size());
+    port_links_[2 * d + 1] = static_cast<int>(links_.size()) + 1;
+    for (const char* way : {" port out", " port in"})
+      links_.push_back(PlatformLink{nullptr, LinkKind::port, "dev" + std::to_string(d) + way,
+                                    capacity(node.intra.bandwidth_bytes_per_s)});
+  }
+  nic_links_[2 * n]     = static_cast<int>(links_.size());
+  nic_links_[2 * n + 1] = static_cast<int>(links_.size()) + 1;
+  for (const char* way : {" NIC out", " NIC in"})
+    links_.push_back(PlatformLink{nullptr, LinkKind::nic, "node " + node.name + way, capacity(node.nic.bandwidth_bytes_per_s)});
 }
 
 int Platform::wan_link(int src_region, int dst_region) const

@@ -47,7 +47,7 @@ std::string_view link_kind_name(LinkKind kind);
 
 /// One directional link (a split-duplex link is two: out of and into its device or node).
 struct PlatformLink {
-  const simgrid::s4u::Link* link = nullptr;
+  const simgrid::s4u::Link* link = nullptr; ///< nullptr for the port or NIC of a node not built
   LinkKind kind                  = LinkKind::port;
   std::string label; ///< in the cluster's names: "dev5 port out", "node a100-3 NIC in", "WAN us-east -> eu-west"
   double bandwidth_bytes_per_s = 0; ///< kUnlimitedBandwidth or more reads as unlimited
@@ -56,12 +56,15 @@ struct PlatformLink {
 class Platform {
 public:
   /// Builds the platform in the current engine; throws InputError (from check_cluster_complete) for an
-  /// incomplete cluster.
-  explicit Platform(const Cluster& cluster);
+  /// incomplete cluster. With `built_nodes` (one flag per node), only those nodes get hosts and links in SimGrid:
+  /// a folded replay touches a few nodes of thousands, and SimGrid's cost of creating a host or link grows with
+  /// the zones already made. The others keep their entries in links() (with no SimGrid link) and have no host.
+  explicit Platform(const Cluster& cluster, const std::vector<char>& built_nodes = {});
   Platform(const Platform&)            = delete;
   Platform& operator=(const Platform&) = delete;
 
   const Cluster& cluster() const { return cluster_; }
+  /// The device's host; nullptr for a device of a node not built.
   simgrid::s4u::Host* host(int device) const { return hosts_[device]; }
   /// Links created (split-duplex links count twice).
   std::size_t link_count() const { return links_.size(); }
@@ -83,8 +86,11 @@ public:
 private:
   void build_region(int region, simgrid::s4u::NetZone* top);
   void add_link(const simgrid::s4u::Link* link, LinkKind kind, std::string label);
+  /// A node that is not built: its ports' and NIC's entries in links() only.
+  void add_unbuilt_node(int n);
 
   const Cluster& cluster_;
+  std::vector<char> built_nodes_; ///< per node; empty: all
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::s4u::NetZone*> region_zones_;
   std::vector<simgrid::kernel::routing::NetPoint*> region_gateways_;

@@ -400,9 +400,17 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& 
 {
   check_schedule(schedule, cluster.device_count());
   // The child sends one timing per task, then (when asked) the links' usage.
+  // A folded replay builds only the nodes its devices are on.
+  std::vector<char> built_nodes;
+  if (schedule.fold) {
+    built_nodes.assign(cluster.nodes().size(), 0);
+    for (int d = 0; d < schedule.device_count; ++d)
+      if (schedule.representative(d) == d)
+        built_nodes[cluster.device(d).node] = 1;
+  }
   const std::string bytes = run_isolated([&] {
     Engine engine;
-    Platform platform(cluster);
+    Platform platform(cluster, built_nodes);
     std::vector<LinkUsage> usage;
     ReplayOptions child_options = options;
     child_options.link_usage    = options.link_usage ? &usage : nullptr;

@@ -134,27 +134,40 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
   const std::vector<strategies::DeviceMemory> memory = strategies::plan_memory(plan, problem);
   const double time = report.iteration_time_s;
   double peak_flops = 0;
+  std::vector<int> figured(cluster.device_count(), -1); // replayed devices: their index in report.devices
   for (const auto& [device, stage] : stage_of) {
     HETSIM_ASSERT(device >= 0 && device < cluster.device_count());
     DeviceReport d;
     d.device = device;
     d.gpu    = cluster.gpu_of(device).name;
     d.stage  = stage;
-    // A device a folded replay did not replay did what the device standing for it did (strategies/lowering/fold.hpp).
+    // A device a folded replay did not replay did what the device standing for it did (strategies/lowering/fold.hpp):
+    // its figures are computed once, for the replayed device, and copied.
     const int replayed = schedule.representative(device);
-    std::vector<Interval> all = compute[replayed];
-    all.insert(all.end(), comm[replayed].begin(), comm[replayed].end());
-    d.compute_s          = union_length(compute[replayed]);
-    d.comm_s             = union_length(comm[replayed]);
-    const double busy_s  = union_length(all);
-    d.exposed_comm_s     = std::max(0.0, busy_s - d.compute_s);
-    d.idle_s             = std::max(0.0, time - busy_s);
-    if (const auto [begin, end] = window; end > begin) {
-      std::vector<Interval> inside;
-      for (const auto& [s, e] : compute[replayed])
-        if (std::min(e, end) > std::max(s, begin))
-          inside.emplace_back(std::max(s, begin), std::min(e, end));
-      d.bubble_s = std::max(0.0, end - begin - union_length(inside));
+    if (replayed != device && figured[replayed] >= 0) {
+      const DeviceReport& same = report.devices[figured[replayed]];
+      d.compute_s              = same.compute_s;
+      d.comm_s                 = same.comm_s;
+      d.exposed_comm_s         = same.exposed_comm_s;
+      d.idle_s                 = same.idle_s;
+      d.bubble_s               = same.bubble_s;
+    } else {
+      std::vector<Interval> all = compute[replayed];
+      all.insert(all.end(), comm[replayed].begin(), comm[replayed].end());
+      d.compute_s          = union_length(compute[replayed]);
+      d.comm_s             = union_length(comm[replayed]);
+      const double busy_s  = union_length(all);
+      d.exposed_comm_s     = std::max(0.0, busy_s - d.compute_s);
+      d.idle_s             = std::max(0.0, time - busy_s);
+      if (const auto [begin, end] = window; end > begin) {
+        std::vector<Interval> inside;
+        for (const auto& [s, e] : compute[replayed])
+          if (std::min(e, end) > std::max(s, begin))
+            inside.emplace_back(std::max(s, begin), std::min(e, end));
+        d.bubble_s = std::max(0.0, end - begin - union_length(inside));
+      }
+      if (replayed == device)
+        figured[device] = static_cast<int>(report.devices.size());
     }
     if (static_cast<std::size_t>(device) < memory.size())
       d.memory = memory[device];
