@@ -52,8 +52,10 @@ struct StageLayout {
 class Lowering {
 public:
   /// `origin` names the plan in a refusal (its file, or "plan").
-  Lowering(const Plan& plan, const Problem& problem, std::string origin, const Fold* fold)
-      : origin_(std::move(origin)), plan_(plan), fold_(fold), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
+  /// `too_many_advice` ends the refusal of a plan with too many tasks (what else would make it fit).
+  Lowering(const Plan& plan, const Problem& problem, std::string origin, const Fold* fold,
+           std::string too_many_advice = {})
+      : origin_(std::move(origin)), too_many_advice_(std::move(too_many_advice)), plan_(plan), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
         scale_(dtype_bytes(plan.dtype) / 2.0),
         zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers()),
         tied_bytes_(tied_embedding_gradient_bytes(layers_, plan))
@@ -90,7 +92,8 @@ public:
     const Counts counts = estimated_counts();
     if (counts.tasks > kMaxTasks)
       throw InputError(origin_ + ": lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
-                       std::to_string(kMaxTasks) + " a replay can hold; " + fewer_tasks_advice(counts.tasks));
+                       std::to_string(kMaxTasks) + " a replay can hold; " + fewer_tasks_advice(counts.tasks) +
+                       too_many_advice_);
     schedule_.tasks.reserve(counts.tasks);
     schedule_.collectives.reserve(counts.collectives);
     pending_p2p_.assign(static_cast<std::size_t>(std::max(0, plan_.chunk_count() - 1)) * plan_.dp * plan_.tp *
@@ -632,9 +635,9 @@ private:
   }
 
   std::string origin_;
+  std::string too_many_advice_;
   const Plan& plan_;
-  const Fold* fold_;           ///< the devices to lower; all when null
-  std::vector<int> replicas_;  ///< replicas lowered, ascending
+  std::vector<int> replicas_;  ///< replicas lowered (a fold's, or all), ascending
   std::vector<int> tp_ranks_;  ///< tensor-parallel ranks lowered, ascending
   const std::vector<models::Layer>& layers_;
   const int seq_len_;
@@ -689,10 +692,14 @@ Schedule lower_folded(const Plan& plan, const Problem& problem, std::shared_ptr<
 
 Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, const std::string& origin)
 {
-  if (exact)
-    return lower(plan, problem, origin);
   validate_plan(plan, *problem.cluster, *problem.workload, origin);
-  return lower_folded(plan, problem, std::make_shared<const Fold>(find_fold(plan, problem)), origin);
+  auto fold = std::make_shared<const Fold>(find_fold(plan, problem));
+  if (!exact)
+    return lower_folded(plan, problem, std::move(fold), origin);
+  const std::string advice =
+      fold->folds() ? "; or leave out --exact: the replay folds identical devices (" + fold->summary() + ")" : "";
+  Lowering lowering(plan, problem, origin, nullptr, advice);
+  return lowering.run(problem.cluster->device_count());
 }
 
 int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -175,6 +176,37 @@ TEST_CASE("--trace-devices keeps the trace to the devices named, arrows between 
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("--trace-devices: expected device ids or ranges such as 0,4-7, each below 64, got '64'") !=
         std::string::npos);
+}
+
+TEST_CASE("the default scenario folds its replicas, --exact replays every device, and the trace can keep the "
+          "replayed ones")
+{
+  TempDir dir("fold");
+  const auto folded_report = dir.file("folded.json");
+  const auto exact_report  = dir.file("exact.json");
+  const auto trace         = dir.file("trace.json");
+  const RunResult folded   = run_hetsim("simulate --report " + folded_report + " --trace " + trace +
+                                        " --trace-devices representatives");
+  INFO(folded.output);
+  REQUIRE(folded.exit_code == 0);
+  // Eight replicas per region in two blocks of four: replicas 0 and 4 of every stage.
+  CHECK(folded.output.find("folded: replays 16 of 64 devices") != std::string::npos);
+  const RunResult exact = run_hetsim("simulate --exact --report " + exact_report);
+  REQUIRE(exact.exit_code == 0);
+  CHECK(exact.output.find("folded:") == std::string::npos);
+  const auto a = nlohmann::json::parse(read_file(folded_report));
+  const auto b = nlohmann::json::parse(read_file(exact_report));
+  CHECK(a["iteration_time_s"].get<double>() == doctest::Approx(b["iteration_time_s"].get<double>()).epsilon(0.01));
+  CHECK(a["devices"].size() == 64); // every device in the report, folded or not
+  std::set<int> pids;
+  const auto doc = nlohmann::json::parse(read_file(trace));
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "X")
+      pids.insert(e["pid"].get<int>());
+  CHECK(pids.size() == 16);
+  CHECK(pids.count(0) == 1);
+  CHECK(pids.count(4) == 1);
+  CHECK(pids.count(1) == 0);
 }
 
 TEST_CASE("outputs never overwrite inputs")

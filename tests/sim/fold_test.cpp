@@ -2,6 +2,7 @@
 /// figures within 1% on the cluster presets, homogeneous and heterogeneous, under the plans users run on them.
 
 #include "core/cluster_json.hpp"
+#include "core/error.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lowering/fold.hpp"
@@ -174,4 +175,22 @@ TEST_CASE("heterogeneity breaks the classes: the replicas of slower GPUs are rep
     CHECK(fold.tp_ranks == std::vector<int>{0, 4});
     check_agreement(replay_both(mixed, gpt2, plan));
   }
+}
+
+TEST_CASE("a job too large to replay in full says that folding makes it fit")
+{
+  // Llama-2-70B on 768 A100 with 512 micro-batches per replica: about 23 M tasks in full, 1.4 M folded.
+  const Cluster cluster           = load_cluster("preset:dgx_a100_768");
+  const models::Workload workload = models::load_workload("preset:llama-2-70b");
+  const auto plan    = plan_of({{"tp", 8}, {"pp", 12}, {"dp", 8}, {"micro_batch", 1}, {"grad_accum", 512},
+                                {"zero_stage", 1}, {"dtype", "bf16"}},
+                               cluster, workload);
+  const auto problem = strategies::problem_for_plan(cluster, workload, plan);
+  CHECK_THROWS_WITH_AS(strategies::lower_for_replay(plan, problem, true),
+                       doctest::Contains("or leave out --exact: the replay folds identical devices (replays 48 of "
+                                         "768 devices)"),
+                       InputError);
+  const strategies::Schedule folded = strategies::lower_for_replay(plan, problem, false);
+  CHECK(folded.fold != nullptr);
+  CHECK(folded.tasks.size() < 2'000'000);
 }
