@@ -79,15 +79,20 @@ TEST_CASE("a folded replay agrees with the full one within 1% on every cluster p
   for (const std::string& name : presets) {
     const Cluster cluster = load_cluster("preset:" + name);
     const int n           = cluster.device_count();
-    // Pure data parallelism (ZeRO-0 and ZeRO-3), and pipelines of 2 and 4 stages (tensor parallelism of 4 where
-    // nodes hold 8 GPUs).
+    // Pure data parallelism (ZeRO-0 and ZeRO-3, ring and hierarchical), pipelines of 2 and 4 stages, an
+    // interleaved one (tensor parallelism of 4 where nodes hold 8 GPUs).
     std::vector<nlohmann::json> plans{
         {{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 2}, {"zero_stage", 0}},
         {{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 1}, {"zero_stage", 3}},
         {{"tp", 1}, {"pp", 2}, {"dp", n / 2}, {"micro_batch", 2}, {"grad_accum", 4}, {"zero_stage", 1}},
-        {{"tp", 1}, {"pp", 4}, {"dp", n / 4}, {"micro_batch", 1}, {"grad_accum", 8}, {"recompute", true}}};
-    if (name == "case1_datacenter_on_demand")
+        {{"tp", 1}, {"pp", 4}, {"dp", n / 4}, {"micro_batch", 1}, {"grad_accum", 8}, {"recompute", true}},
+        {{"tp", 1}, {"pp", 2}, {"dp", n / 2}, {"micro_batch", 1}, {"grad_accum", 8}, {"virtual_stages", 2},
+         {"zero_stage", 1}}};
+    if (name == "case1_datacenter_on_demand") {
       plans.push_back({{"tp", 4}, {"pp", 2}, {"dp", n / 8}, {"micro_batch", 2}, {"grad_accum", 4}});
+      plans.push_back({{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 1}, {"zero_stage", 3},
+                       {"collective_algorithm", "hierarchical"}});
+    }
     for (const auto& json : plans) {
       CAPTURE(name);
       CAPTURE(json.dump());
