@@ -99,6 +99,13 @@ int run_simulate(SimulateOptions& options)
   sim_options.calibration         = calibration ? &*calibration : nullptr;
   sim_options.profile             = profile ? &*profile : nullptr;
   sim_options.trace               = !options.trace_file.empty();
+  if (representatives_only) {
+    for (int d = 0; d < scenario->cluster.device_count(); ++d)
+      if (schedule.representative(d) == d)
+        sim_options.trace_devices.push_back(d);
+  } else {
+    sim_options.trace_devices = trace_devices;
+  }
   sim_options.links               = true;
   sim_options.progress            = replay_progress();
   sim::SimResult result           = sim::simulate(plan, problem, schedule, sim_options);
@@ -118,15 +125,6 @@ int run_simulate(SimulateOptions& options)
     std::cout << "report written to " << options.report_file << '\n';
   }
   if (!options.trace_file.empty()) {
-    if (representatives_only) {
-      std::vector<int> replayed;
-      for (int d = 0; d < scenario->cluster.device_count(); ++d)
-        if (schedule.representative(d) == d)
-          replayed.push_back(d);
-      traces::keep_devices(trace, replayed);
-    } else if (!options.trace_devices.empty()) {
-      traces::keep_devices(trace, trace_devices);
-    }
     traces::write_chrome_trace(trace, options.trace_file);
     std::cout << "trace written to " << options.trace_file << " (open it in https://ui.perfetto.dev)\n";
   }

@@ -96,6 +96,7 @@ std::vector<TaskRecord> run_iteration(Executor& executor, const strategies::Sche
                                       Clock::time_point start)
 {
   HETSIM_ASSERT(rank >= 0 && rank < static_cast<int>(schedule.queues.size()));
+  HETSIM_ASSERT(schedule.fold == nullptr); // a folded schedule leaves devices without their tasks: simulator only
   const auto& streams = schedule.queues[rank];
 
   std::vector<std::vector<int>> queues;

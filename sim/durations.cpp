@@ -20,16 +20,17 @@ costmodel::CollectiveOp operation_of(const strategies::Collective& collective)
 }
 
 /// The members the cost model prices a collective over: its devices, or for a folded collective (Collective::
-/// members) its replayed devices repeated round the ring up to the real count. That ring has the replayed
-/// ring's edges and the real number of steps, which is all the ring, the one-node and the latency formulas read.
+/// members) the real count made of its replayed devices, the first repeated: a0 ... a0 a1 ... ak-1. That ring's
+/// edges are the replayed ring's and edges from a device to itself, which are never the slowest edge nor the
+/// farthest link class, so the ring, one-node and latency formulas see the replayed ring at the real size.
 std::vector<int> priced_members(const strategies::Collective& collective)
 {
-  const int n = collective.member_count();
-  if (n == static_cast<int>(collective.devices.size()))
+  const int n    = collective.member_count();
+  const int kept = static_cast<int>(collective.devices.size());
+  if (n == kept)
     return collective.devices;
-  std::vector<int> members(n);
-  for (int i = 0; i < n; ++i)
-    members[i] = collective.devices[i % collective.devices.size()];
+  std::vector<int> members(n - kept + 1, collective.devices.front());
+  members.insert(members.end(), collective.devices.begin() + 1, collective.devices.end());
   return members;
 }
 

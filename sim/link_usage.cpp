@@ -135,11 +135,14 @@ std::vector<LinkUsage> link_usage_from_bytes(std::string_view bytes)
 void unfold_link_usage(const Platform& platform, const strategies::Fold& fold, std::vector<LinkUsage>& usage)
 {
   const Cluster& cluster = platform.cluster();
-  const auto widen = [&](int link, double divisor) {
-    if (link < 0 || divisor == 1)
+  // A link that carried c real flows per replayed one moved c times the bytes; a narrowed one (all but a WAN link
+  // shared per flow) gets its own bandwidth back.
+  const auto widen = [&](int link, double copies, bool narrowed) {
+    if (link < 0 || copies == 1)
       return;
-    usage[link].bytes *= divisor;
-    usage[link].bandwidth_bytes_per_s *= divisor;
+    usage[link].bytes *= copies;
+    if (narrowed)
+      usage[link].bandwidth_bytes_per_s *= copies;
   };
   const auto copy = [&](int link, int from) {
     usage[link].bytes  = usage[from].bytes;
@@ -154,11 +157,12 @@ void unfold_link_usage(const Platform& platform, const strategies::Fold& fold, s
   }
   for (std::size_t n = 0; n < node_standing.size(); ++n)
     for (bool in : {false, true})
-      widen(platform.nic_link(static_cast<int>(n), in), fold.nic_divisor[n]);
+      widen(platform.nic_link(static_cast<int>(n), in), fold.nic_divisor[n], true);
   for (std::size_t a = 0; a < fold.wan_divisor.size(); ++a)
     for (std::size_t b = 0; b < fold.wan_divisor.size(); ++b)
       if (a != b)
-        widen(platform.wan_link(static_cast<int>(a), static_cast<int>(b)), fold.wan_divisor[a][b]);
+        widen(platform.wan_link(static_cast<int>(a), static_cast<int>(b)), fold.wan_divisor[a][b],
+              cluster.wan_sharing() == WanSharing::shared);
   for (int d = 0; d < cluster.device_count(); ++d)
     if (fold.representative[d] >= 0 && fold.representative[d] != d)
       for (bool in : {false, true})

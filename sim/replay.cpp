@@ -7,6 +7,7 @@
 #include "sim/isolate.hpp"
 #include "sim/network.hpp"
 #include "sim/platform.hpp"
+#include "strategies/lowering/fold.hpp"
 #include "traces/task_event.hpp"
 
 #include <simgrid/s4u/Actor.hpp>
@@ -33,6 +34,16 @@ using strategies::is_p2p;
 
 constexpr int kOrderedStreams = 3; // compute, tensor_parallel, data_parallel run in queue order
 constexpr double kNotYet      = -1;
+
+/// A task name with its " r<replica> t<rank> " (`from`, which ends with a space) replaced by `to` (also).
+std::string renamed(std::string name, const std::string& from, const std::string& to)
+{
+  name += ' '; // the part may end the name
+  if (const auto at = name.find(from); at != std::string::npos)
+    name.replace(at, from.size(), to);
+  name.pop_back();
+  return name;
+}
 
 std::string describe(const Schedule& schedule, int id)
 {
@@ -432,8 +443,11 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& 
 }
 
 traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const std::vector<TaskTiming>& timings,
-                         int seq_len, Dtype dtype)
+                         int seq_len, Dtype dtype, const std::vector<int>& devices)
 {
+  const auto wanted = [&](int device) {
+    return devices.empty() || std::binary_search(devices.begin(), devices.end(), device);
+  };
   HETSIM_ASSERT(timings.size() == schedule.tasks.size());
   traces::Trace trace;
   trace.source = "simulation";
@@ -446,6 +460,8 @@ traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const
   trace.events.reserve(schedule.tasks.size());
   for (const Task& task : schedule.tasks) {
     // The Schedule replayed is already at the run's scale.
+    if (!schedule.fold && !wanted(task.device))
+      continue;
     traces::TraceEvent event = traces::task_event(schedule, cluster, task, seq_len, 1.0);
     event.start_s            = timings[task.id].start_s;
     event.end_s              = timings[task.id].end_s;
@@ -455,20 +471,28 @@ traces::Trace make_trace(const Cluster& cluster, const Schedule& schedule, const
   if (schedule.fold) {
     // Devices a folded replay stood for did what their representative did: a copy of its events (no transfer
     // arrows, which pair tasks by id) under their own device.
+    const strategies::Fold& fold = *schedule.fold;
     std::vector<std::vector<std::size_t>> events_of(schedule.device_count);
     for (std::size_t e = 0; e < trace.events.size(); ++e)
       events_of[trace.events[e].device].push_back(e);
     for (int device = 0; device < schedule.device_count; ++device) {
       const int representative = schedule.representative(device);
-      if (representative < 0 || representative == device)
+      if (representative < 0 || representative == device || !wanted(device))
         continue;
+      // "fwd s1 r0 t0 mb3" of the representative is "fwd s1 r5 t3 mb3" here.
+      const std::string from = " r" + std::to_string(fold.replica_of[representative]) + " t" +
+                               std::to_string(fold.tp_rank_of[representative]) + " ";
+      const std::string to =
+          " r" + std::to_string(fold.replica_of[device]) + " t" + std::to_string(fold.tp_rank_of[device]) + " ";
       for (std::size_t e : events_of[representative]) {
         traces::TraceEvent copy = trace.events[e];
         copy.device             = device;
         copy.match              = -1;
+        copy.name               = renamed(std::move(copy.name), from, to);
         trace.events.push_back(std::move(copy));
       }
     }
+    std::erase_if(trace.events, [&](const traces::TraceEvent& e) { return !wanted(e.device); });
   }
   std::stable_sort(trace.events.begin(), trace.events.end(), [](const auto& a, const auto& b) {
     return std::tie(a.device, a.start_s, a.task_id) < std::tie(b.device, b.start_s, b.task_id);

@@ -68,8 +68,11 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const strategies
 
 /// One trace event per task (source "simulation"), labelled with Schedule::task_name and annotated as a
 /// measured trace is (traces/task_event.hpp), so that it can calibrate too; the devices' peak FLOP/s
-/// are for `dtype`.
+/// are for `dtype`. A folded schedule's devices that were not replayed get copies of their representative's
+/// events (its task ids, their own replica and rank in the names, no transfer arrows). `devices` (ascending),
+/// when not empty, keeps those devices' events only.
 traces::Trace make_trace(const Cluster& cluster, const strategies::Schedule& schedule,
-                         const std::vector<TaskTiming>& timings, int seq_len, Dtype dtype);
+                         const std::vector<TaskTiming>& timings, int seq_len, Dtype dtype,
+                         const std::vector<int>& devices = {});
 
 } // namespace hetsim::sim

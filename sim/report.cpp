@@ -134,7 +134,8 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
   const std::vector<strategies::DeviceMemory> memory = strategies::plan_memory(plan, problem);
   const double time = report.iteration_time_s;
   double peak_flops = 0;
-  std::vector<int> figured(cluster.device_count(), -1); // replayed devices: their index in report.devices
+  std::vector<DeviceReport> figures;                    // of replayed devices, once computed
+  std::vector<int> figured(cluster.device_count(), -1); // replayed devices: their index in `figures`
   for (const auto& [device, stage] : stage_of) {
     HETSIM_ASSERT(device >= 0 && device < cluster.device_count());
     DeviceReport d;
@@ -145,7 +146,7 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
     // its figures are computed once, for the replayed device, and copied.
     const int replayed = schedule.representative(device);
     if (replayed != device && figured[replayed] >= 0) {
-      const DeviceReport& same = report.devices[figured[replayed]];
+      const DeviceReport& same = figures[figured[replayed]];
       d.compute_s              = same.compute_s;
       d.comm_s                 = same.comm_s;
       d.exposed_comm_s         = same.exposed_comm_s;
@@ -166,8 +167,10 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
             inside.emplace_back(std::max(s, begin), std::min(e, end));
         d.bubble_s = std::max(0.0, end - begin - union_length(inside));
       }
-      if (replayed == device)
-        figured[device] = static_cast<int>(report.devices.size());
+      if (schedule.fold) { // kept for the devices it stands for, whatever their order
+        figured[replayed] = static_cast<int>(figures.size());
+        figures.push_back(d);
+      }
     }
     if (static_cast<std::size_t>(device) < memory.size())
       d.memory = memory[device];

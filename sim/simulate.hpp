@@ -32,8 +32,11 @@ struct SimOptions {
   bool trace = true;
   /// Fill Report::links with the links' bytes and busy time (some cost per transfer).
   bool links = false;
-  /// Callers that lower the plans they simulate (rescore) replay every device instead of folding them
-  /// (strategies::lower_for_replay).
+  /// When not empty (ascending), the trace keeps these devices only; a folded replay then copies events to
+  /// those devices only.
+  std::vector<int> trace_devices;
+  /// Read by sim::rescore, which lowers the plans it simulates: true replays every device, false (the default)
+  /// folds identical ones (strategies::lower_for_replay). simulate() replays the schedule it is given.
   bool exact = false;
   /// Replay progress (ReplayOptions::progress); runs in the simulation process.
   std::function<void(long long done, long long total)> progress;

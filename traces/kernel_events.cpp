@@ -30,7 +30,7 @@ std::vector<KernelEvent> predicted_kernel_events(const Trace& trace, const strat
     double at            = e.start_s;
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const double end = i + 1 == kernels.size() ? e.end_s : at + weights[i] * stretch;
-      out.push_back(KernelEvent{task.id, task.device, kernels[i].name, at, end});
+      out.push_back(KernelEvent{task.id, e.device, kernels[i].name, at, end}); // a folded copy: its own device
       at = end;
     }
   }

@@ -49,6 +49,11 @@ bool rings_repeat_by_group(const Plan& plan, const Cluster& cluster, const std::
         return false; // not consecutive
   for (int s = 0; s < plan.pp; ++s)
     for (int t = 0; t < plan.tp; ++t) {
+      // The hierarchical algorithm rings over nodes in node order; the flows counted here are in replica order.
+      if (plan.collective_algorithm == CollectiveAlgorithm::hierarchical)
+        for (int r = 1; r < plan.dp; ++r)
+          if (cluster.device(plan.device(s, r, t)).node < cluster.device(plan.device(s, r - 1, t)).node)
+            return false;
       std::vector<std::array<double, 4>> first;
       for (const auto& group : groups) {
         std::vector<std::array<double, 4>> edges;
@@ -231,7 +236,7 @@ private:
       bump(2 * b.node + 1);
     const int ra = cluster_.nodes()[a.node].region;
     const int rb = cluster_.nodes()[b.node].region;
-    if (ra != rb && cluster_.wan_sharing() == WanSharing::shared)
+    if (ra != rb) // counted even when shared per flow: the count scales the bytes reported
       bump(2 * nodes_ + ra * regions_ + rb);
   }
 
@@ -326,10 +331,16 @@ Fold make_fold(const Plan& plan, const Cluster& cluster, const std::vector<int>&
   for (int t = 0; t < plan.tp; ++t)
     if (rank[t] == t)
       fold.tp_ranks.push_back(t);
+  fold.replica_of.assign(cluster.device_count(), -1);
+  fold.tp_rank_of.assign(cluster.device_count(), -1);
   for (int s = 0; s < plan.pp; ++s)
     for (int r = 0; r < plan.dp; ++r)
-      for (int t = 0; t < plan.tp; ++t)
-        fold.representative[plan.device(s, r, t)] = plan.device(s, replica[r], rank[t]);
+      for (int t = 0; t < plan.tp; ++t) {
+        const int device                = plan.device(s, r, t);
+        fold.representative[device]     = plan.device(s, replica[r], rank[t]);
+        fold.replica_of[device]         = r;
+        fold.tp_rank_of[device]         = t;
+      }
   return fold;
 }
 
@@ -392,6 +403,8 @@ Cluster folded_cluster(const Cluster& cluster, const Fold& fold)
       nic.bandwidth_bytes_per_s /= fold.nic_divisor[node];
       folded.set_nic(static_cast<int>(node), nic);
     }
+  if (cluster.wan_sharing() == WanSharing::per_flow)
+    return folded; // every flow has the link to itself
   for (std::size_t a = 0; a < fold.wan_divisor.size(); ++a)
     for (std::size_t b = 0; b < fold.wan_divisor[a].size(); ++b)
       if (a != b && fold.wan_divisor[a][b] != 1) {

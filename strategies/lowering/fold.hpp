@@ -10,7 +10,8 @@
 ///    is replayed for its block. Replicas fold only when every data-parallel ring repeats group by group (the
 ///    same edges, NVLink or NIC or WAN, at the same positions): a step-by-step ring's members drift apart by
 ///    as many fast edges as lie between two slow ones, so a ring that crosses a WAN link in only some places
-///    is replayed whole;
+///    is replayed whole (with the hierarchical algorithm, whose inter-node ring goes in node order, also when a
+///    ring's replicas are not on nodes in increasing order);
 ///  - tensor-parallel ranks, when every tensor-parallel group fills one node of identical GPUs: tp ranks in k
 ///    blocks the same way (k the smallest divisor of tp above 1), the first rank of each block replayed.
 ///
@@ -38,9 +39,14 @@ struct Fold {
   std::vector<int> tp_ranks; ///< replayed tensor-parallel ranks, ascending
   /// Per device of the cluster: the replayed device whose tasks and timings stand for it (itself when replayed).
   std::vector<int> representative;
+  /// Per device: its replica and tensor-parallel rank in the plan (-1 for a device the plan leaves out), to name
+  /// what a device that was not replayed did.
+  std::vector<int> replica_of;
+  std::vector<int> tp_rank_of;
   /// Per node: real flows on its NIC per replayed flow (1: unchanged); the replay divides its bandwidth by this.
   std::vector<double> nic_divisor;
-  /// [source region][destination region]: the same for WAN links.
+  /// [source region][destination region]: the same for WAN links. A WAN link shared per flow (wan_sharing
+  /// per_flow) is not narrowed: its count only scales the bytes the links' usage reports.
   std::vector<std::vector<double>> wan_divisor;
 
   /// Whether fewer devices than the plan uses are replayed.
@@ -52,7 +58,8 @@ struct Fold {
 /// The largest fold `plan` allows on `problem`'s cluster; replays every device when nothing folds.
 Fold find_fold(const Plan& plan, const Problem& problem);
 
-/// The cluster the folded replay runs on: `cluster` with its NIC and WAN bandwidths divided as `fold` says.
+/// The cluster the folded replay runs on: `cluster` with its NIC and shared WAN links' bandwidths divided as
+/// `fold` says.
 Cluster folded_cluster(const Cluster& cluster, const Fold& fold);
 
 } // namespace hetsim::strategies

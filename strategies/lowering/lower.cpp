@@ -673,33 +673,42 @@ Schedule lower(const Plan& plan, const Problem& problem, const std::string& orig
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   validate_plan(plan, *problem.cluster, *problem.workload, origin);
-  Lowering lowering(plan, problem, origin, nullptr);
-  return lowering.run(problem.cluster->device_count());
+  return Lowering(plan, problem, origin, nullptr).run(problem.cluster->device_count());
 }
+
+namespace {
+
+/// lower_folded for a plan already validated.
+Schedule lower_validated_folded(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold,
+                                const std::string& origin)
+{
+  if (!fold->folds())
+    return Lowering(plan, problem, origin, nullptr).run(problem.cluster->device_count());
+  Schedule schedule = Lowering(plan, problem, origin, fold.get()).run(problem.cluster->device_count());
+  schedule.fold     = std::move(fold);
+  return schedule;
+}
+
+} // namespace
 
 Schedule lower_folded(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold,
                       const std::string& origin)
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr && fold != nullptr);
-  if (!fold->folds())
-    return lower(plan, problem, origin);
   validate_plan(plan, *problem.cluster, *problem.workload, origin);
-  Lowering lowering(plan, problem, origin, fold.get());
-  Schedule schedule = lowering.run(problem.cluster->device_count());
-  schedule.fold     = std::move(fold);
-  return schedule;
+  return lower_validated_folded(plan, problem, std::move(fold), origin);
 }
 
 Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, const std::string& origin)
 {
+  HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   validate_plan(plan, *problem.cluster, *problem.workload, origin);
   auto fold = std::make_shared<const Fold>(find_fold(plan, problem));
   if (!exact)
-    return lower_folded(plan, problem, std::move(fold), origin);
+    return lower_validated_folded(plan, problem, std::move(fold), origin);
   const std::string advice =
       fold->folds() ? "; or leave out --exact: the replay folds identical devices (" + fold->summary() + ")" : "";
-  Lowering lowering(plan, problem, origin, nullptr, advice);
-  return lowering.run(problem.cluster->device_count());
+  return Lowering(plan, problem, origin, nullptr, advice).run(problem.cluster->device_count());
 }
 
 int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)

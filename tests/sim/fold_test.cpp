@@ -199,3 +199,47 @@ TEST_CASE("a job too large to replay in full says that folding makes it fit")
   CHECK(folded.fold != nullptr);
   CHECK(folded.tasks.size() < 2'000'000);
 }
+
+TEST_CASE("slow ports, per-flow WAN links and hierarchical rings out of node order fold only as far as stays exact")
+{
+  const models::Workload gpt2 = models::load_workload("preset:gpt2-medium");
+  const auto cluster_of = [](const std::string& text) { return cluster_from_json(nlohmann::json::parse(text), "test"); };
+  {
+    // 32 GB/s ports against a 100 GB/s NIC shared by 4 GPUs: the tensor-parallel ranks fold, but their
+    // collectives stay flows, since the NIC-bound traffic takes much of a port.
+    const Cluster pcie = cluster_of(
+        R"({"name": "pcie", "regions": [{"name": "r", "latency_ms": 0.01, "nodes": [{"name": "n", "gpu": "A100-SXM4-40GB",
+            "devices": 4, "repeat": 16, "intra_node": {"bandwidth_GBps": 32, "latency_us": 2},
+            "nic": {"bandwidth_gbps": 800, "latency_us": 5}}]}]})");
+    const auto plan = plan_of({{"tp", 4}, {"pp", 1}, {"dp", 16}, {"micro_batch", 2}, {"grad_accum", 2}, {"zero_stage", 3}},
+                              pcie, gpt2);
+    CHECK(strategies::find_fold(plan, strategies::problem_for_plan(pcie, gpt2, plan)).tp_ranks ==
+          std::vector<int>{0, 2});
+    check_agreement(replay_both(pcie, gpt2, plan));
+  }
+  const std::string two_regions = R"({"name": "geo2", "regions": [
+      {"name": "a", "latency_ms": 0.01, "nodes": [{"name": "a", "gpu": "A100-SXM4-40GB", "devices": 2, "repeat": 4,
+        "intra_node": {"bandwidth_GBps": 300, "latency_us": 2}, "nic": {"bandwidth_gbps": 100, "latency_us": 5}}]},
+      {"name": "b", "latency_ms": 0.01, "nodes": [{"name": "b", "gpu": "A100-SXM4-40GB", "devices": 2, "repeat": 4,
+        "intra_node": {"bandwidth_GBps": 300, "latency_us": 2}, "nic": {"bandwidth_gbps": 100, "latency_us": 5}}]}],
+      "inter_region": {"latency_ms": [[0, 20], [20, 0]], "bandwidth_gbps": [[0, 10], [10, 0]]})";
+  {
+    // Replica pairs on alternating regions: the hierarchical algorithm's inter-node ring goes in node order,
+    // not the replicas' order that the fold counts, so the replicas do not fold.
+    const Cluster geo = cluster_of(two_regions + "}");
+    const auto plan   = plan_of({{"tp", 1}, {"pp", 1}, {"dp", 16}, {"micro_batch", 2}, {"grad_accum", 2},
+                                 {"collective_algorithm", "hierarchical"},
+                                 {"placement", {0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15}}},
+                                geo, gpt2);
+    CHECK_FALSE(strategies::find_fold(plan, strategies::problem_for_plan(geo, gpt2, plan)).folds());
+    check_agreement(replay_both(geo, gpt2, plan));
+  }
+  {
+    // A WAN link shared per flow is not narrowed, but its bytes still count every replica's transfers.
+    const Cluster geo = cluster_of(two_regions + R"(, "wan_sharing": "per_flow"})");
+    const auto plan = plan_of({{"tp", 1}, {"pp", 2}, {"dp", 8}, {"micro_batch", 2}, {"grad_accum", 4}}, geo, gpt2);
+    const Replays r = replay_both(geo, gpt2, plan);
+    CHECK_FALSE(r.summary.empty());
+    check_agreement(r);
+  }
+}
