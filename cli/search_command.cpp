@@ -45,6 +45,7 @@ struct SearchOptions {
   bool list                = false;
   bool pipelined_rings     = false;
   bool analytic_intra_node = false;
+  bool exact               = false;
 };
 
 std::string memory_status(const strategies::Candidate& c)
@@ -198,6 +199,7 @@ int run_search(const SearchOptions& options)
   sim_options.profile             = context.profile;
   sim_options.pipelined_rings     = options.pipelined_rings;
   sim_options.analytic_intra_node = options.analytic_intra_node;
+  sim_options.exact               = options.exact;
   const auto rescored             = sim::rescore(result.ranked, options.top_k, problem, sim_options, context.progress);
 
   // Simulated candidates first, by simulated time (the judge); then the rest by estimate.
@@ -280,6 +282,8 @@ CommandRunner add_search_command(CLI::App& app)
                       "dtfm-kl, dtfm-random: that pipeline depth only), anneal (amp, as --anneal); "
                       "--list-planners shows each planner's");
   command->add_flag("--pipelined-rings", options->pipelined_rings, "simulate ring phases as pipelined flows");
+  command->add_flag("--exact", options->exact,
+                    "re-score every device's tasks instead of folding identical devices (see hetsim simulate)");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "simulate collectives inside one node with the alpha-beta model");
   return [options] { return run_search(*options); };
