@@ -35,7 +35,8 @@ TEST_CASE("every family's parameter count is within 1% of the published size")
       {"mistral-7b.json", 7'241'732'096},   {"qwen2-7b.json", 7'615'616'512},
       {"gemma-2-9b.json", 9'241'705'984},   {"phi-3-mini.json", 3'821'079'552},
       {"gpt2.json", 124'439'808},           {"gpt2-medium.json", 354'823'168},
-      {"bert-base-uncased.json", 109'482'240},
+      {"bert-base-uncased.json", 109'482'240}, {"gemma-2b.json", 2'506'172'416},
+      {"pythia-1b.json", 1'011'781'632},      {"opt-125m.json", 125'239'296},
   };
   for (const Published& model : models) {
     CAPTURE(model.file);
