@@ -62,7 +62,7 @@ void plan_work(const strategies::Plan& plan, const strategies::Problem& problem,
                const std::string& origin)
 {
   (void)strategies::plan_memory(plan, problem);
-  (void)strategies::lower(plan, problem, origin);
+  (void)strategies::lower_for_replay(plan, problem, false, origin); // folded, as simulate lowers by default
   (void)strategies::estimate(plan, problem, compute);
 }
 
@@ -130,9 +130,10 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
       if (cluster.device_count() <= 64) {
         const strategies::Plan plan = data_parallel_plan(cluster);
         const strategies::Problem problem = problem_of(cluster, model4);
-        const strategies::Schedule schedule = strategies::lower(plan, problem);
+        const strategies::Schedule schedule = strategies::lower_for_replay(plan, problem, false); // folded
         sim::SimOptions options;
         options.trace = false;
+        options.links = true;
         (void)sim::simulate(plan, problem, schedule, options);
       }
       return;
