@@ -163,8 +163,14 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
                         framework.communicator_buffer_bytes * communicators(plan, stage);
   // One layer's working memory at a time, with the loss's fp32 logit gradient and attention score gradients.
   const double training = framework.allocator_fragmentation * m.activation_bytes + transient * samples;
+  // The step converts the gradients of the parameters it updates to fp32 (activations are freed by then).
+  // DeepSpeed's fp16 optimizer without ZeRO (FP16_Optimizer.step, deepspeed/runtime/fp16/fused_optimizer.py)
+  // converts them tensor by tensor into a list and flattens the list: two fp32 copies are alive at once.
   const double updated_params = m.optimizer_bytes / optimizer_bytes;
-  const double step = reduces_in_fp32(framework, plan.dtype) ? 0 : 4 * updated_params - m.activation_bytes;
+  const double fp32_copies =
+      framework.name == Framework::deepspeed && plan.dtype == Dtype::fp16 && plan.zero_stage == 0 ? 2 : 1;
+  const double step =
+      reduces_in_fp32(framework, plan.dtype) ? 0 : 4 * fp32_copies * updated_params - m.activation_bytes;
   m.transient_bytes = std::max({training, step, 0.0});
   return m;
 }

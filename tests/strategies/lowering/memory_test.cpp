@@ -2,10 +2,13 @@
 
 #include "core/error.hpp"
 #include "fixtures.hpp"
+#include "models/workload.hpp"
 #include "models/transformer.hpp"
 #include "tests/models/gpt_shape.hpp"
 
 #include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
 
 using namespace hetsim;
 using namespace hetsim::strategies;
@@ -174,6 +177,37 @@ TEST_CASE("the framework's transient buffers: the loss's fp32 logit gradient, at
   plan.framework.fp32_gradient_reduction = true;
   CHECK(plan_memory(plan, problem)[0].transient_bytes ==
         doctest::Approx(0.1 * memory[0].activation_bytes + scores));
+}
+
+TEST_CASE("DeepSpeed's ZeRO tutorial: GPT-2 1.5B on eight 32 GB V100 runs out of memory without ZeRO, fits with "
+          "ZeRO-1")
+{
+  // deepspeed.ai/tutorials/zero (docs/_tutorials/zero.md): Megatron-LM GPT-2 with 48 layers, hidden 1600, 16
+  // heads, batch 1 per GPU, data parallel over 8 V100-SXM3 32 GB, on the launch script ds_pretrain_gpt2.sh
+  // (DeepSpeedExamples Megatron-LM/scripts: sequence 1024, --checkpoint-activations, --fp16). "Training this
+  // model without ZeRO fails with an out-of-memory (OOM) error"; with ZeRO stage 1 it trains.
+  const GpuSpec* v100_32 = find_catalog_gpu("V100-SXM2-32GB");
+  REQUIRE(v100_32 != nullptr);
+  const Cluster cluster = make_cluster(1, 8, *v100_32);
+  const models::Workload gpt2_xl = models::workload_from_json(
+      nlohmann::json{{"model_type", "gpt2"}, {"n_embd", 1600}, {"n_head", 16}, {"n_layer", 48}, {"n_positions", 1024},
+                     {"vocab_size", 50257}, {"seq_len", 1024}},
+      "gpt2-1.5b.json");
+  Plan plan          = make_plan(cluster, gpt2_xl, 1, 1, 8, 1, 1);
+  plan.dtype         = Dtype::fp16;
+  plan.recompute     = true;
+  plan.framework     = framework_defaults(Framework::deepspeed);
+  const Problem problem = make_problem(cluster, gpt2_xl);
+  // Without ZeRO the step's two fp32 copies of the gradients (FP16_Optimizer.step) come on top of 16 bytes of
+  // model state per parameter.
+  plan.zero_stage = 0;
+  CHECK_THROWS_AS(check_memory(plan_memory(plan, problem)), InfeasiblePlan);
+  // The tutorial: "the Adam optimizer states for the model consume 18GB", 2.25 GB per device with ZeRO-1.
+  CHECK(plan_memory(plan, problem)[0].optimizer_bytes == doctest::Approx(12 * gpt2_xl.total_params()));
+  plan.zero_stage = 1;
+  const auto sharded = plan_memory(plan, problem);
+  CHECK_NOTHROW(check_memory(sharded));
+  CHECK(sharded[0].optimizer_bytes == doctest::Approx(12 * gpt2_xl.total_params() / 8));
 }
 
 TEST_CASE("Megatron-LM with bf16 keeps fp32 gradients; DeepSpeed keeps them in bf16")
