@@ -131,10 +131,7 @@ void Platform::build_region(int r, sg4::NetZone* top)
       hosts_[d] = host;
       auto* port = split_duplex(node_zone, device_name + ".port", node.intra.bandwidth_bytes_per_s,
                                 node.intra.latency_s / 2);
-      port_links_[2 * d]     = static_cast<int>(links_.size());
-      port_links_[2 * d + 1] = static_cast<int>(links_.size()) + 1;
-      add_link(port->get_link_up(), LinkKind::port, "dev" + std::to_string(d) + " port out");
-      add_link(port->get_link_down(), LinkKind::port, "dev" + std::to_string(d) + " port in");
+      add_duplex(port_links_, d, port, LinkKind::port, "dev" + std::to_string(d) + " port");
       node_zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
                            {sg4::LinkInRoute(port, sg4::LinkInRoute::Direction::UP)}, true);
     }
@@ -142,10 +139,7 @@ void Platform::build_region(int r, sg4::NetZone* top)
 
     const double nic_latency_s = has_overrides ? node.nic.latency_s / 2 : (node.nic.latency_s + region.latency_s) / 2;
     auto* nic = split_duplex(zone, node_name + ".nic", node.nic.bandwidth_bytes_per_s, nic_latency_s);
-    nic_links_[2 * n]     = static_cast<int>(links_.size());
-    nic_links_[2 * n + 1] = static_cast<int>(links_.size()) + 1;
-    add_link(nic->get_link_up(), LinkKind::nic, "node " + node.name + " NIC out");
-    add_link(nic->get_link_down(), LinkKind::nic, "node " + node.name + " NIC in");
+    add_duplex(nic_links_, n, nic, LinkKind::nic, "node " + node.name + " NIC");
     nics[n]          = nic;
     node_gateways[n] = gateway;
     node_zones[n]    = node_zone;
@@ -191,26 +185,30 @@ std::string_view link_kind_name(LinkKind kind)
   return "unknown";
 }
 
-void Platform::add_link(const sg4::Link* link, LinkKind kind, std::string label)
+void Platform::add_link(const sg4::Link* link, LinkKind kind, std::string label, double unbuilt_bandwidth)
 {
-  link_index_.emplace(link, static_cast<int>(links_.size()));
-  links_.push_back(PlatformLink{link, kind, std::move(label), link->get_bandwidth()});
+  if (link)
+    link_index_.emplace(link, static_cast<int>(links_.size()));
+  links_.push_back(PlatformLink{link, kind, std::move(label), link ? link->get_bandwidth() : unbuilt_bandwidth});
+}
+
+void Platform::add_duplex(std::vector<int>& indices, int at, const sg4::SplitDuplexLink* duplex, LinkKind kind,
+                          const std::string& name, double unbuilt_bandwidth)
+{
+  indices[2 * at]     = static_cast<int>(links_.size());
+  indices[2 * at + 1] = static_cast<int>(links_.size()) + 1;
+  add_link(duplex ? duplex->get_link_up() : nullptr, kind, name + " out", unbuilt_bandwidth);
+  add_link(duplex ? duplex->get_link_down() : nullptr, kind, name + " in", unbuilt_bandwidth);
 }
 
 void Platform::add_unbuilt_node(int n)
 {
   const Node& node = cluster_.nodes()[n];
-  for (int d : node.devices) {
-    port_links_[2 * d]     = static_cast<int>(links_.size());
-    port_links_[2 * d + 1] = static_cast<int>(links_.size()) + 1;
-    for (const char* way : {" port out", " port in"})
-      links_.push_back(PlatformLink{nullptr, LinkKind::port, "dev" + std::to_string(d) + way,
-                                    capacity(node.intra.bandwidth_bytes_per_s)});
-  }
-  nic_links_[2 * n]     = static_cast<int>(links_.size());
-  nic_links_[2 * n + 1] = static_cast<int>(links_.size()) + 1;
-  for (const char* way : {" NIC out", " NIC in"})
-    links_.push_back(PlatformLink{nullptr, LinkKind::nic, "node " + node.name + way, capacity(node.nic.bandwidth_bytes_per_s)});
+  for (int d : node.devices)
+    add_duplex(port_links_, d, nullptr, LinkKind::port, "dev" + std::to_string(d) + " port",
+               capacity(node.intra.bandwidth_bytes_per_s));
+  add_duplex(nic_links_, n, nullptr, LinkKind::nic, "node " + node.name + " NIC",
+             capacity(node.nic.bandwidth_bytes_per_s));
 }
 
 int Platform::wan_link(int src_region, int dst_region) const

@@ -30,6 +30,7 @@ namespace simgrid::s4u {
 class Host;
 class Link;
 class NetZone;
+class SplitDuplexLink;
 } // namespace simgrid::s4u
 namespace simgrid::kernel::routing {
 class NetPoint;
@@ -85,7 +86,12 @@ public:
 
 private:
   void build_region(int region, simgrid::s4u::NetZone* top);
-  void add_link(const simgrid::s4u::Link* link, LinkKind kind, std::string label);
+  /// Appends a link's entry to links(); `link` is nullptr for a node not built, which has `unbuilt_bandwidth`.
+  void add_link(const simgrid::s4u::Link* link, LinkKind kind, std::string label, double unbuilt_bandwidth = 0);
+  /// Appends the entries of a split-duplex link ("<name> out", "<name> in"; nullptr for a node not built) and
+  /// records their indices at indices[2 * at] and indices[2 * at + 1].
+  void add_duplex(std::vector<int>& indices, int at, const simgrid::s4u::SplitDuplexLink* duplex, LinkKind kind,
+                  const std::string& name, double unbuilt_bandwidth = 0);
   /// A node that is not built: its ports' and NIC's entries in links() only.
   void add_unbuilt_node(int n);
 

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <numeric>
@@ -162,8 +163,9 @@ std::vector<int> fold_tp_ranks(const Plan& plan, const Cluster& cluster)
   return block_heads(plan.tp, blocks);
 }
 
-/// Counts real and replayed flows per link and kind of traffic, and sets the fold's divisors; false when some
-/// link carries a different number of real flows per replayed flow for different kinds of traffic.
+/// Counts real and replayed flows per link and kind of traffic, and sets the fold's divisors (all 1 before);
+/// false when some link carries a different number of real flows per replayed flow for different kinds of
+/// traffic.
 class LinkRatios {
 public:
   LinkRatios(const Plan& plan, const Cluster& cluster, const std::vector<int>& replica, const std::vector<int>& rank)
@@ -182,8 +184,6 @@ public:
   {
     count_pipelines();
     count_rings();
-    fold.nic_divisor.assign(nodes_, 1.0);
-    fold.wan_divisor.assign(regions_, std::vector<double>(regions_, 1.0));
     std::map<int, double> ratio_of_link;
     for (const auto& [key, count] : counts_) {
       if (count.replayed == 0)
@@ -331,6 +331,8 @@ Fold make_fold(const Plan& plan, const Cluster& cluster, const std::vector<int>&
   for (int t = 0; t < plan.tp; ++t)
     if (rank[t] == t)
       fold.tp_ranks.push_back(t);
+  fold.nic_divisor.assign(cluster.nodes().size(), 1.0);
+  fold.wan_divisor.assign(cluster.regions().size(), std::vector<double>(cluster.regions().size(), 1.0));
   fold.replica_of.assign(cluster.device_count(), -1);
   fold.tp_rank_of.assign(cluster.device_count(), -1);
   for (int s = 0; s < plan.pp; ++s)
@@ -371,14 +373,8 @@ Fold find_fold(const Plan& plan, const Problem& problem)
   std::vector<int> replicas(plan.dp), ranks(plan.tp); // every one for itself
   std::iota(replicas.begin(), replicas.end(), 0);
   std::iota(ranks.begin(), ranks.end(), 0);
-  const Fold exact = [&] {
-    Fold fold = make_fold(plan, cluster, replicas, ranks);
-    fold.nic_divisor.assign(cluster.nodes().size(), 1.0);
-    fold.wan_divisor.assign(cluster.regions().size(), std::vector<double>(cluster.regions().size(), 1.0));
-    return fold;
-  }();
   if (!cluster.overrides().empty() || plan.collective_algorithm == CollectiveAlgorithm::tree)
-    return exact;
+    return make_fold(plan, cluster, replicas, ranks);
 
   const std::vector<int> folded_replicas = fold_replicas(plan, cluster);
   const std::vector<int> folded_ranks    = fold_tp_ranks(plan, cluster);
@@ -391,7 +387,7 @@ Fold find_fold(const Plan& plan, const Problem& problem)
     if (LinkRatios(plan, cluster, *r, *t).set_divisors(fold))
       return fold;
   }
-  return exact;
+  return make_fold(plan, cluster, replicas, ranks);
 }
 
 Cluster folded_cluster(const Cluster& cluster, const Fold& fold)

@@ -55,7 +55,8 @@ public:
   /// `too_many_advice` ends the refusal of a plan with too many tasks (what else would make it fit).
   Lowering(const Plan& plan, const Problem& problem, std::string origin, const Fold* fold,
            std::string too_many_advice = {})
-      : origin_(std::move(origin)), too_many_advice_(std::move(too_many_advice)), plan_(plan), layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
+      : origin_(std::move(origin)), too_many_advice_(std::move(too_many_advice)), plan_(plan),
+        layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
         scale_(dtype_bytes(plan.dtype) / 2.0),
         zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers()),
         tied_bytes_(tied_embedding_gradient_bytes(layers_, plan))
@@ -676,39 +677,21 @@ Schedule lower(const Plan& plan, const Problem& problem, const std::string& orig
   return Lowering(plan, problem, origin, nullptr).run(problem.cluster->device_count());
 }
 
-namespace {
-
-/// lower_folded for a plan already validated.
-Schedule lower_validated_folded(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold,
-                                const std::string& origin)
-{
-  if (!fold->folds())
-    return Lowering(plan, problem, origin, nullptr).run(problem.cluster->device_count());
-  Schedule schedule = Lowering(plan, problem, origin, fold.get()).run(problem.cluster->device_count());
-  schedule.fold     = std::move(fold);
-  return schedule;
-}
-
-} // namespace
-
-Schedule lower_folded(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold,
-                      const std::string& origin)
-{
-  HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr && fold != nullptr);
-  validate_plan(plan, *problem.cluster, *problem.workload, origin);
-  return lower_validated_folded(plan, problem, std::move(fold), origin);
-}
-
 Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, const std::string& origin)
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   validate_plan(plan, *problem.cluster, *problem.workload, origin);
-  auto fold = std::make_shared<const Fold>(find_fold(plan, problem));
-  if (!exact)
-    return lower_validated_folded(plan, problem, std::move(fold), origin);
-  const std::string advice =
-      fold->folds() ? "; or leave out --exact: the replay folds identical devices (" + fold->summary() + ")" : "";
-  return Lowering(plan, problem, origin, nullptr, advice).run(problem.cluster->device_count());
+  auto fold             = std::make_shared<const Fold>(find_fold(plan, problem));
+  const int device_count = problem.cluster->device_count();
+  if (!fold->folds())
+    return Lowering(plan, problem, origin, nullptr).run(device_count);
+  if (exact)
+    return Lowering(plan, problem, origin, nullptr,
+                    "; or leave out --exact: the replay folds identical devices (" + fold->summary() + ")")
+        .run(device_count);
+  Schedule schedule = Lowering(plan, problem, origin, fold.get()).run(device_count);
+  schedule.fold     = std::move(fold);
+  return schedule;
 }
 
 int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)

@@ -5,7 +5,6 @@
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"
 
-#include <memory>
 #include <string>
 
 namespace hetsim::strategies {
@@ -27,13 +26,10 @@ namespace hetsim::strategies {
 /// (the plan's file when it has one).
 Schedule lower(const Plan& plan, const Problem& problem, const std::string& origin = "plan");
 
-/// lower() restricted to the devices `fold` replays (fold.hpp), every collective keeping its real member count;
-/// the schedule holds the fold. It is for the simulator only. lower() itself when the fold replays every device.
-Schedule lower_folded(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold,
-                      const std::string& origin = "plan");
-
-/// What the simulator replays: the plan folded as far as its symmetry allows (find_fold), or every device when
-/// `exact` (`--exact`).
+/// What the simulator replays: lower() restricted to the devices the largest fold replays (fold.hpp), every
+/// collective keeping its real member count and the schedule holding the fold (for the simulator only, never an
+/// executor); lower() itself when nothing folds or with `exact` (`--exact`), whose refusal of too many tasks then
+/// says that folding would make the plan fit.
 Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, const std::string& origin = "plan");
 
 /// Library calls one ZeRO-3 gather or reduce-scatter of `layer` takes under `plan`'s framework: one per

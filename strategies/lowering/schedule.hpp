@@ -87,7 +87,7 @@ struct Schedule {
   std::vector<Collective> collectives;
   /// queues[device][stream]: task ids in execution order (the pipeline stream is in issue order only).
   std::vector<std::array<std::vector<int>, kStreamCount>> queues;
-  /// Set when only some devices were lowered (lower_folded): which device stands for which, and the link
+  /// Set when only some devices were lowered (lower_for_replay): which device stands for which, and the link
   /// bandwidths the replay needs. Such a schedule is for the simulator only, never for an executor.
   std::shared_ptr<const Fold> fold;
 
