@@ -202,9 +202,29 @@ double hierarchical_seconds(const Cluster& cluster, const std::vector<int>& devi
   return op == CollectiveOp::all_reduce ? 2 * intra + inter : intra + inter;
 }
 
+double all_to_all_seconds(const Cluster& cluster, const std::vector<int>& devices, double bytes)
+{
+  const auto n = static_cast<double>(devices.size());
+  if (devices.size() <= 1)
+    return 0;
+  std::vector<Flow> flows;
+  flows.reserve(devices.size() * (devices.size() - 1));
+  for (int src : devices)
+    for (int dst : devices)
+      if (src != dst)
+        flows.push_back({src, dst, bytes / n});
+  const std::vector<double> seconds = shared_flow_seconds(cluster, flows);
+  double slowest = *std::max_element(seconds.begin(), seconds.end());
+  for (int d : devices)
+    slowest = std::max(slowest, (n - 1) / n * bytes / cluster.nodes()[cluster.device(d).node].intra.bandwidth_bytes_per_s);
+  return slowest;
+}
+
 double collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
                           Algorithm algorithm, double bytes)
 {
+  if (op == CollectiveOp::all_to_all)
+    return all_to_all_seconds(cluster, devices, bytes);
   switch (algorithm) {
     case Algorithm::tree:
       return tree_seconds(cluster, devices, op, bytes, kTreeChunks);

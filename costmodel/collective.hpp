@@ -9,7 +9,7 @@
 
 namespace hetsim::costmodel {
 
-enum class CollectiveOp { all_reduce, reduce_scatter, all_gather };
+enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, all_to_all };
 /// Same order as strategies::CollectiveAlgorithm.
 enum class Algorithm { ring, tree, hierarchical };
 
@@ -64,6 +64,10 @@ double tree_seconds(const Cluster& cluster, const std::vector<int>& devices, Col
 /// all-gather (or the matching halves for reduce-scatter/all-gather).
 double hierarchical_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes);
 
+/// Every member sends bytes/n to every other at once: the slowest of those flows sharing NICs and WAN links
+/// (shared_flow_seconds), and never faster than a member's own port carries its n-1 shares.
+double all_to_all_seconds(const Cluster& cluster, const std::vector<int>& devices, double bytes);
+/// `op` over `devices` by `algorithm` (an all-to-all has one way, all_to_all_seconds).
 double collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
                           Algorithm algorithm, double bytes);
 

@@ -26,6 +26,11 @@ void check_runnable(const ExportInputs& inputs)
     refuse_plan_field(inputs, "schedule",
                       "gpipe: DeepSpeed's pipeline engine runs its 1F1B TrainSchedule; set \"schedule\": "
                       "\"1f1b\" and simulate again");
+  if (plan.ep > 1)
+    refuse_plan_field(inputs, "ep",
+                      std::to_string(plan.ep) + ": DeepSpeed sets expert parallelism in the model code "
+                                                "(deepspeed.moe.layer.MoE's ep_size), not in its config; export "
+                                                "--format megatron");
   if (plan.virtual_stages > 1)
     refuse_plan_field(inputs, "virtual_stages",
                       std::to_string(plan.virtual_stages) +

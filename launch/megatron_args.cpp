@@ -16,6 +16,28 @@ void add(std::vector<Argument>& args, std::string flag, long long value)
   args.push_back({std::move(flag), std::to_string(value)});
 }
 
+/// Megatron-Core's MoE layer as the simulation runs it: grouped expert products behind the all-to-all token
+/// dispatcher, sparse blocks where the Hugging Face config puts them. Qwen2-MoE's shared-expert gate (hidden -> 1
+/// per block) is not written.
+void add_experts(std::vector<Argument>& args, const models::TransformerShape& shape)
+{
+  add(args, "--num-experts", shape.experts);
+  add(args, "--moe-router-topk", shape.experts_per_token);
+  add(args, "--moe-ffn-hidden-size", shape.expert_intermediate);
+  if (shape.shared_expert_intermediate > 0)
+    add(args, "--moe-shared-expert-intermediate-size", shape.shared_expert_intermediate);
+  std::string pattern = "[";
+  for (int i = 0; i < shape.layers; ++i)
+    pattern += std::string(i > 0 ? "," : "") + (shape.sparse_block(i) ? "1" : "0");
+  args.push_back({"--moe-layer-freq", pattern + "]"});
+  args.push_back({"--moe-token-dispatcher-type", "alltoall"});
+  args.push_back({"--moe-grouped-gemm", ""});
+  if (shape.capacity_factor > 1) { // every expert padded to the busiest one's share, as simulated
+    args.push_back({"--moe-expert-capacity-factor", std::to_string(shape.capacity_factor)});
+    args.push_back({"--moe-pad-expert-input-to-capacity", ""});
+  }
+}
+
 void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
 {
   if (!inputs.workload->shape)
@@ -53,6 +75,8 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
     args.push_back({"--disable-bias-linear", ""});
   if (!shape.tied_embeddings)
     args.push_back({"--untie-embeddings-and-output-weights", ""});
+  if (shape.mixture_of_experts())
+    add_experts(args, shape);
   // The vocabulary comes from the user's tokenizer (--tokenizer-type and its files); Megatron pads it to a
   // multiple of 128 x tp, as the simulated model did not: a difference of under 0.1% of the parameters.
 }
@@ -133,6 +157,8 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
   std::vector<Argument> args;
   add(args, "--tensor-model-parallel-size", plan.tp);
   add(args, "--pipeline-model-parallel-size", plan.pp);
+  if (plan.ep > 1)
+    add(args, "--expert-model-parallel-size", plan.ep);
   // The Megatron framework HetSim simulates splits every activation over the tensor-parallel group and sends
   // 1/tp of a stage's boundary per rank (framework.hpp: scatter_gather_sends). Megatron-Core does both only with
   // sequence parallelism: without it each rank keeps and sends whole activations.

@@ -100,6 +100,40 @@ void read_gemma2(const JsonInput& config, TransformerShape& shape)
   shape.sandwich_norms = true;
 }
 
+/// Top-k out of `experts`, read from `key`.
+int read_experts_per_token(const JsonInput& config, std::string_view key, int fallback, int experts)
+{
+  const int top_k = config.positive_int_or(key, fallback);
+  if (top_k > experts)
+    config.at(key).fail("at most the " + std::to_string(experts) + " experts");
+  return top_k;
+}
+
+/// Mixtral: Mistral's attention; every block's MLP is num_local_experts SwiGLU experts of intermediate_size.
+void read_mixtral(const JsonInput& config, TransformerShape& shape)
+{
+  read_llama(config, shape);
+  shape.experts             = config.positive_int_or("num_local_experts", 8);
+  shape.experts_per_token   = read_experts_per_token(config, "num_experts_per_tok", 2, shape.experts);
+  shape.expert_intermediate = shape.intermediate;
+}
+
+/// Qwen2-MoE: Qwen2's attention; sparse blocks (every decoder_sparse_step-th) hold num_experts experts of
+/// moe_intermediate_size and a gated shared expert of shared_expert_intermediate_size; the others a dense MLP
+/// of intermediate_size. Defaults are Qwen2MoeConfig's.
+void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
+{
+  read_qwen2(config, shape);
+  shape.experts                    = config.positive_int_or("num_experts", 60);
+  shape.experts_per_token          = read_experts_per_token(config, "num_experts_per_tok", 4, shape.experts);
+  shape.expert_intermediate        = config.positive_int_or("moe_intermediate_size", 1408);
+  shape.shared_expert_intermediate = config.positive_int_or("shared_expert_intermediate_size", 5632);
+  shape.shared_expert_gate         = true;
+  shape.sparse_step                = config.positive_int_or("decoder_sparse_step", 1);
+  if (auto dense = config.find("mlp_only_layers"); dense && !dense->value().empty())
+    dense->fail("[] (dense blocks listed by index are not modelled; decoder_sparse_step chooses them)");
+}
+
 void read_gpt2(const JsonInput& config, TransformerShape& shape)
 {
   shape.hidden          = config.at("n_embd").positive_int();
@@ -210,7 +244,9 @@ constexpr std::array kFamilies{
     Family{"llama", "Llama", "llama", read_llama, true},
     Family{"mistral", "Mistral", "llama", read_llama, true},
     Family{"phi3", "Phi3", "llama", read_llama, true},
+    Family{"qwen2_moe", "Qwen2Moe", "llama", read_qwen2_moe, true},
     Family{"qwen2", "Qwen2", "llama", read_qwen2, true},
+    Family{"mixtral", "Mixtral", "llama", read_mixtral, true},
     Family{"gemma", "Gemma", "llama", read_gemma, true},
     Family{"gemma2", "Gemma2", "llama", read_gemma2, true},
     Family{"falcon", "Falcon", "falcon", read_falcon, true},
@@ -226,8 +262,8 @@ constexpr std::string_view kLayerListHint =
 
 bool is_mixture_of_experts(std::string_view type)
 {
-  return type == "mixtral" || type == "qwen2_moe" || type == "deepseek_v2" || type == "deepseek_v3" ||
-         type == "qwen3_moe" || type == "dbrx" || type == "olmoe";
+  return type == "deepseek_v2" || type == "deepseek_v3" || type == "qwen3_moe" || type == "dbrx" ||
+         type == "olmoe";
 }
 
 const Family& find_family(const JsonInput& config)
@@ -238,8 +274,8 @@ const Family& find_family(const JsonInput& config)
       if (family.model_type == type)
         return family;
     if (is_mixture_of_experts(type))
-      model_type->fail("a dense model type (" + supported_hf_families() +
-                       "): mixture-of-experts layers are not modelled from a config yet; give each MoE layer's "
+      model_type->fail("a supported model type (" + supported_hf_families() +
+                       "): this mixture-of-experts family is not modelled from a config yet; give each MoE layer's "
                        "parameters and FLOPs in a layer list {\"name\", \"seq_len\", \"layers\": [...]}");
     model_type->fail("a supported model type (" + supported_hf_families() + ")" + std::string(kLayerListHint));
   }
@@ -315,6 +351,18 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
     assume(std::string("flash_attention not given: ") + (family.flash_attention ? "on" : "off") + " for " +
            std::string(family.model_type) + " (set \"flash_attention\": " +
            (family.flash_attention ? "false" : "true") + " to change it)");
+  }
+  // "capacity_factor" is our extension: how unevenly the router fills the experts.
+  if (shape.experts > 0) {
+    if (auto factor = config.find("capacity_factor")) {
+      shape.capacity_factor = factor->number();
+      if (!(shape.capacity_factor >= 1 && shape.capacity_factor <= shape.experts))
+        factor->fail("a capacity factor from 1 (balanced routing) to the " + std::to_string(shape.experts) +
+                     " experts");
+    } else {
+      assume("capacity_factor not given: routing taken as balanced, every expert receiving its even share of "
+             "the tokens (set \"capacity_factor\", e.g. 1.25, for the busiest expert's share)");
+    }
   }
   // "seq_len" is our extension: the length trained on, often shorter than the positions the model supports.
   if (auto seq_len = config.find("seq_len")) {

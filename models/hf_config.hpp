@@ -1,5 +1,6 @@
 #pragma once
-/// Reading Hugging Face `config.json` files of the dense families (supported_hf_families()).
+/// Reading Hugging Face `config.json` files of the families HetSim models (supported_hf_families()), dense and
+/// mixture-of-experts.
 
 #include "core/dtype.hpp"
 #include "core/json_input.hpp"

@@ -10,6 +10,7 @@ double Operator::flops_per_sample() const
 {
   switch (kind) {
   case OperatorKind::linear:
+    return 2 * m * n * k * std::max(1.0, experts);
   case OperatorKind::batched_matmul:
     return 2 * m * n * k * count;
   case OperatorKind::fused_attention:
@@ -45,8 +46,9 @@ std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples,
   case OperatorKind::linear:
   case OperatorKind::batched_matmul: {
     const bool batched = op.kind == OperatorKind::batched_matmul;
+    // Routed experts run as one grouped product: each expert's rows of every sample.
     const double m     = batched ? op.m : op.m * samples;
-    double n = op.n, k = op.k, batch = batched ? op.count * samples : 1;
+    double n = op.n, k = op.k, batch = batched ? op.count * samples : std::max(1.0, op.experts);
     if (op.split == TensorSplit::columns)
       n /= divisor;
     else if (op.split == TensorSplit::rows)
@@ -95,8 +97,12 @@ void apply_operator_totals(Layer& layer)
   layer.tensor_parallel_all_reduces       = 0;
   layer.transient_bytes_per_sample        = 0;
   layer.parameter_tensors                 = 0;
+  layer.expert_params                     = 0;
+  layer.all_to_alls                       = 0;
   for (const Operator& op : layer.operators) {
     layer.params += op.params;
+    layer.expert_params += op.experts > 0 ? op.params : 0;
+    layer.all_to_alls += op.all_to_all_bytes_per_sample > 0 ? 1 : 0;
     layer.parameter_tensors += op.params > 0 ? std::max(1, op.tensors) : 0;
     layer.forward_flops_per_sample += op.flops_per_sample();
     layer.saved_activation_bytes_per_sample += op.saved_bytes_per_sample;
@@ -105,6 +111,30 @@ void apply_operator_totals(Layer& layer)
       ++layer.tensor_parallel_all_reduces;
   }
   layer.backward_flops_per_sample = 2 * layer.forward_flops_per_sample;
+}
+
+std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops, int tp, int ep)
+{
+  std::vector<OperatorGroup> groups(1);
+  for (const Operator& op : ops) {
+    OperatorGroup& group = groups.back();
+    group.operators.push_back(&op);
+    const bool reduces = tp > 1 && (op.split == TensorSplit::rows || op.split == TensorSplit::vocabulary);
+    const bool routes  = ep > 1 && op.all_to_all_bytes_per_sample > 0;
+    if (!reduces && !routes)
+      continue;
+    group.all_reduce = reduces;
+    // An expert's row-parallel output is its tokens' (m rows per expert), not the layer's.
+    group.all_reduce_bytes_per_sample = reduces && op.experts > 0 ? 2 * op.m * op.n * op.experts : 0;
+    group.all_to_all_bytes_per_sample = routes ? op.all_to_all_bytes_per_sample : 0;
+    groups.emplace_back();
+  }
+  if (groups.size() > 1) {
+    auto trailing = std::move(groups.back().operators);
+    groups.pop_back();
+    groups.back().operators.insert(groups.back().operators.end(), trailing.begin(), trailing.end());
+  }
+  return groups;
 }
 
 } // namespace hetsim::models

@@ -43,6 +43,13 @@ struct Operator {
   /// gradient; a non-fused attention's score and softmax gradients).
   double transient_bytes_per_sample = 0;
   double fixed_flops_per_sample  = 0; ///< FLOPs of fused attention (its shape is its heads x s x s x head size)
+  /// Routed experts that each hold this operator's weights (a linear: m rows per expert and sample, `params`
+  /// for all of them). Expert parallelism divides the experts, not the rows: a device holds experts / ep of
+  /// them and runs them on the tokens all ep members route there, the same FLOPs as all of them on its own.
+  double experts = 0;
+  /// Bytes per sample (16-bit) each member of the expert-parallel group sends out in an all-to-all right after
+  /// this operator: the tokens to their experts (dispatch) or back (combine). 0: none.
+  double all_to_all_bytes_per_sample = 0;
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;
@@ -71,5 +78,18 @@ struct Kernel {
 /// member of a tensor-parallel group of `tp`: two per matrix product in backward (the input's gradient, then
 /// the weight's or second operand's), one otherwise.
 std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward);
+
+/// The operators of one pass between two of its communications, and the communication that ends them.
+struct OperatorGroup {
+  std::vector<const Operator*> operators;
+  bool all_reduce = false;                ///< a tensor-parallel all-reduce follows...
+  double all_reduce_bytes_per_sample = 0; ///< ...of the last operator's output, 16-bit
+  double all_to_all_bytes_per_sample = 0; ///< then an expert-parallel all-to-all of this many bytes (0: none)
+};
+
+/// A layer's forward operators cut where the pass stops to communicate: after each row- or vocabulary-parallel
+/// operator when tp > 1 (its all-reduce) and after each operator with all-to-all bytes when ep > 1. Operators
+/// after the last cut join the last group, whose communication then stands for the layer's end.
+std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops, int tp, int ep);
 
 } // namespace hetsim::models

@@ -140,27 +140,101 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
   return ops;
 }
 
-std::vector<Operator> mlp_operators(const TransformerShape& shape)
+/// An MLP of `width` whose operators are named after `prefix` ("mlp", "shared_expert"), without the dropout-add
+/// that closes the block's MLP half.
+std::vector<Operator> feed_forward(const TransformerShape& shape, double width, const std::string& prefix)
 {
   const Dims d = dims_of(shape);
   std::vector<Operator> ops;
+  const std::string activation = prefix == "mlp" ? "" : prefix + "_";
   if (shape.gated_mlp) {
-    Operator gate = linear("mlp_gate", TensorSplit::columns, d.s, d.ffn, d.h, shape.biases);
+    Operator gate = linear(prefix + "_gate", TensorSplit::columns, d.s, width, d.h, shape.biases);
     gate.saved_bytes_per_sample = 2 * d.s * d.h; // the input, shared with the up projection
     ops.push_back(gate);
-    ops.push_back(linear("mlp_up", TensorSplit::columns, d.s, d.ffn, d.h, shape.biases));
+    ops.push_back(linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases));
     // SiLU(gate) * up: reads both, writes the product; keeps gate output, SiLU output and up output.
-    ops.push_back(memory_bound("swiglu", TensorSplit::heads, 6 * d.s * d.ffn, 6 * d.s * d.ffn));
+    ops.push_back(memory_bound(activation + "swiglu", TensorSplit::heads, 6 * d.s * width, 6 * d.s * width));
   } else {
-    Operator up = linear("mlp_up", TensorSplit::columns, d.s, d.ffn, d.h, shape.biases);
+    Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases);
     up.saved_bytes_per_sample = 2 * d.s * d.h;
     ops.push_back(up);
     // Megatron's fused bias-GeLU keeps its input.
-    ops.push_back(memory_bound("gelu", TensorSplit::heads, 4 * d.s * d.ffn, 2 * d.s * d.ffn));
+    ops.push_back(memory_bound(activation + "gelu", TensorSplit::heads, 4 * d.s * width, 2 * d.s * width));
   }
-  Operator down = linear("mlp_down", TensorSplit::rows, d.s, d.h, d.ffn, shape.biases);
-  down.saved_bytes_per_sample = 2 * d.s * d.ffn;
+  Operator down = linear(prefix + "_down", TensorSplit::rows, d.s, d.h, width, shape.biases);
+  down.saved_bytes_per_sample = 2 * d.s * width;
   ops.push_back(down);
+  return ops;
+}
+
+/// One of the routed experts' projections, for all experts at once: `rows` tokens per expert and sample.
+Operator expert_linear(std::string name, TensorSplit split, const TransformerShape& shape, double rows, double out,
+                       double in)
+{
+  Operator op = linear(std::move(name), split, rows, out, in, false);
+  op.experts  = shape.experts;
+  op.params   = shape.experts * out * in;
+  op.tensors  = shape.experts;
+  return op;
+}
+
+/// A sparse block's MLP as Megatron-Core's MoE layer runs it with the all-to-all token dispatcher: the router
+/// (a hidden -> experts projection, fp32 softmax and top-k), the shared expert on every token (Qwen2-MoE), each
+/// token copied to the experts it visits and sent to the devices that hold them (all-to-all), the experts as
+/// grouped products over the tokens each receives, the outputs sent back (all-to-all) and summed with the
+/// router's weights. Routing is taken as balanced: every expert gets tokens x top-k x capacity_factor / experts
+/// rows, so the busiest one sets the pace.
+std::vector<Operator> moe_operators(const TransformerShape& shape)
+{
+  const Dims d        = dims_of(shape);
+  const double e      = shape.experts;
+  const double slots  = d.s * shape.experts_per_token * shape.capacity_factor; // routed token copies per sample
+  const double rows   = slots / e;
+  const double width  = shape.expert_intermediate;
+  std::vector<Operator> ops;
+  Operator router = linear("router", TensorSplit::replicated, d.s, e, d.h, false);
+  router.saved_bytes_per_sample = 2 * d.s * d.h; // the input, which the dispatch reads too
+  ops.push_back(router);
+  // Reads the 16-bit logits, writes and keeps fp32 probabilities.
+  ops.push_back(memory_bound("router_topk", TensorSplit::replicated, 6 * d.s * e, 4 * d.s * e));
+  if (shape.shared_expert_intermediate > 0) {
+    for (Operator& op : feed_forward(shape, shape.shared_expert_intermediate, "shared_expert"))
+      ops.push_back(std::move(op));
+    if (shape.shared_expert_gate)
+      ops.push_back(linear("shared_expert_sigmoid_gate", TensorSplit::replicated, d.s, 1, d.h, false));
+  }
+  // Copies each token once per expert it visits, grouped by expert; keeps the int64 expert indices.
+  Operator dispatch = memory_bound("token_dispatch", TensorSplit::replicated, 2 * d.s * d.h + 2 * slots * d.h,
+                                   8 * d.s * shape.experts_per_token);
+  dispatch.all_to_all_bytes_per_sample = 2 * slots * d.h;
+  ops.push_back(dispatch);
+  Operator gate = expert_linear(shape.gated_mlp ? "expert_gate" : "expert_up", TensorSplit::columns, shape, rows,
+                                width, d.h);
+  gate.saved_bytes_per_sample = 2 * slots * d.h;
+  ops.push_back(gate);
+  if (shape.gated_mlp) {
+    ops.push_back(expert_linear("expert_up", TensorSplit::columns, shape, rows, width, d.h));
+    ops.push_back(memory_bound("expert_swiglu", TensorSplit::heads, 6 * slots * width, 6 * slots * width));
+  } else {
+    ops.push_back(memory_bound("expert_gelu", TensorSplit::heads, 4 * slots * width, 2 * slots * width));
+  }
+  Operator down = expert_linear("expert_down", TensorSplit::rows, shape, rows, d.h, width);
+  down.saved_bytes_per_sample      = 2 * slots * width;
+  down.all_to_all_bytes_per_sample = 2 * slots * d.h; // the outputs go back to their tokens' devices
+  ops.push_back(down);
+  // Weighs each copy by its router probability and sums a token's copies; keeps the copies for the
+  // probabilities' gradient.
+  ops.push_back(memory_bound("token_combine", TensorSplit::replicated, 2 * slots * d.h + 2 * d.s * d.h,
+                             2 * slots * d.h));
+  return ops;
+}
+
+/// The MLP of block `index`: dense, or a sparse block's mixture of experts; then the dropout-add.
+std::vector<Operator> mlp_operators(const TransformerShape& shape, int index)
+{
+  std::vector<Operator> ops = shape.sparse_block(index)
+                                  ? moe_operators(shape)
+                                  : feed_forward(shape, static_cast<double>(shape.intermediate), "mlp");
   ops.push_back(dropout_add("mlp_dropout_add", shape));
   return ops;
 }
@@ -186,10 +260,10 @@ std::vector<Operator> attention_half(const TransformerShape& shape)
   return ops;
 }
 
-std::vector<Operator> mlp_half(const TransformerShape& shape)
+std::vector<Operator> mlp_half(const TransformerShape& shape, int index)
 {
-  auto ops = shape.shared_block_norm ? mlp_operators(shape)
-                                     : with_norm(mlp_operators(shape), norm("norm_2", shape), shape.post_norm);
+  auto ops = shape.shared_block_norm ? mlp_operators(shape, index)
+                                     : with_norm(mlp_operators(shape, index), norm("norm_2", shape), shape.post_norm);
   if (shape.sandwich_norms)
     ops.push_back(norm("post_mlp_norm", shape));
   return ops;
@@ -234,7 +308,7 @@ Layer block_layer(const TransformerShape& shape, int index)
 {
   const Dims d = dims_of(shape);
   std::vector<Operator> ops = attention_half(shape);
-  for (Operator& op : mlp_half(shape))
+  for (Operator& op : mlp_half(shape, index))
     ops.push_back(std::move(op));
   return layer_of("block." + std::to_string(index), "transformer", std::move(ops), 2 * d.s * d.h);
 }
@@ -245,7 +319,7 @@ std::pair<Layer, Layer> split_block_layers(const TransformerShape& shape, int in
   const Dims d           = dims_of(shape);
   const std::string name = "block." + std::to_string(index);
   return {layer_of(name + ".attention", "attention", attention_half(shape), 2 * d.s * d.h),
-          layer_of(name + ".mlp", "mlp", mlp_half(shape), 2 * d.s * d.h)};
+          layer_of(name + ".mlp", "mlp", mlp_half(shape, index), 2 * d.s * d.h)};
 }
 
 Layer head_layer(const TransformerShape& shape)
@@ -285,6 +359,9 @@ Workload build_transformer(const TransformerShape& shape)
                 (shape.head_dim > 0 || shape.hidden % shape.heads == 0));
   HETSIM_ASSERT(shape.kv_heads > 0 && shape.heads % shape.kv_heads == 0);
   HETSIM_ASSERT(shape.intermediate > 0 && shape.vocab > 0 && shape.seq_len > 0);
+  HETSIM_ASSERT(shape.experts == 0 || (shape.experts_per_token > 0 && shape.experts_per_token <= shape.experts &&
+                                       shape.expert_intermediate > 0 && shape.sparse_step > 0 &&
+                                       shape.capacity_factor >= 1));
   Workload workload;
   workload.name    = shape.name;
   workload.seq_len = shape.seq_len;

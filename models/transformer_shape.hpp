@@ -38,6 +38,21 @@ struct TransformerShape {
   /// Each block as two layers, "block.i.attention" (with the first norm) and "block.i.mlp" (with the second),
   /// so that per-layer decisions (OSDP's sharding) reach the operators inside a block.
   bool split_blocks = false;
+
+  // Mixture of experts (Mixtral, Qwen2-MoE): the MLP of a sparse block is a router and `experts` MLPs of width
+  // expert_intermediate, of which each token visits experts_per_token; a shared expert may run on every token.
+  int experts                    = 0; ///< routed experts per sparse block; 0: a dense model
+  int experts_per_token          = 0; ///< top-k
+  int expert_intermediate        = 0; ///< each routed expert's MLP width
+  int shared_expert_intermediate = 0; ///< the shared expert's MLP width (Qwen2-MoE); 0: none
+  bool shared_expert_gate        = false; ///< a sigmoid gate (hidden -> 1) scales the shared expert's output
+  int sparse_step                = 1; ///< block i is sparse when (i + 1) % sparse_step == 0 (decoder_sparse_step)
+  /// Expert slots per routed token on the busiest expert: 1 is perfectly balanced routing; Switch/GShard's
+  /// capacity factor (1.25, ...) pads every expert to that many.
+  double capacity_factor = 1.0;
+
+  bool mixture_of_experts() const { return experts > 0; }
+  bool sparse_block(int index) const { return experts > 0 && (index + 1) % sparse_step == 0; }
 };
 
 } // namespace hetsim::models

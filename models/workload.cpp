@@ -36,6 +36,22 @@ double Workload::total_params() const
   return sum(*this, &Layer::params);
 }
 
+double Workload::active_params() const
+{
+  double active = total_params() - sum(*this, &Layer::expert_params);
+  if (shape && shape->experts > 0)
+    active += sum(*this, &Layer::expert_params) * shape->experts_per_token / shape->experts;
+  return active;
+}
+
+bool Workload::mixture_of_experts() const
+{
+  for (const auto& layer : layers)
+    if (layer.expert_params > 0)
+      return true;
+  return false;
+}
+
 double Workload::forward_flops_per_sample() const
 {
   return sum(*this, &Layer::forward_flops_per_sample);

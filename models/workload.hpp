@@ -29,6 +29,11 @@ struct Layer {
   /// Parameter tensors the params are held in (from the operators; 0 when unknown: a layer list's layer,
   /// taken as one tensor when it has parameters).
   int parameter_tensors = 0;
+  /// Of params, those of routed experts: expert parallelism divides them, and their gradients are reduced over
+  /// the replicas that hold the same experts.
+  double expert_params = 0;
+  /// Expert-parallel all-to-alls per forward pass (dispatch and combine of a sparse block: 2), as many backward.
+  int all_to_alls = 0;
   /// The forward pass as kernels, in order; empty for a layer list's layers, which give only the figures above.
   std::vector<Operator> operators;
 };
@@ -55,6 +60,10 @@ struct Workload {
   /// The dtype to train in when the plan or command names none.
   Dtype default_dtype() const { return dtype.value_or(Dtype::fp16); }
   double total_params() const;
+  /// Parameters one token meets: all but the routed experts it is not sent to (total_params for a dense model).
+  double active_params() const;
+  /// Whether some layer has routed experts.
+  bool mixture_of_experts() const;
   double forward_flops_per_sample() const;
   double backward_flops_per_sample() const;
 };

@@ -42,6 +42,10 @@ CollectiveRun::CollectiveRun(const strategies::Collective& collective, const Net
     analytic_seconds_ = analytic_seconds;
     return;
   }
+  if (collective.kind == TaskKind::all_to_all) {
+    kind_ = Kind::all_to_all;
+    return;
+  }
   const auto algorithm = static_cast<strategies::CollectiveAlgorithm>(collective.algorithm);
   if (algorithm == strategies::CollectiveAlgorithm::tree && collective.kind == TaskKind::all_reduce) {
     kind_ = Kind::tree;
@@ -107,6 +111,9 @@ void CollectiveRun::run_member(int index)
       break;
     case Kind::hierarchical:
       run_hierarchical(index);
+      break;
+    case Kind::all_to_all:
+      run_all_to_all(index);
       break;
     case Kind::analytic:
       run_analytic(index);
@@ -210,6 +217,22 @@ void CollectiveRun::run_hierarchical(int index)
       throw InternalError("collective of kind '" + std::string(strategies::task_kind_name(collective_.kind)) +
                           "'");
   }
+}
+
+void CollectiveRun::run_all_to_all(int index)
+{
+  HETSIM_ASSERT(collective_.member_count() == size()); // never folded (fold.hpp)
+  const int n = size();
+  everyone_.increment();
+  everyone_.wait_for(n);
+  const double share = collective_.bytes / n;
+  std::vector<Network::Flow> flows;
+  flows.reserve(static_cast<std::size_t>(n - 1));
+  for (int k = 1; k < n; ++k) // in ring order from the member's successor, as NCCL posts them
+    flows.push_back({collective_.devices[index], collective_.devices[(index + k) % n], share});
+  network_.transfer_all(std::move(flows));
+  sent_.increment();
+  sent_.wait_for(n); // what this member receives is in the others' flows
 }
 
 void CollectiveRun::run_analytic(int index)

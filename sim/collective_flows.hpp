@@ -20,6 +20,9 @@
 ///  - pipelined rings (ReplayOptions::pipelined_rings): every ring phase above moves as one flow per member to
 ///    the next member, carrying all its steps' chunks, after waiting the latencies of the steps but one. This is
 ///    how NCCL's chunk pipelining keeps every ring link busy at once, and it takes 2(n-1) times fewer transfers;
+///  - all-to-all (whatever the algorithm): once every member has joined, each sends bytes/n to every other member
+///    at once, n-1 concurrent flows on their own routes, and is done when every member's flows are (NCCL runs it as
+///    one group of sends and receives, which returns when all of them have completed);
 ///  - analytic (ReplayOptions::analytic_collective_seconds, for collectives whose members share one node): once
 ///    the last member has joined, every member waits the given time.
 ///
@@ -51,11 +54,12 @@ public:
 
 private:
   struct Ring;
-  enum class Kind { none, ring, tree, hierarchical, analytic };
+  enum class Kind { none, ring, tree, hierarchical, all_to_all, analytic };
 
   void run_ring(Ring& ring, int position, int first_step, int steps, double chunk_bytes);
   void run_tree(int index);
   void run_hierarchical(int index);
+  void run_all_to_all(int index);
   void run_analytic(int index);
 
   const strategies::Collective& collective_;
@@ -80,7 +84,8 @@ private:
   std::vector<int> position_of_;             ///< per member: its position inside the node group
   int local_count_ = 0;
   int node_count_  = 0;
-  Counter everyone_; ///< analytic: members arrived
+  Counter everyone_; ///< analytic and all-to-all: members arrived
+  Counter sent_;     ///< all-to-all: members whose flows are done
 };
 
 } // namespace hetsim::sim

@@ -16,6 +16,8 @@ costmodel::CollectiveOp operation_of(const strategies::Collective& collective)
     return costmodel::CollectiveOp::reduce_scatter;
   if (collective.kind == TaskKind::all_gather)
     return costmodel::CollectiveOp::all_gather;
+  if (collective.kind == TaskKind::all_to_all)
+    return costmodel::CollectiveOp::all_to_all;
   return costmodel::CollectiveOp::all_reduce;
 }
 

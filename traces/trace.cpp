@@ -21,7 +21,8 @@ namespace hetsim::traces {
 namespace {
 
 // Thread ids of the streams inside each device's track, in display order.
-constexpr std::array<std::string_view, 4> kStreams = {"compute", "tensor_parallel", "data_parallel", "pipeline"};
+constexpr std::array<std::string_view, 5> kStreams = {"compute", "tensor_parallel", "data_parallel", "expert_parallel",
+                                                      "pipeline"};
 
 int stream_tid(const std::string& stream)
 {

@@ -20,6 +20,7 @@
 
 #include <Eigen/Dense>
 #include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
 #include <gloo/barrier.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
@@ -129,7 +130,7 @@ public:
         if (strategies::is_compute(task.kind)) {
           if (task.kind == TaskKind::optimizer)
             optimizer_elements_ = std::max(optimizer_elements_, optimizer_elements(task, workload.scale));
-          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale))
+          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep))
             kernels_.fit(kernel_operands(kernel));
           continue;
         }
@@ -160,7 +161,7 @@ public:
     TaskResult result;
     const auto called = std::chrono::steady_clock::now();
     auto since_call   = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - called).count(); };
-    for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale)) {
+    for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep)) {
       const double started = workload_.time_kernels ? since_call() : 0;
       if (kernel.kind == models::Kernel::Kind::stream)
         stream(stream_elements(kernel));
@@ -204,6 +205,20 @@ public:
     case TaskKind::reduce_scatter:
       ring_reduce_scatter(*context, buffer, elements, task.collective);
       break;
+    case TaskKind::all_to_all: {
+      // The buffer holds one share per member, in member order; share i goes to member i and the shares
+      // received land in the scratch buffer in the same order (Gloo's pairwise exchange).
+      const std::size_t share = std::max<std::size_t>(1, elements / members);
+      CountedVector<float>& received = scratch_for(task);
+      buffer.resize(std::max(buffer.size(), share * members), 1.0f);
+      received.resize(std::max(received.size(), share * members));
+      gloo::AlltoallOptions options(context);
+      options.setInput(buffer.data(), share * members);
+      options.setOutput(received.data(), share * members);
+      options.setTimeout(timeout());
+      gloo::alltoall(options);
+      break;
+    }
     default:
       throw InternalError("cpu executor: task " + std::to_string(task.id) + " is not a collective");
     }

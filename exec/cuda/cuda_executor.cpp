@@ -243,7 +243,7 @@ public:
           optimizer_.reserve(budget_, static_cast<std::size_t>(optimizer_elements(task, workload.scale)) * states *
                                           sizeof(float));
         } else if (strategies::is_compute(task.kind)) {
-          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale)) {
+          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep)) {
             const Operands operands = kernel_operands(kernel);
             kernels_.a.reserve(budget_, operands.a * element_bytes_);
             kernels_.b.reserve(budget_, operands.b * element_bytes_);
@@ -282,7 +282,7 @@ public:
       double flops    = 0;
       const float one = 1, zero = 0;
       marked_kernels_.clear();
-      for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale)) {
+      for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep)) {
         if (workload_.time_kernels)
           mark_kernel_end(kernel.name, stream);
         if (kernel.kind == models::Kernel::Kind::stream) // an elementwise pass: reads as many as it writes
@@ -337,6 +337,19 @@ public:
           nccl(comm, ncclAllGather(buffer, bytes + share * element_bytes_, share, nccl_type_, comm, stream),
                      "ncclAllGather");
           break;
+        case TaskKind::all_to_all: { // input: a share per member; output: the shares received, after it
+          // NCCL has no all-to-all call: one group of a send and a receive per member (the NCCL documentation's
+          // own all-to-all), which completes when all of them have.
+          char* received = bytes + share * members * element_bytes_;
+          check_nccl(ncclGroupStart(), "ncclGroupStart");
+          for (int peer = 0; peer < members; ++peer) {
+            const std::size_t offset = static_cast<std::size_t>(peer) * share * element_bytes_;
+            check_nccl(ncclSend(bytes + offset, share, nccl_type_, peer, comm, stream), "ncclSend");
+            check_nccl(ncclRecv(received + offset, share, nccl_type_, peer, comm, stream), "ncclRecv");
+          }
+          nccl(comm, ncclGroupEnd(), "ncclGroupEnd");
+          break;
+        }
         default:
           throw InternalError("cuda executor: task " + std::to_string(task.id) + " is not a collective");
       }

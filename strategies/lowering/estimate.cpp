@@ -71,13 +71,82 @@ public:
   }
 
 private:
+  /// Parameters of stage `s` on one device: its tensor-parallel share, its own routed experts only.
   double stage_params(int s) const
   {
     double params = 0;
     for (const auto& [first, end] : plan_.stage_ranges(s, layer_count()))
       for (int l = first; l < end; ++l)
-        params += workload_.layers[l].params;
+        params += workload_.layers[l].params - workload_.layers[l].expert_params * (1 - 1.0 / plan_.ep);
     return params / plan_.tp;
+  }
+
+  /// The mean size of a layer's tensor-parallel all-reduces: its output, or a sparse block's routed tokens.
+  double all_reduce_bytes_per_sample(const models::Layer& layer) const
+  {
+    double bytes = 0;
+    int count    = 0;
+    for (const models::OperatorGroup& group : models::communication_groups(layer.operators, plan_.tp, 1))
+      if (group.all_reduce) {
+        bytes += group.all_reduce_bytes_per_sample > 0 ? group.all_reduce_bytes_per_sample
+                                                       : layer.activation_bytes_per_sample;
+        ++count;
+      }
+    return count > 0 ? bytes / count : layer.activation_bytes_per_sample;
+  }
+
+  /// Of stage_params, the routed experts' when expert parallelism reduces them apart (0 without).
+  double stage_expert_params(int s) const
+  {
+    if (plan_.ep == 1)
+      return 0;
+    double params = 0;
+    for (const auto& [first, end] : plan_.stage_ranges(s, layer_count()))
+      for (int l = first; l < end; ++l)
+        params += workload_.layers[l].expert_params;
+    return params / plan_.ep / plan_.tp;
+  }
+
+  /// The replicas of stage `s`, TP rank `t`, that hold the same experts as replica `r`.
+  std::vector<int> expert_dp_group(int s, int t, int r) const
+  {
+    std::vector<int> devices;
+    for (int q = plan_.expert_rank(r); q < plan_.dp; q += plan_.ep)
+      devices.push_back(plan_.device(s, q, t));
+    return devices;
+  }
+
+  /// One micro-batch's expert-parallel all-to-alls through layers [first, end) of replica `r`, forward and
+  /// backward: every TP rank's group exchanges at once, sharing the NICs.
+  std::pair<double, double> all_to_all_seconds(int s, int r, int first, int end, int mb) const
+  {
+    if (plan_.ep == 1)
+      return {0, 0};
+    const int group_first = r - plan_.expert_rank(r);
+    double forward        = 0;
+    for (int l = first; l < end; ++l)
+      for (const models::OperatorGroup& group :
+           models::communication_groups(workload_.layers[l].operators, plan_.tp, plan_.ep)) {
+        if (group.all_to_all_bytes_per_sample <= 0)
+          continue;
+        const double bytes = group.all_to_all_bytes_per_sample * mb * activation_scale();
+        std::vector<costmodel::Flow> flows;
+        for (int t = 0; t < plan_.tp; ++t)
+          for (int i = 0; i < plan_.ep; ++i)
+            for (int j = 0; j < plan_.ep; ++j)
+              if (i != j)
+                flows.push_back({plan_.device(s, group_first + i, t), plan_.device(s, group_first + j, t),
+                                 bytes / plan_.ep});
+        const std::vector<double> seconds = costmodel::shared_flow_seconds(cluster_, flows);
+        std::vector<int> members;
+        for (int i = 0; i < plan_.ep; ++i)
+          members.push_back(plan_.device(s, group_first + i, 0));
+        forward += std::max(*std::max_element(seconds.begin(), seconds.end()),
+                            costmodel::all_to_all_seconds(cluster_, members, bytes)) +
+                   call_seconds(members, CollectiveOp::all_to_all);
+      }
+    // The backward mirrors every exchange, and a recomputing backward reruns the forward's too.
+    return {forward, forward * (plan_.recompute ? 2 : 1)};
   }
 
   int layer_count() const { return static_cast<int>(workload_.layers.size()); }
@@ -172,7 +241,7 @@ private:
         const int reductions = tensor_parallel_all_reduces(layer, plan_);
         forward += layer.tensor_parallel_all_reduces;
         all += reductions;
-        bytes += reductions * layer.activation_bytes_per_sample * mb * activation_scale();
+        bytes += reductions * all_reduce_bytes_per_sample(layer) * mb * activation_scale();
       }
       if (all > 0) {
         const double each = transfer_seconds(tp_group, CollectiveOp::all_reduce, bytes / all) +
@@ -181,6 +250,10 @@ private:
         steps.backward_s += (all - forward) * each;
       }
     }
+
+    const auto [to_experts_s, from_experts_s] = all_to_all_seconds(s, r, first, end, mb);
+    steps.forward_s += to_experts_s;
+    steps.backward_s += from_experts_s;
 
     // ZeRO-2/3 synchronise every micro-batch on the data-parallel stream, beside the compute of the whole
     // micro-batch. ZeRO-3 gathers of layers larger than the prefetch distance wait for the compute before them and
@@ -419,6 +492,8 @@ private:
   /// Parameters of layer `l` on one device whose gradients are reduced in buckets (all but sharded slices).
   double bucketed_layer_params(int l) const
   {
+    if (plan_.ep > 1) // the routed experts' gradients are reduced apart
+      return (workload_.layers[l].params - workload_.layers[l].expert_params) / plan_.tp;
     const double params = workload_.layers[l].params / plan_.tp;
     return sharding_ ? params * (1 - plan_.layer_sharding[l].fraction()) : params;
   }
@@ -426,7 +501,7 @@ private:
   /// Parameters of stage `s` kept whole on every replica.
   double replicated_params(int s) const
   {
-    if (!sharding_)
+    if (!sharding_ && plan_.ep == 1)
       return stage_params(s);
     double params = 0;
     for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) // one chunk when sharding
@@ -465,13 +540,20 @@ private:
     const auto group      = dp_group(s, t);
     const double slowdown = end_slowdown_[s * plan_.tp + t];
     const double bytes    = replicated_params(s) * gradient_bytes_per_param();
-    const double gather =
+    double gather =
         plan_.zero_stage >= 1
-            ? bucketed_seconds(group, CollectiveOp::all_gather, stage_params(s) * dtype_bytes(plan_.dtype), slowdown)
+            ? bucketed_seconds(group, CollectiveOp::all_gather, replicated_params(s) * dtype_bytes(plan_.dtype), slowdown)
             : 0;
     // ZeRO 0-2 reduce during the last backward: buckets overlap it, the last bucket never does.
     const CollectiveOp op = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
-    const double reduce   = bucketed_seconds(group, op, bytes, slowdown);
+    double reduce         = bucketed_seconds(group, op, bytes, slowdown);
+    // Routed experts follow on the same stream, over the replicas holding them.
+    if (const double experts = stage_expert_params(s); experts > 0 && plan_.dp > plan_.ep) {
+      const auto holders = expert_dp_group(s, t, 0);
+      reduce += bucketed_seconds(holders, op, experts * gradient_bytes_per_param(), slowdown);
+      if (plan_.zero_stage >= 1)
+        gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), slowdown);
+    }
     const double last     = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown);
     return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
   }
@@ -511,6 +593,9 @@ private:
   double optimizer_seconds(int s, int r, int t) const
   {
     double params = stage_params(s) / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    if (plan_.ep > 1 && plan_.zero_stage >= 1)
+      params = (stage_params(s) - stage_expert_params(s)) / plan_.dp +
+               stage_expert_params(s) / (plan_.dp / plan_.ep);
     if (sharding_)
       params = replicated_params(s) + (stage_params(s) - replicated_params(s)) / plan_.dp;
     return compute_.optimizer_seconds(cluster_.gpu_of(plan_.device(s, r, t)), params);

@@ -24,7 +24,8 @@
 /// one flow gets on B/c. A fold is kept only when every link a replayed flow crosses carries the same number of
 /// real flows per replayed flow for every kind of traffic on it (pipeline, data-parallel, tensor-parallel and
 /// tied-embedding rings), checked by counting both; otherwise the replica fold, then the tensor-parallel fold,
-/// is given up. Clusters with node-pair overrides and plans with tree all-reduces are replayed in full.
+/// is given up. Clusters with node-pair overrides and plans with tree all-reduces or expert parallelism are
+/// replayed in full.
 
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"

@@ -30,8 +30,19 @@ struct Piece {
   double flops_per_sample          = 0;     ///< on one device, after the tensor-parallel split
   bool tp_all_reduce               = false; ///< followed by a tensor-parallel all-reduce...
   double tp_bytes_per_sample       = 0;     ///< ...of this many 16-bit bytes per sample
+  double all_to_all_bytes_per_sample = 0;   ///< then an expert-parallel all-to-all of this many (0: none)
   int bucket_begin                 = 0;     ///< gradient buckets complete once this piece ends
   int bucket_end                   = 0;
+  int expert_bucket_begin          = 0;     ///< the same for the routed experts' buckets
+  int expert_bucket_end            = 0;
+};
+
+/// Where a layer's pass stops to communicate: after each of these parts comes its tensor-parallel all-reduce
+/// and/or expert-parallel all-to-all (models::communication_groups; a layer list's layer: its all-reduces).
+struct LayerPart {
+  bool all_reduce          = false;
+  double all_reduce_bytes  = 0; ///< per sample, 16-bit
+  double all_to_all_bytes  = 0; ///< per sample, 16-bit
 };
 
 /// What every device of one pipeline stage does for one of its model chunks (its only one without virtual
@@ -43,7 +54,9 @@ struct StageLayout {
   std::vector<Piece> backward;      ///< micro-batches without gradient synchronisation
   std::vector<Piece> backward_sync; ///< micro-batches that synchronise gradient buckets (ZeRO 0-2)
   std::vector<double> bucket_bytes; ///< gradient buckets in backward layer order
+  std::vector<double> expert_bucket_bytes; ///< the routed experts' (expert parallelism), reduced over their holders
   int bucket_offset                = 0; ///< buckets of the stage's earlier chunks: tasks number them on
+  int expert_bucket_offset         = 0;
   double params                    = 0; ///< parameters of the stage on one device (after the TP split)
   double optimizer_params          = 0; ///< the part of them this device updates
   int boundary_layer               = 0; ///< whose output the chunk sends to the next (boundary_bytes)
@@ -59,6 +72,7 @@ public:
         layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
         scale_(dtype_bytes(plan.dtype) / 2.0),
         zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers()),
+        expert_replicas_(plan.dp / plan.ep),
         tied_bytes_(tied_embedding_gradient_bytes(layers_, plan))
   {
     max_accum_ = *std::max_element(plan.grad_accum.begin(), plan.grad_accum.end());
@@ -73,9 +87,12 @@ public:
     }
     for (int k = 0; k < plan.chunk_count(); ++k) {
       stages_.push_back(layout_stage(k));
-      if (k >= plan.pp)
+      if (k >= plan.pp) {
         stages_[k].bucket_offset = stages_[k - plan.pp].bucket_offset +
                                    static_cast<int>(stages_[k - plan.pp].bucket_bytes.size());
+        stages_[k].expert_bucket_offset = stages_[k - plan.pp].expert_bucket_offset +
+                                          static_cast<int>(stages_[k - plan.pp].expert_bucket_bytes.size());
+      }
     }
   }
 
@@ -85,6 +102,7 @@ public:
     schedule_.tp           = plan_.tp;
     schedule_.pp           = plan_.pp;
     schedule_.dp           = plan_.dp;
+    schedule_.ep           = plan_.ep;
     schedule_.zero_stage   = plan_.zero_stage;
     schedule_.layer_count  = static_cast<int>(layers_.size());
     schedule_.virtual_stages = plan_.virtual_stages;
@@ -103,6 +121,8 @@ public:
     tp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.dp);
     dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp);
     tied_group_ops_.resize(static_cast<std::size_t>(plan_.dp) * plan_.tp);
+    ep_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.dp * plan_.tp); // by group's first replica
+    expert_dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp * plan_.ep);
     for (int s = 0; s < plan_.pp; ++s)
       for (int r : replicas_)
         for (int t : tp_ranks_)
@@ -119,11 +139,48 @@ private:
     return layers_[layer].params / plan_.tp * plan_.gradient_reduction_bytes();
   }
 
-  /// The part of a layer's gradients reduced in buckets: all of it unless layer_sharding shards slices of it.
+  /// Parameters of a layer on one device: its share of the tensor-parallel split, and of the routed experts
+  /// only those of its expert-parallel rank.
+  double device_params(int layer) const
+  {
+    const models::Layer& l = layers_[layer];
+    return (l.params - l.expert_params + l.expert_params / plan_.ep) / plan_.tp;
+  }
+
+  /// Gradients of the routed experts a device holds, reduced apart when ep > 1 (over expert_replicas_).
+  double expert_gradient_bytes(int layer) const
+  {
+    if (plan_.ep == 1)
+      return 0;
+    return layers_[layer].expert_params / plan_.ep / plan_.tp * plan_.gradient_reduction_bytes();
+  }
+
+  /// The part of a layer's gradients reduced in buckets over all replicas: all of it unless layer_sharding
+  /// shards slices of it, or expert parallelism reduces the experts' apart.
   double bucketed_param_bytes(int layer) const
   {
+    if (plan_.ep > 1)
+      return (layers_[layer].params - layers_[layer].expert_params) / plan_.tp * plan_.gradient_reduction_bytes();
     const double bytes = layer_gradient_bytes(layer);
     return sharding_ ? bytes * (1 - plan_.layer_sharding[layer].fraction()) : bytes;
+  }
+
+  /// The parts a layer's pass stops after to communicate, in forward order.
+  std::vector<LayerPart> layer_parts(const models::Layer& layer) const
+  {
+    std::vector<LayerPart> parts;
+    if (layer.operators.empty()) { // a layer list's layer: its all-reduces, evenly spaced
+      const int reductions = plan_.tp > 1 ? layer.tensor_parallel_all_reduces : 0;
+      parts.assign(static_cast<std::size_t>(std::max(1, reductions)),
+                   LayerPart{reductions > 0, layer.activation_bytes_per_sample, 0});
+      return parts;
+    }
+    for (const models::OperatorGroup& group : models::communication_groups(layer.operators, plan_.tp, plan_.ep))
+      parts.push_back(LayerPart{group.all_reduce,
+                                group.all_reduce_bytes_per_sample > 0 ? group.all_reduce_bytes_per_sample
+                                                                      : layer.activation_bytes_per_sample,
+                                group.all_to_all_bytes_per_sample});
+    return parts;
   }
 
   /// ZeRO-3 collectives per layer and direction: one for the whole layer, or one per sharded slice.
@@ -148,6 +205,44 @@ private:
     return layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0);
   }
 
+  /// Fills gradient buckets of the plan's size with `bytes_of(layer)` in backward layer order: `buckets` gets
+  /// their sizes, `closing` the layer that completes each (when it is ready to reduce).
+  template <class BytesOf>
+  void fill_buckets(const StageLayout& stage, int s, BytesOf bytes_of, std::vector<double>& buckets,
+                    std::vector<int>& closing) const
+  {
+    const double capacity = plan_.gradient_bucket_bytes();
+    double stage_bytes    = 0;
+    for (int l = stage.first; l < stage.end; ++l)
+      stage_bytes += bytes_of(l);
+    if (stage_bytes / capacity > static_cast<double>(kMaxTasks)) // checked before the buckets take the memory
+      throw InputError(origin_ + ": " + (plan_.virtual_stages > 1 ? "chunk " : "stage ") + std::to_string(s) +
+                       "'s gradients fill about " + std::to_string(static_cast<long long>(stage_bytes / capacity)) +
+                       " buckets, more than the " + std::to_string(kMaxTasks) +
+                       " tasks a replay can hold; give a larger bucket_mib");
+    double filled = 0;
+    for (int l = stage.end - 1; l >= stage.first; --l) {
+      double left = bytes_of(l);
+      while (left > capacity * 1e-9) { // ignore rounding residues
+        const double take = std::min(left, capacity - filled);
+        filled += take;
+        left -= take;
+        if (filled >= capacity * (1 - 1e-9)) {
+          buckets.push_back(filled);
+          closing.push_back(l);
+          filled = 0;
+        }
+      }
+    }
+    if (filled > capacity * 1e-9) {
+      buckets.push_back(filled);
+      closing.push_back(stage.first);
+    }
+    // A framework that reduces after the backward pass starts every bucket once its first layer is done.
+    if (!plan_.framework.reduce_during_backward)
+      std::fill(closing.begin(), closing.end(), stage.first);
+  }
+
   /// Chunk `s` of the pipeline (stage `s` without virtual stages).
   StageLayout layout_stage(int s) const
   {
@@ -155,9 +250,14 @@ private:
     stage.first                   = plan_.stage_starts[s];
     stage.end                     = plan_.stage_end(s, static_cast<int>(layers_.size()));
     stage.boundary_layer = stage.end - 1;
-    for (int l = stage.first; l < stage.end; ++l)
-      stage.params += layers_[l].params / plan_.tp;
+    double expert_params = 0; // of stage.params: the routed experts', sharded by ZeRO over their holders only
+    for (int l = stage.first; l < stage.end; ++l) {
+      stage.params += device_params(l);
+      expert_params += layers_[l].expert_params / plan_.ep / plan_.tp;
+    }
     stage.optimizer_params = stage.params / (plan_.zero_stage >= 1 ? plan_.dp : 1);
+    if (plan_.ep > 1 && plan_.zero_stage >= 1)
+      stage.optimizer_params = (stage.params - expert_params) / plan_.dp + expert_params / expert_replicas_;
     if (sharding_) {
       stage.optimizer_params = 0;
       for (int l = stage.first; l < stage.end; ++l) {
@@ -168,75 +268,58 @@ private:
 
     // Gradient buckets, filled in backward layer order; a bucket is ready when the layer that completes it is.
     std::vector<int> closing_layer;
+    std::vector<int> expert_closing_layer;
     const bool buckets = plan_.dp > 1 && plan_.zero_stage <= 2;
-    if (buckets) {
-      const double capacity = plan_.gradient_bucket_bytes();
-      double stage_bytes    = 0;
-      for (int l = stage.first; l < stage.end; ++l)
-        stage_bytes += bucketed_param_bytes(l);
-      if (stage_bytes / capacity > static_cast<double>(kMaxTasks)) // checked before the buckets take the memory
-        throw InputError(origin_ + ": " + (plan_.virtual_stages > 1 ? "chunk " : "stage ") + std::to_string(s) +
-                         "'s gradients fill about " +
-                         std::to_string(static_cast<long long>(stage_bytes / capacity)) + " buckets, more than the " +
-                         std::to_string(kMaxTasks) + " tasks a replay can hold; give a larger bucket_mib");
-      double filled         = 0;
-      for (int l = stage.end - 1; l >= stage.first; --l) {
-        double left = bucketed_param_bytes(l);
-        while (left > capacity * 1e-9) { // ignore rounding residues
-          const double take = std::min(left, capacity - filled);
-          filled += take;
-          left -= take;
-          if (filled >= capacity * (1 - 1e-9)) {
-            stage.bucket_bytes.push_back(filled);
-            closing_layer.push_back(l);
-            filled = 0;
-          }
-        }
-      }
-      if (filled > capacity * 1e-9) {
-        stage.bucket_bytes.push_back(filled);
-        closing_layer.push_back(stage.first);
-      }
-      // A framework that reduces after the backward pass starts every bucket once its first layer is done.
-      if (!plan_.framework.reduce_during_backward)
-        std::fill(closing_layer.begin(), closing_layer.end(), stage.first);
-    }
+    if (buckets)
+      fill_buckets(stage, s, [&](int l) { return bucketed_param_bytes(l); }, stage.bucket_bytes, closing_layer);
+    if (buckets && expert_replicas_ > 1)
+      fill_buckets(stage, s, [&](int l) { return expert_gradient_bytes(l); }, stage.expert_bucket_bytes,
+                   expert_closing_layer);
     // Buckets [begin, end) closed by `layer`; they are contiguous since layers close them in order.
+    auto closed_by = [](const std::vector<int>& closing, int layer, int& begin, int& end) {
+      auto lo = std::find(closing.begin(), closing.end(), layer);
+      auto hi = std::find_if(lo, closing.end(), [&](int c) { return c != layer; });
+      begin   = static_cast<int>(lo - closing.begin());
+      end     = static_cast<int>(hi - closing.begin());
+    };
     auto buckets_of = [&](int layer, Piece& piece) {
-      auto lo = std::find(closing_layer.begin(), closing_layer.end(), layer);
-      auto hi = std::find_if(lo, closing_layer.end(), [&](int c) { return c != layer; });
-      piece.bucket_begin = static_cast<int>(lo - closing_layer.begin());
-      piece.bucket_end   = static_cast<int>(hi - closing_layer.begin());
+      closed_by(closing_layer, layer, piece.bucket_begin, piece.bucket_end);
+      closed_by(expert_closing_layer, layer, piece.expert_bucket_begin, piece.expert_bucket_end);
     };
 
-    const bool per_layer = plan_.tp > 1 || zero3_ || sharding_;
+    const bool per_layer = plan_.tp > 1 || zero3_ || sharding_ || plan_.ep > 1;
     if (per_layer) {
       for (int backward = 0; backward < 2; ++backward) {
         auto& pieces = backward ? stage.backward : stage.forward;
         pieces.reserve(static_cast<std::size_t>(stage.end - stage.first) * 2);
         for (int i = 0; i < stage.end - stage.first; ++i) {
-          const int l                  = backward ? stage.end - 1 - i : stage.first + i;
-          const models::Layer& layer   = layers_[l];
-          const int reductions         = plan_.tp > 1 ? layer.tensor_parallel_all_reduces : 0;
-          // A recomputing backward runs the layer's forward again, all-reduces included, before its own pieces.
-          const bool recomputes = backward && plan_.recompute && reductions > 0;
-          const int count       = std::max(1, reductions) * (recomputes ? 2 : 1);
+          const int l                       = backward ? stage.end - 1 - i : stage.first + i;
+          const models::Layer& layer        = layers_[l];
+          const std::vector<LayerPart> parts = layer_parts(layer);
+          const int n                       = static_cast<int>(parts.size());
+          const bool communicates           = n > 1 || parts[0].all_reduce || parts[0].all_to_all_bytes > 0;
+          // A recomputing backward runs the layer's forward again, communication included, before its own
+          // pieces. The backward runs the parts in reverse, each followed by its mirror communication.
+          const bool recomputes = backward && plan_.recompute && communicates;
+          const int count       = n * (recomputes ? 2 : 1);
           for (int k = 0; k < count; ++k) {
-            const bool forward_part = !backward || (recomputes && k < reductions);
+            const bool forward_part = !backward || (recomputes && k < n);
             const double flops      = forward_part ? layer.forward_flops_per_sample
                                       : recomputes ? layer.backward_flops_per_sample
                                                    : backward_flops_per_sample(layer);
+            const LayerPart& part   = parts[static_cast<std::size_t>(forward_part ? k % n : n - 1 - k % n)];
             Piece piece;
             piece.first_layer         = l;
             piece.layer_count         = 1;
             piece.piece               = k;
-            piece.pieces              = std::max(1, reductions);
+            piece.pieces              = n;
             piece.recomputed          = backward && forward_part;
             piece.recomputes          = backward && plan_.recompute && !recomputes;
             piece.ends_layer          = k == count - 1;
-            piece.flops_per_sample    = flops / plan_.tp / std::max(1, reductions);
-            piece.tp_all_reduce       = reductions > 0;
-            piece.tp_bytes_per_sample = layer.activation_bytes_per_sample;
+            piece.flops_per_sample    = flops / plan_.tp / n;
+            piece.tp_all_reduce       = part.all_reduce;
+            piece.tp_bytes_per_sample = part.all_reduce_bytes;
+            piece.all_to_all_bytes_per_sample = part.all_to_all_bytes;
             pieces.push_back(piece);
           }
         }
@@ -304,7 +387,7 @@ private:
   {
     std::size_t tasks = 0;
     std::size_t collectives = 0;
-    const std::size_t tp_factor = plan_.tp > 1 ? 2 : 1;
+    const std::size_t tp_factor = 1 + (plan_.tp > 1 ? 1 : 0) + (plan_.ep > 1 ? 1 : 0);
     for (int k = 0; k < plan_.chunk_count(); ++k) { // a stage's devices count each of their chunks
       const StageLayout& stage = stages_[k];
       const std::size_t layers = stage.end - stage.first;
@@ -312,7 +395,8 @@ private:
         const std::size_t m = plan_.grad_accum[r];
         std::size_t per_device = m * ((stage.forward.size() + stage.backward.size()) * tp_factor + 4) +
                                  stage.backward_sync.size() * tp_factor + 1;
-        std::size_t dp_tasks = stage.bucket_bytes.size() * (plan_.zero_stage == 2 ? m + 1 : 2);
+        std::size_t dp_tasks = (stage.bucket_bytes.size() + stage.expert_bucket_bytes.size()) *
+                               (plan_.zero_stage == 2 ? m + 1 : 2);
         if (zero3_)
           dp_tasks += 3 * layers * m;
         if (sharding_)
@@ -322,8 +406,8 @@ private:
         tasks += per_device * tp_ranks_.size();
         if (r == 0) {
           collectives += dp_tasks * tp_ranks_.size();
-          if (plan_.tp > 1)
-            collectives += m * (stage.forward.size() + stage.backward.size()) * replicas_.size();
+          if (plan_.tp > 1 || plan_.ep > 1)
+            collectives += (tp_factor - 1) * m * (stage.forward.size() + stage.backward.size()) * replicas_.size();
         }
       }
     }
@@ -389,7 +473,9 @@ private:
       collective.bytes     = task.bytes;
       collective.algorithm = static_cast<int>(plan_.collective_algorithm);
       collective.members   = members;
-      const std::size_t lowered = task.stream == Stream::tensor_parallel ? tp_ranks_.size() : replicas_.size();
+      const std::size_t lowered = task.stream == Stream::tensor_parallel   ? tp_ranks_.size()
+                                  : task.stream == Stream::expert_parallel ? static_cast<std::size_t>(members)
+                                                                           : replicas_.size();
       collective.devices.reserve(lowered);
       collective.tasks.reserve(lowered);
       group_ops.push_back(static_cast<int>(schedule_.collectives.size()));
@@ -415,6 +501,24 @@ private:
   {
     return add_collective_task(std::move(task), dp_group_ops_[stage_ * plan_.tp + tp_rank_], dp_issued_,
                                replica_ == 0, plan_.dp);
+  }
+
+  /// The device's expert-parallel group: the ep consecutive replicas of its own, same stage and TP rank.
+  int add_ep_collective(Task&& task)
+  {
+    const int first = replica_ - plan_.expert_rank(replica_);
+    return add_collective_task(std::move(task), ep_group_ops_[(stage_ * plan_.dp + first) * plan_.tp + tp_rank_],
+                               ep_issued_, first == replica_, plan_.ep);
+  }
+
+  /// The replicas holding the same routed experts as the device (one per expert-parallel group).
+  int add_expert_dp_collective(Task&& task)
+  {
+    task.experts = true;
+    return add_collective_task(std::move(task),
+                               expert_dp_group_ops_[(stage_ * plan_.tp + tp_rank_) * plan_.ep +
+                                                    plan_.expert_rank(replica_)],
+                               expert_dp_issued_, plan_.expert_group(replica_) == 0, expert_replicas_);
   }
 
   /// ZeRO-3: gathers a layer's parameters (or its sharded slices, one by one) on the data-parallel stream
@@ -456,6 +560,8 @@ private:
     tp_issued_   = 0;
     dp_issued_   = 0;
     tied_issued_ = 0;
+    ep_issued_   = 0;
+    expert_dp_issued_ = 0;
     blocking_send_ = -1;
     sync_tasks_.clear();
 
@@ -506,6 +612,15 @@ private:
           gather.bytes = bytes * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
           gather.deps  = {optimizer};
           add_dp_collective(std::move(gather));
+        }
+      piece = 0;
+      for (int chunk : plan_.stage_chunks(s))
+        for (double bytes : stages_[chunk].expert_bucket_bytes) {
+          Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
+          gather.piece = piece++;
+          gather.bytes = bytes * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
+          gather.deps  = {optimizer};
+          add_expert_dp_collective(std::move(gather));
         }
     }
   }
@@ -581,10 +696,22 @@ private:
         reduce.first_layer = layer;
         reduce.layer_count = 1;
         reduce.piece       = piece.piece;
+        reduce.pieces      = piece.pieces;
         reduce.bytes       = piece.tp_bytes_per_sample * samples * scale_;
         reduce.deps        = {id};
         ready              = add_tp_collective(std::move(reduce));
         last               = ready;
+      }
+      if (piece.all_to_all_bytes_per_sample > 0) {
+        Task exchange        = make_task(TaskKind::all_to_all, Stream::expert_parallel, m, backward);
+        exchange.first_layer = layer;
+        exchange.layer_count = 1;
+        exchange.piece       = piece.piece;
+        exchange.pieces      = piece.pieces;
+        exchange.bytes       = piece.all_to_all_bytes_per_sample * samples * scale_;
+        exchange.deps        = {last};
+        ready                = add_ep_collective(std::move(exchange));
+        last                 = ready;
       }
 
       for (int b = piece.bucket_begin; b < piece.bucket_end; ++b) {
@@ -594,6 +721,14 @@ private:
         bucket.bytes = stage.bucket_bytes[b];
         bucket.deps  = {id};
         sync_tasks_.push_back(add_dp_collective(std::move(bucket)));
+      }
+      for (int b = piece.expert_bucket_begin; b < piece.expert_bucket_end; ++b) {
+        Task bucket  = make_task(plan_.zero_stage == 0 ? TaskKind::all_reduce : TaskKind::reduce_scatter,
+                                 Stream::data_parallel, plan_.zero_stage == 2 ? m : -1, true);
+        bucket.piece = stage.expert_bucket_offset + b;
+        bucket.bytes = stage.expert_bucket_bytes[b];
+        bucket.deps  = {id};
+        sync_tasks_.push_back(add_expert_dp_collective(std::move(bucket)));
       }
 
       if (backward && (zero3_ || sharding_) && piece.ends_layer) {
@@ -645,6 +780,7 @@ private:
   const double scale_; ///< activation bytes relative to 16-bit
   const bool zero3_;   ///< ZeRO-3 with something to shard over
   const bool sharding_; ///< layer_sharding shards some layers' slices over more than one replica
+  const int expert_replicas_; ///< replicas holding the same routed experts: dp / ep
   const double tied_bytes_; ///< the embedding gradient the first and last stages all-reduce, 0 when they do not
   int max_accum_ = 1;
   std::vector<StageLayout> stages_;
@@ -654,6 +790,10 @@ private:
   std::vector<std::vector<int>> tp_group_ops_; ///< [stage * dp + replica]: collectives of the TP group, in order
   std::vector<std::vector<int>> dp_group_ops_; ///< [stage * tp + tp_rank]: collectives of the DP group, in order
   std::vector<std::vector<int>> tied_group_ops_; ///< [replica * tp + tp_rank]: the first and last stages' tie
+  /// [(stage * dp + first replica of the group) * tp + tp_rank]: the expert-parallel group's all-to-alls
+  std::vector<std::vector<int>> ep_group_ops_;
+  /// [(stage * tp + tp_rank) * ep + expert rank]: gradient reductions of the routed experts
+  std::vector<std::vector<int>> expert_dp_group_ops_;
 
   // The device being lowered.
   int stage_   = 0;
@@ -664,6 +804,8 @@ private:
   int tp_issued_ = 0;
   int dp_issued_ = 0;
   int tied_issued_ = 0;
+  int ep_issued_   = 0;
+  int expert_dp_issued_ = 0;
   std::vector<int> sync_tasks_;
   int blocking_send_ = -1; ///< with blocking_sends: the device's last send, which its next compute waits for
 };

@@ -32,7 +32,9 @@ int communicators(const Plan& plan, int stage)
   // With virtual stages the last stage sends on to the first: every stage has two neighbours (one when pp is 2).
   const bool ends      = plan.virtual_stages == 1 && (stage == 0 || stage == plan.pp - 1);
   const int neighbours = plan.pp == 1 ? 0 : plan.pp == 2 || ends ? 1 : 2;
-  return (plan.tp > 1 ? 1 : 0) + (plan.dp > 1 ? 1 : 0) + neighbours;
+  // Expert parallelism adds its all-to-all group and, with more than one group, the experts' gradient group.
+  const int experts = plan.ep > 1 ? 1 + (plan.dp > plan.ep ? 1 : 0) : 0;
+  return (plan.tp > 1 ? 1 : 0) + (plan.dp > 1 ? 1 : 0) + neighbours + experts;
 }
 
 /// Layer ranges [first, end) a device holds: its model chunks.
@@ -88,7 +90,8 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   const double optimizer_bytes  = plan.dtype == Dtype::fp32 ? 8 : 12; // per parameter
   const double activation_scale = dtype_bytes(plan.dtype) / 2.0;      // layer figures are 16-bit
 
-  double params     = 0; // per device, after the tensor-parallel split
+  double params     = 0; // per device, after the tensor-parallel split, with its own experts only
+  double experts    = 0; // of params, the routed experts' (ZeRO shards them over the dp / ep replicas holding them)
   double largest[2] = {0, 0};
   double saved = 0, boundary = 0, largest_saved = 0, transient = 0; // activation bytes per sample, per device
   std::vector<double> chunk_saved, chunk_boundary;                    // the same per chunk
@@ -96,8 +99,9 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
     chunk_saved.push_back(saved);
     chunk_boundary.push_back(boundary);
     for (int l = first; l < end; ++l) {
-      const double p = layers[l].params / plan.tp;
+      const double p = (layers[l].params - layers[l].expert_params + layers[l].expert_params / plan.ep) / plan.tp;
       params += p;
+      experts += layers[l].expert_params / plan.ep / plan.tp;
       if (p > largest[0]) {
         largest[1] = largest[0];
         largest[0] = p;
@@ -114,6 +118,13 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   }
 
   DeviceMemory m = zero_model_states(params, largest[0] + largest[1], plan.zero_stage, plan.dp, plan.dtype);
+  if (plan.ep > 1) { // ZeRO-3 is refused with ep, so the largest layers' buffers do not matter here
+    const DeviceMemory dense = zero_model_states(params - experts, 0, plan.zero_stage, plan.dp, plan.dtype);
+    const DeviceMemory held  = zero_model_states(experts, 0, plan.zero_stage, plan.dp / plan.ep, plan.dtype);
+    m.parameter_bytes = dense.parameter_bytes + held.parameter_bytes;
+    m.gradient_bytes  = dense.gradient_bytes + held.gradient_bytes;
+    m.optimizer_bytes = dense.optimizer_bytes + held.optimizer_bytes;
+  }
   if (plan.shards_layers()) {
     // OSDP: sharded slices keep 1/dp of their states, plus a buffer for the two largest gathered slices (the
     // one computing and the one prefetched); replicated slices keep everything, as ZeRO-0.

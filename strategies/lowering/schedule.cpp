@@ -8,17 +8,19 @@
 namespace hetsim::strategies {
 namespace {
 
-constexpr EnumNames<TaskKind, 8> kTaskKindNames{{{{TaskKind::forward, "forward"},
+constexpr EnumNames<TaskKind, 9> kTaskKindNames{{{{TaskKind::forward, "forward"},
                                                   {TaskKind::backward, "backward"},
                                                   {TaskKind::optimizer, "optimizer"},
                                                   {TaskKind::send, "send"},
                                                   {TaskKind::recv, "recv"},
                                                   {TaskKind::all_reduce, "all_reduce"},
                                                   {TaskKind::reduce_scatter, "reduce_scatter"},
-                                                  {TaskKind::all_gather, "all_gather"}}}};
+                                                  {TaskKind::all_gather, "all_gather"},
+                                                  {TaskKind::all_to_all, "all_to_all"}}}};
 constexpr EnumNames<Stream, kStreamCount> kStreamNames{{{{Stream::compute, "compute"},
                                                          {Stream::tensor_parallel, "tensor_parallel"},
                                                          {Stream::data_parallel, "data_parallel"},
+                                                         {Stream::expert_parallel, "expert_parallel"},
                                                          {Stream::pipeline, "pipeline"}}}};
 
 } // namespace
@@ -35,7 +37,8 @@ std::string_view stream_name(Stream stream)
 
 bool is_collective(TaskKind kind)
 {
-  return kind == TaskKind::all_reduce || kind == TaskKind::reduce_scatter || kind == TaskKind::all_gather;
+  return kind == TaskKind::all_reduce || kind == TaskKind::reduce_scatter || kind == TaskKind::all_gather ||
+         kind == TaskKind::all_to_all;
 }
 
 bool is_p2p(TaskKind kind)
@@ -66,12 +69,14 @@ std::string_view prefix(const Task& task)
     case TaskKind::all_reduce:
       if (task.stream == Stream::tensor_parallel)
         return task.backward ? "ar-tp-bwd" : "ar-tp-fwd";
-      return "ar-grad";
+      return task.experts ? "ar-grad-experts" : "ar-grad";
     case TaskKind::reduce_scatter:
-      return "rs-grad";
+      return task.experts ? "rs-grad-experts" : "rs-grad";
+    case TaskKind::all_to_all:
+      return task.backward ? "a2a-bwd" : "a2a-fwd";
     case TaskKind::all_gather:
       if (task.micro_batch < 0)
-        return "ag-param";
+        return task.experts ? "ag-param-experts" : "ag-param";
       return task.backward ? "ag-bwd" : "ag-fwd";
   }
   return "task";
@@ -107,7 +112,7 @@ std::string Schedule::task_name(int id) const
     name += " mb" + std::to_string(task.micro_batch);
 
   const bool compute_like = task.kind == TaskKind::forward || task.kind == TaskKind::backward ||
-                            task.stream == Stream::tensor_parallel;
+                            task.stream == Stream::tensor_parallel || task.stream == Stream::expert_parallel;
   if (compute_like) {
     // Whole-chunk computations carry no suffix; pieces name their layers (and their part of a TP layer).
     const int k            = task.chunk * pp + task.stage; // the chunk in pipeline order
@@ -115,9 +120,9 @@ std::string Schedule::task_name(int id) const
                              task.first_layer == stage_starts[k] &&
                              task.first_layer + task.layer_count ==
                                  (k + 1 < static_cast<int>(stage_starts.size()) ? stage_starts[k + 1] : layer_count);
-    if (tp > 1 || !whole_stage) {
+    if (tp > 1 || task.pieces > 1 || !whole_stage) {
       append_layers(name, task);
-      if (tp > 1)
+      if (tp > 1 || task.pieces > 1)
         name += "." + std::to_string(task.piece);
     }
   } else if (task.stream == Stream::data_parallel) {

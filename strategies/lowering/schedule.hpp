@@ -1,8 +1,8 @@
 #pragma once
 /// A Plan lowered to what each device does, in order: the IR shared by the simulator and the executors.
 ///
-/// Every device runs its tasks on streams. Tasks of the compute, tensor-parallel and data-parallel streams run
-/// one after the other in list order (like CUDA streams / NCCL communicators); pipeline send/recv tasks start as
+/// Every device runs its tasks on streams. Tasks of the compute, tensor-parallel, data-parallel and
+/// expert-parallel streams run one after the other in list order (like CUDA streams / NCCL communicators); pipeline send/recv tasks start as
 /// soon as their dependencies are met, except that sends from one device to the same peer go out one at a time
 /// in issue order. A task also waits for all of its `deps`.
 
@@ -13,9 +13,20 @@
 
 namespace hetsim::strategies {
 
-enum class TaskKind { forward, backward, optimizer, send, recv, all_reduce, reduce_scatter, all_gather };
-enum class Stream { compute, tensor_parallel, data_parallel, pipeline };
-inline constexpr int kStreamCount = 4;
+enum class TaskKind {
+  forward,
+  backward,
+  optimizer,
+  send,
+  recv,
+  all_reduce,
+  reduce_scatter,
+  all_gather,
+  all_to_all, ///< every member sends bytes / n to every other member (expert parallelism's token exchange)
+};
+/// The first four run their tasks in queue order; the pipeline's start when ready.
+enum class Stream { compute, tensor_parallel, data_parallel, expert_parallel, pipeline };
+inline constexpr int kStreamCount = 5;
 
 std::string_view task_kind_name(TaskKind kind);
 std::string_view stream_name(Stream stream);
@@ -53,6 +64,8 @@ struct Task {
   int collective  = -1; ///< collectives: index in Schedule::collectives
   /// Part of the backward pass: backward compute, its TP all-reduces, gradient send/recv, ZeRO-3 gathers for it.
   bool backward   = false;
+  /// A gradient reduction of routed experts, over the replicas that hold the same experts (Plan::ep).
+  bool experts    = false;
   std::vector<int> deps; ///< ids of tasks of the same device that must end first (other streams' tasks included)
 };
 
@@ -60,7 +73,7 @@ struct Collective {
   TaskKind kind = TaskKind::all_reduce;
   std::vector<int> devices; ///< members, in ring order
   std::vector<int> tasks;   ///< one task per member, same order
-  double bytes = 0;
+  double bytes = 0;         ///< per member: its buffer (all-to-all: what it holds for all members, itself included)
   int algorithm = 0;        ///< a CollectiveAlgorithm value
   int calls     = 1;        ///< library calls that move the bytes (one per parameter tensor for DeepSpeed's ZeRO-3)
   /// Members of the real collective; 0 means devices.size(). A folded schedule (fold.hpp) replays some of them.
@@ -78,6 +91,7 @@ struct Schedule {
   int tp = 1;
   int pp = 1;
   int dp = 1;
+  int ep = 1;
   int zero_stage  = 0; ///< how the data-parallel group shards model states (executors holding them need it)
   int layer_count = 0;
   int virtual_stages = 1;        ///< model chunks per stage
@@ -98,7 +112,8 @@ struct Schedule {
   /// replica 0, tensor-parallel rank 0, micro-batch 3), "fwd s1c2 ..." for chunk 2 of stage 1 with virtual
   /// stages, with " l12" or " l4-6" when the chunk's computation is
   /// split by layer and ".1" for the piece of a tensor-parallel layer; "send-act", "recv-grad", "ar-tp-fwd",
-  /// "ar-grad s0 r1 t0 b2" (bucket 2), "rs-grad", "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
+  /// "ar-grad s0 r1 t0 b2" (bucket 2), "ar-grad-experts" (routed experts' buckets), "rs-grad",
+  /// "a2a-fwd"/"a2a-bwd" (expert parallelism), "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
   /// "opt".
   std::string task_name(int id) const;
 };

@@ -26,29 +26,14 @@ double layer_flops(const models::Layer& layer, bool backward)
   return backward ? layer.backward_flops_per_sample : layer.forward_flops_per_sample;
 }
 
-/// The forward's operators in groups that each end with a tensor-parallel all-reduce (a row- or
-/// vocabulary-parallel operator); operators after the last one join the last group.
-std::vector<std::vector<const Operator*>> all_reduce_groups(const std::vector<Operator>& ops)
+/// The groups of operators a pass of `pieces` pieces runs, in the forward's order: those between its
+/// communications (models::communication_groups), or, when the operators do not fall into `pieces` of them,
+/// equal runs of operators.
+std::vector<std::vector<const Operator*>> piece_groups(const std::vector<Operator>& ops, int pieces, int tp, int ep)
 {
-  std::vector<std::vector<const Operator*>> groups(1);
-  for (const Operator& op : ops) {
-    groups.back().push_back(&op);
-    if (op.split == models::TensorSplit::rows || op.split == models::TensorSplit::vocabulary)
-      groups.emplace_back();
-  }
-  if (groups.size() > 1) {
-    auto& trailing = groups.back();
-    groups[groups.size() - 2].insert(groups[groups.size() - 2].end(), trailing.begin(), trailing.end());
-    groups.pop_back();
-  }
-  return groups;
-}
-
-/// The groups of operators a pass of `pieces` pieces runs, in the forward's order: the all-reduce groups, or,
-/// when the operators do not fall into `pieces` of them, equal runs of operators.
-std::vector<std::vector<const Operator*>> piece_groups(const std::vector<Operator>& ops, int pieces)
-{
-  auto groups = all_reduce_groups(ops);
+  std::vector<std::vector<const Operator*>> groups;
+  for (auto& group : models::communication_groups(ops, tp, ep))
+    groups.push_back(std::move(group.operators));
   if (static_cast<int>(groups.size()) != pieces) {
     groups.assign(static_cast<std::size_t>(pieces), {});
     for (std::size_t i = 0; i < ops.size(); ++i)
@@ -92,7 +77,7 @@ Kernel totals_product(const Task& task, const models::Layer& layer, double share
 
 } // namespace
 
-std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model, int tp, double scale)
+std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model, int tp, double scale, int ep)
 {
   if (task.kind != TaskKind::forward && task.kind != TaskKind::backward)
     return {};
@@ -117,7 +102,7 @@ std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model
         kernels.push_back(std::move(product));
       continue;
     }
-    const auto groups = piece_groups(layer.operators, pieces);
+    const auto groups = piece_groups(layer.operators, pieces, tp, ep);
     if (rerun) // the forward again, then the backward
       append_piece(kernels, groups, piece, tp, samples, false, scale);
     append_piece(kernels, groups, piece, tp, samples, backward, scale);

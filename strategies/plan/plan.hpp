@@ -53,6 +53,10 @@ struct Plan {
   /// Model chunks per device (Megatron-LM's virtual pipeline stages): every micro-batch goes round the pipeline
   /// this many times, and 1F1B becomes Megatron's interleaved 1F1B. 1: one contiguous chunk per stage.
   int virtual_stages = 1;
+  /// Expert-parallel degree (Megatron-LM's expert_model_parallel_size, carved out of dp): replicas form groups of
+  /// ep consecutive ones that divide every sparse block's routed experts among them and exchange tokens by
+  /// all-to-all. An expert's gradients are reduced over the dp / ep replicas that hold it.
+  int ep = 1;
 
   int world_size() const { return tp * pp * dp; }
   /// Model chunks over all stages (pp x virtual_stages), the entries of stage_starts.
@@ -76,6 +80,10 @@ struct Plan {
   double sharded_fraction(int layer) const;
   /// Whether layer_sharding shards anything over more than one replica.
   bool shards_layers() const;
+
+  /// The expert-parallel group of `replica`, and its position in it.
+  int expert_group(int replica) const { return replica / ep; }
+  int expert_rank(int replica) const { return replica % ep; }
 
   /// Bytes per parameter of gradient reductions: 4 when the framework reduces in fp32, else the dtype's.
   double gradient_reduction_bytes() const;

@@ -316,6 +316,37 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
              "expected a multiple of pp (" + str(plan.pp) + ") " + interleaved +
                  ": Megatron-LM runs micro-batches through the chunks in groups of pp, got " + str(plan.grad_accum[r]));
   }
+  if (plan.ep < 1)
+    fail("ep", "expected a positive integer, got " + str(plan.ep));
+  if (plan.ep > 1) {
+    const std::string with_ep = "with ep " + str(plan.ep) + " (expert parallelism)";
+    if (!workload.shape || !workload.shape->mixture_of_experts())
+      fail("ep", "expected 1: model " + quote(workload.name) + " has no routed experts to divide, got " + str(plan.ep));
+    if (workload.shape->experts % plan.ep != 0)
+      fail("ep", "expected a divisor of the " + str(workload.shape->experts) + " experts of model " +
+                     quote(workload.name) + ", got " + str(plan.ep));
+    if (plan.dp % plan.ep != 0)
+      fail("ep", "expected a divisor of dp (" + str(plan.dp) + "): expert-parallel groups are made of replicas, got " +
+                     str(plan.ep));
+    if (plan.zero_stage > 2)
+      fail("zero_stage", "expected 0, 1 or 2 " + with_ep + " (ZeRO-3 sharding of experts is not modelled), got " +
+                             str(plan.zero_stage));
+    if (!plan.layer_sharding.empty())
+      fail("layer_sharding", "expected none " + with_ep);
+    // The members of a group exchange tokens every micro-batch: they run the same micro-batches.
+    for (int r = 0; r < plan.dp; ++r) {
+      const int first = r - plan.expert_rank(r);
+      auto same = [&](const char* name, const std::vector<int>& values) {
+        if (!values.empty() && values[r] != values[first])
+          fail(std::string(name) + "[" + str(r) + "]",
+               "expected " + str(values[first]) + " like replica " + str(first) + " of its expert-parallel group " +
+                   with_ep + ": the group's replicas exchange tokens every micro-batch, got " + str(values[r]));
+      };
+      same("micro_batch", plan.micro_batch);
+      same("grad_accum", plan.grad_accum);
+      same("last_micro_batch", plan.last_micro_batch);
+    }
+  }
   if (plan.bucket_bytes > 0 && plan.bucket_bytes < kMinBucketBytes)
     fail("bucket_mib", "expected at least 0.0625 (64 KiB), got " + number(plan.bucket_bytes / units::kMiB));
 }
@@ -392,7 +423,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
-                   "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages"});
+                   "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "ep"});
   Plan plan;
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
@@ -413,6 +444,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     }
   }
 
+  plan.ep             = root.positive_int_or("ep", 1);
   plan.virtual_stages = root.positive_int_or("virtual_stages", 1);
   if (plan.virtual_stages > layer_count(workload)) // before a default stage_starts is sized by it
     root.at("virtual_stages").fail("at most " + str(layer_count(workload)) + " (the layers of model " +
@@ -507,6 +539,8 @@ nlohmann::json plan_to_json(const Plan& plan)
     json["layer_sharding"] = layer_sharding_json(plan.layer_sharding);
   if (plan.virtual_stages > 1)
     json["virtual_stages"] = plan.virtual_stages;
+  if (plan.ep > 1)
+    json["ep"] = plan.ep;
   return json;
 }
 

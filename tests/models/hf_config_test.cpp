@@ -149,13 +149,28 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
               "); or describe the model as a layer list {\"name\", \"seq_len\", \"layers\": [...]} (README: "
               "Model), got string \"mamba\"");
   }
-  SUBCASE("a mixture-of-experts config is refused, never loaded as its dense part")
+  SUBCASE("a mixture-of-experts family HetSim does not read is refused, never loaded as its dense part")
   {
     json config = llama_7b();
-    config["model_type"] = "mixtral";
+    config["model_type"] = "deepseek_v3";
     const std::string message = error_of(config);
-    CHECK(message.find("config.json: model_type: expected a dense model type") == 0);
-    CHECK(message.find("mixture-of-experts") != std::string::npos);
+    CHECK(message.find("config.json: model_type: expected a supported model type") == 0);
+    CHECK(message.find("mixture-of-experts family is not modelled") != std::string::npos);
+  }
+  SUBCASE("more experts per token than experts")
+  {
+    json config                 = llama_7b();
+    config["model_type"]          = "mixtral";
+    config["num_local_experts"]   = 4;
+    config["num_experts_per_tok"] = 6;
+    CHECK(error_of(config).find("config.json: num_experts_per_tok: expected at most the 4 experts") == 0);
+  }
+  SUBCASE("a capacity factor below balanced routing")
+  {
+    json config               = llama_7b();
+    config["model_type"]        = "mixtral";
+    config["capacity_factor"]   = 0.5;
+    CHECK(error_of(config).find("config.json: capacity_factor: expected a capacity factor from 1") == 0);
   }
   SUBCASE("a hidden size whose default MLP width (4 x hidden) overflows")
   {

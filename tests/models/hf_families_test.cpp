@@ -1,6 +1,6 @@
 /// Published Hugging Face config.json files of the families HetSim reads (tests/models/data/hf, sources in its
-/// SOURCES.md): each model's parameter count within 1% of its published size, and mixture-of-experts configs
-/// refused rather than loaded as their dense part.
+/// SOURCES.md): each model's parameter count within 1% of its published size, mixture-of-experts models with
+/// their experts (total and active parameters).
 
 #include "models/workload.hpp"
 
@@ -66,17 +66,38 @@ TEST_CASE("what a config leaves unsaid is said: the sequence length, flash atten
   CHECK(window_said);
 }
 
-TEST_CASE("mixture-of-experts configs are refused, never counted as their dense part")
+TEST_CASE("mixture-of-experts configs count every expert, and a token meets only its top-k")
 {
-  for (const char* file : {"mixtral-8x7b.json", "qwen2-moe-57b-a14b.json"}) {
-    CAPTURE(file);
-    try {
-      (void)load_workload(fixture(file));
-      FAIL("expected an InputError");
-    } catch (const hetsim::InputError& e) {
-      CHECK(std::string(e.what()).find("mixture-of-experts") != std::string::npos);
-    }
-  }
+  // Mixtral-8x7B: 46.7 B total, 12.9 B active (Mistral AI); the exact integers are derived in SOURCES.md.
+  const Workload mixtral = load_workload(fixture("mixtral-8x7b.json"));
+  CHECK(mixtral.total_params() == doctest::Approx(46'702'792'704.0).epsilon(1e-9));
+  CHECK(mixtral.active_params() == doctest::Approx(12'879'925'248.0).epsilon(1e-9));
+  CHECK(mixtral.mixture_of_experts());
+  // Qwen2-57B-A14B: 57 B total, 14 B active by its name (a shared expert and 8 of 64 routed ones per token).
+  const Workload qwen = load_workload(fixture("qwen2-moe-57b-a14b.json"));
+  CHECK(qwen.total_params() == doctest::Approx(57e9).epsilon(0.01));
+  CHECK(qwen.active_params() == doctest::Approx(14e9).epsilon(0.02));
+  CHECK(qwen.total_params() == doctest::Approx(57'408'658'944.0).epsilon(1e-9));
+  // A dense model's active parameters are all of them.
+  const Workload mistral = load_workload(fixture("mistral-7b.json"));
+  CHECK_FALSE(mistral.mixture_of_experts());
+  CHECK(mistral.active_params() == mistral.total_params());
+}
+
+TEST_CASE("a sparse block's FLOPs are those of its top-k experts: Mixtral's 2 of 8 cost about two dense MLPs")
+{
+  const Workload mixtral = load_workload(fixture("mixtral-8x7b.json"));
+  const Workload mistral = load_workload(fixture("mistral-7b.json")); // the same attention and expert shape
+  REQUIRE(mixtral.seq_len == mistral.seq_len);
+  const double s    = mixtral.seq_len;
+  const auto& moe   = mixtral.layers[1];
+  const auto& dense = mistral.layers[1];
+  // Two experts' SwiGLU MLPs against the dense block's one, and the router's s x h x 8 product.
+  const double mlp = 2 * s * 3 * 4096.0 * 14336.0;
+  CHECK(moe.forward_flops_per_sample - dense.forward_flops_per_sample ==
+        doctest::Approx(mlp + 2 * s * 4096.0 * 8).epsilon(1e-9));
+  CHECK(moe.all_to_alls == 2);
+  CHECK(moe.expert_params == doctest::Approx(8 * 3 * 4096.0 * 14336.0));
 }
 
 TEST_CASE("torch_dtype is the model's dtype: the published configs' own, kept through --seq-len")
