@@ -26,6 +26,7 @@ public:
         algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)), sharding_(plan.shards_layers())
   {
     end_slowdown_ = data_parallel_slowdowns(0, plan.pp, true);
+    expert_end_slowdown_ = expert_data_parallel_slowdowns();
     for (int s = 0; s < plan.pp; ++s) {
       const std::vector<double> stage = data_parallel_slowdowns(s, s + 1, false);
       stage_slowdown_.insert(stage_slowdown_.end(), stage.begin(), stage.end());
@@ -117,7 +118,8 @@ private:
   }
 
   /// One micro-batch's expert-parallel all-to-alls through layers [first, end) of replica `r`, forward and
-  /// backward: every TP rank's group exchanges at once, sharing the NICs.
+  /// backward: the replicas run in step, so every group of the stage (every TP rank's, every replica's)
+  /// exchanges at once, sharing the NICs.
   std::pair<double, double> all_to_all_seconds(int s, int r, int first, int end, int mb) const
   {
     if (plan_.ep == 1)
@@ -131,13 +133,19 @@ private:
           continue;
         const double bytes = group.all_to_all_bytes_per_sample * mb * activation_scale();
         std::vector<costmodel::Flow> flows;
-        for (int t = 0; t < plan_.tp; ++t)
-          for (int i = 0; i < plan_.ep; ++i)
-            for (int j = 0; j < plan_.ep; ++j)
-              if (i != j)
-                flows.push_back({plan_.device(s, group_first + i, t), plan_.device(s, group_first + j, t),
-                                 bytes / plan_.ep});
-        const std::vector<double> seconds = costmodel::shared_flow_seconds(cluster_, flows);
+        std::size_t own_first = 0; // replica r's group's flows: [own_first, own_first + tp x ep x (ep - 1))
+        for (int g = 0; g < plan_.dp; g += plan_.ep) {
+          if (g == group_first)
+            own_first = flows.size();
+          for (int t = 0; t < plan_.tp; ++t)
+            for (int i = 0; i < plan_.ep; ++i)
+              for (int j = 0; j < plan_.ep; ++j)
+                if (i != j)
+                  flows.push_back({plan_.device(s, g + i, t), plan_.device(s, g + j, t), bytes / plan_.ep});
+        }
+        const std::vector<double> shared = costmodel::shared_flow_seconds(cluster_, flows);
+        const auto own = shared.begin() + static_cast<std::ptrdiff_t>(own_first);
+        const std::vector<double> seconds(own, own + static_cast<std::ptrdiff_t>(plan_.tp * plan_.ep * (plan_.ep - 1)));
         std::vector<int> members;
         for (int i = 0; i < plan_.ep; ++i)
           members.push_back(plan_.device(s, group_first + i, 0));
@@ -361,6 +369,35 @@ private:
     return sharing_slowdowns(rings);
   }
 
+  /// The same for the rings that reduce routed experts' gradients (ep > 1), all at once at the end of the
+  /// iteration: per stage and TP rank the slowest of its ep rings, one per expert rank.
+  std::vector<double> expert_data_parallel_slowdowns() const
+  {
+    std::vector<double> slowdowns(static_cast<std::size_t>(plan_.pp) * plan_.tp, 1.0);
+    if (plan_.ep == 1 || plan_.dp == plan_.ep)
+      return slowdowns;
+    std::vector<double> bytes;
+    for (int s = 0; s < plan_.pp; ++s)
+      bytes.push_back(stage_expert_params(s));
+    const double largest = *std::max_element(bytes.begin(), bytes.end());
+    std::vector<std::vector<costmodel::Flow>> rings;
+    for (int s = 0; s < plan_.pp; ++s)
+      for (int t = 0; t < plan_.tp; ++t)
+        for (int j = 0; j < plan_.ep; ++j) {
+          const double weight = largest > 0 ? kProbeBytes * bytes[s] / largest : kProbeBytes;
+          const auto group    = expert_dp_group(s, t, j);
+          rings.emplace_back();
+          for (std::size_t i = 0; i < group.size(); ++i)
+            rings.back().push_back({group[i], group[(i + 1) % group.size()], weight});
+        }
+    const std::vector<double> each = sharing_slowdowns(rings);
+    for (std::size_t r = 0; r < each.size(); ++r) {
+      double& slowest = slowdowns[r / static_cast<std::size_t>(plan_.ep)];
+      slowest         = std::max(slowest, each[r]);
+    }
+    return slowdowns;
+  }
+
   /// For each set of flows, how much longer its slowest flow takes when every set runs at once than alone.
   std::vector<double> sharing_slowdowns(const std::vector<std::vector<costmodel::Flow>>& sets) const
   {
@@ -549,10 +586,11 @@ private:
     double reduce         = bucketed_seconds(group, op, bytes, slowdown);
     // Routed experts follow on the same stream, over the replicas holding them.
     if (const double experts = stage_expert_params(s); experts > 0 && plan_.dp > plan_.ep) {
-      const auto holders = expert_dp_group(s, t, 0);
-      reduce += bucketed_seconds(holders, op, experts * gradient_bytes_per_param(), slowdown);
+      const auto holders   = expert_dp_group(s, t, 0);
+      const double shared = expert_end_slowdown_[s * plan_.tp + t];
+      reduce += bucketed_seconds(holders, op, experts * gradient_bytes_per_param(), shared);
       if (plan_.zero_stage >= 1)
-        gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), slowdown);
+        gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), shared);
     }
     const double last     = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown);
     return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
@@ -608,6 +646,7 @@ private:
   costmodel::Algorithm algorithm_;
   bool sharding_;                      ///< layer_sharding shards some layer
   std::vector<double> end_slowdown_;   ///< [s * tp + t]: every data-parallel group at once
+  std::vector<double> expert_end_slowdown_; ///< [s * tp + t]: every experts' gradient group at once
   std::vector<double> stage_slowdown_; ///< [s * tp + t]: the groups of one stage at once
   /// One micro-batch's transfer over a boundary, the slowest TP rank's.
   struct Transfer {

@@ -20,6 +20,13 @@ std::vector<int> divisors(int n)
   return small;
 }
 
+std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workload)
+{
+  if (!workload.shape || !workload.shape->mixture_of_experts())
+    return {1};
+  return divisors(std::gcd(dp, workload.shape->experts));
+}
+
 int max_tensor_parallel(const Cluster& cluster)
 {
   int g = 0;

@@ -30,6 +30,10 @@ int max_tensor_parallel(const Cluster& cluster);
 /// tp, then pp.
 std::vector<Degrees> enumerate_degrees(int devices, int layer_count, int max_tp);
 
+/// Expert-parallel degrees a planner tries with `dp` replicas: the common divisors of dp and the model's routed
+/// experts, ascending; {1} for a dense model.
+std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workload);
+
 /// Micro-batch sizes that split the global batch evenly over `dp` replicas (divisors of global_batch / dp);
 /// empty when dp does not divide the global batch.
 std::vector<int> micro_batch_sizes(int global_batch, int dp);

@@ -243,3 +243,27 @@ TEST_CASE("run: an interleaved 1F1B plan (2 chunks per stage) runs every task on
   CHECK(std::all_of(seen.begin(), seen.end(), [](const auto& s) { return s.second == 1; }));
   CHECK(wrapped.size() == 2 * 4); // 2 replicas x 4 micro-batches
 }
+
+TEST_CASE("run: an expert-parallel plan exchanges tokens by Gloo all-to-all and reduces experts over their holders")
+{
+  ScratchDir dir("ep");
+  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("tiny_mixtral.json"), "--plan",
+             data_file("dp4ep2.json"), "--trace-dir", dir.path.string(), "--iterations", "1"},
+            dir.path / "log");
+  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
+  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  int exchanges = 0, expert_reductions = 0;
+  for (const auto& e : merged["traceEvents"]) {
+    if (e["ph"] != "X" || !e.contains("args") || !e["args"].contains("kind"))
+      continue;
+    if (e["args"]["kind"] == "all_to_all") {
+      ++exchanges;
+      CHECK(e["args"]["members"] == 2);
+    }
+    if (e["name"].get<std::string>().rfind("rs-grad-experts", 0) == 0)
+      ++expert_reductions;
+  }
+  // 4 ranks x 2 sparse blocks x (dispatch, combine) x (forward, backward) x 2 micro-batches.
+  CHECK(exchanges == 4 * 2 * 2 * 2 * 2);
+  CHECK(expert_reductions >= 4);
+}

@@ -177,3 +177,20 @@ TEST_CASE("analytic intra-node collectives wait the alpha-beta time once every m
   CHECK(time_one(cluster, TaskKind::all_reduce, iota(8), bytes, CollectiveAlgorithm::ring, true) ==
         time_one(cluster, TaskKind::all_reduce, iota(8), bytes, CollectiveAlgorithm::ring, false));
 }
+
+TEST_CASE("an all-to-all moves a share to every other member at once: the NICs bound it across nodes")
+{
+  const double bytes = 512e6; // each member's buffer, a share of bytes / 8 per member
+  // Two nodes of four: each device sends 4 shares out of its node, so each NIC carries 4 x 4 x bytes / 8.
+  const Cluster two = testing::uniform_cluster(2, 4, kNvlink, kNic, 20 * kMicrosecond);
+  const double nic  = 16 * bytes / 8 / kNic.bandwidth_bytes_per_s;
+  const double across = time_one(two, TaskKind::all_to_all, iota(8), bytes, CollectiveAlgorithm::ring);
+  CHECK(across == doctest::Approx(nic).epsilon(0.02));
+  CHECK(across == doctest::Approx(costmodel::all_to_all_seconds(two, iota(8), bytes)).epsilon(0.02));
+  // One node of eight: each port carries its member's 7 shares out.
+  const Cluster one  = testing::uniform_cluster(1, 8, kNvlink, kNic, 20 * kMicrosecond);
+  const double inside = time_one(one, TaskKind::all_to_all, iota(8), bytes, CollectiveAlgorithm::ring);
+  CHECK(inside == doctest::Approx(7 * bytes / 8 / kNvlink.bandwidth_bytes_per_s).epsilon(0.02));
+  CHECK(inside == doctest::Approx(costmodel::all_to_all_seconds(one, iota(8), bytes)).epsilon(0.02));
+  CHECK(across > 20 * inside);
+}

@@ -2,7 +2,7 @@
 /// node-first (Megatron's heuristic), assign layers to stages by dynamic programming, score with the cost model.
 /// Differences from the paper: stage times use the GPU type that runs each stage (AMP averaged the types), a
 /// memory model prunes assignments that do not fit (AMP had none; recompute is tried when nothing fits without
-/// it), and the flag "anneal" adds §6.3's simulated annealing over degrees, micro-batch and placement.
+/// it), mixture-of-experts models add the expert-parallel degree to the enumeration, and the flag "anneal" adds §6.3's simulated annealing over degrees, micro-batch and placement.
 
 #include "strategies/planners/amp/amp_search.hpp"
 #include "strategies/planners/registry.hpp"
@@ -30,8 +30,11 @@ public:
     long long done = 0;
     for (const Degrees& d : degrees) {
       for (int mbs : micro_batch_sizes(problem.global_batch, d.dp))
-        candidates.push_back(
-            best_assignment(uniform_batch_plan(d, placement, {}, mbs, problem), problem, context, compute));
+        for (int ep : expert_parallel_degrees(d.dp, *problem.workload)) {
+          Plan shape = uniform_batch_plan(d, placement, {}, mbs, problem);
+          shape.ep   = ep;
+          candidates.push_back(best_assignment(std::move(shape), problem, context, compute));
+        }
       if (context.progress)
         context.progress("amp: parallelism degrees", ++done, static_cast<long long>(degrees.size()));
     }

@@ -6,7 +6,8 @@
 /// homogeneous) and the order of the type blocks along the pipeline (every order is a leaf: the cost model sees
 /// which boundaries cross the slow links between types); level 2 the data-parallel degree; level 3 tp, which
 /// divides every node. Layers go to stages in proportion to each stage's speed (rule 1, load balance), capped by
-/// what fits in the stage's memory.
+/// what fits in the stage's memory. A mixture-of-experts model adds the expert-parallel degree to level 2 (its
+/// groups are made of a stage's replicas).
 
 #include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/amp/pipeline_costs.hpp"
@@ -127,25 +128,27 @@ private:
       placement.insert(placement.end(), blocks[b].devices.begin(), blocks[b].devices.end());
       order_text += (order_text.empty() ? "" : " > ") + problem.cluster->gpus()[blocks[b].gpu].name;
     }
-    for (int mbs : micro_batch_sizes(problem.global_batch, d.dp)) {
-      Plan plan  = uniform_batch_plan(d, placement, {}, mbs, problem);
-      bool found = false;
-      for (bool recompute : {false, true}) {
-        plan.recompute = recompute;
-        const PipelineCosts costs(plan, problem, compute);
-        if (auto starts = proportional_stages(costs, d.pp, layer_count)) {
-          plan.stage_starts = std::move(*starts);
-          candidates.push_back(
-              evaluate(plan, problem, context, "stages " + order_text + (recompute ? ", recompute" : "")));
-          found = true;
-          break;
+    for (int mbs : micro_batch_sizes(problem.global_batch, d.dp))
+      for (int ep : expert_parallel_degrees(d.dp, *problem.workload)) {
+        Plan plan  = uniform_batch_plan(d, placement, {}, mbs, problem);
+        plan.ep    = ep;
+        bool found = false;
+        for (bool recompute : {false, true}) {
+          plan.recompute = recompute;
+          const PipelineCosts costs(plan, problem, compute);
+          if (auto starts = proportional_stages(costs, d.pp, layer_count)) {
+            plan.stage_starts = std::move(*starts);
+            candidates.push_back(
+                evaluate(plan, problem, context, "stages " + order_text + (recompute ? ", recompute" : "")));
+            found = true;
+            break;
+          }
+        }
+        if (!found) { // reported, marked as not fitting
+          plan.stage_starts = uniform_stage_starts(layer_count, d.pp);
+          candidates.push_back(evaluate(plan, problem, context, "stages " + order_text + ", no split fits"));
         }
       }
-      if (!found) { // reported, marked as not fitting
-        plan.stage_starts = uniform_stage_starts(layer_count, d.pp);
-        candidates.push_back(evaluate(plan, problem, context, "stages " + order_text + ", no split fits"));
-      }
-    }
   }
 };
 

@@ -2,6 +2,8 @@
 /// larger than the smallest node, the smallest tp x pp that fits in memory, node-first placement and the same
 /// number of layers on every stage. Each pipelined choice also comes interleaved (virtual stages, as
 /// Megatron-LM's large published runs use), with the chunk count the estimate likes best among those that fit.
+/// For a mixture-of-experts model every expert-parallel degree is tried with each (tp, pp, dp), and the fastest
+/// that fits stands for them.
 
 #include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
@@ -57,23 +59,33 @@ public:
       for (const Degrees& d : degrees) {
         if (problem.global_batch % (d.dp * mbs) != 0 || d.tp * d.pp > fitting_size)
           continue;
-        for (bool recompute : {false, true}) {
-          Plan plan      = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
-          plan.recompute = recompute;
-          Candidate c    = evaluate(std::move(plan), problem, context, recompute ? "recompute" : "");
-          if (c.fits()) {
-            if (d.tp * d.pp < fitting_size)
-              smallest_fitting.clear();
-            fitting_size = d.tp * d.pp;
-            smallest_fitting.push_back(std::move(c));
-            break;
+        // Per expert-parallel degree, recompute only when nothing fits without; the fastest that fits stands
+        // for these degrees, else the one with the least memory (the largest ep, recomputing).
+        std::optional<Candidate> fitting, closest;
+        for (int ep : expert_parallel_degrees(d.dp, *problem.workload))
+          for (bool recompute : {false, true}) {
+            Plan plan      = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
+            plan.ep        = ep;
+            plan.recompute = recompute;
+            Candidate c    = evaluate(std::move(plan), problem, context, recompute ? "recompute" : "");
+            if (c.fits()) {
+              if (!fitting || c.estimate.iteration_time_s < fitting->estimate.iteration_time_s)
+                fitting = std::move(c);
+              break;
+            }
+            if (recompute)
+              closest = std::move(c);
           }
-          if (recompute && d.tp * d.pp <= any_size) {
-            if (d.tp * d.pp < any_size)
-              smallest_any.clear();
-            any_size = d.tp * d.pp;
-            smallest_any.push_back(std::move(c));
-          }
+        if (fitting) {
+          if (d.tp * d.pp < fitting_size)
+            smallest_fitting.clear();
+          fitting_size = d.tp * d.pp;
+          smallest_fitting.push_back(std::move(*fitting));
+        } else if (closest && d.tp * d.pp <= any_size) {
+          if (d.tp * d.pp < any_size)
+            smallest_any.clear();
+          any_size = d.tp * d.pp;
+          smallest_any.push_back(std::move(*closest));
         }
       }
       auto& chosen = smallest_fitting.empty() ? smallest_any : smallest_fitting;

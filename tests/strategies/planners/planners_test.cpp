@@ -4,10 +4,13 @@
 
 #include "core/error.hpp"
 #include "fixtures.hpp"
+#include "models/transformer.hpp"
+#include "tests/models/moe_shape.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 using namespace hetsim;
@@ -207,4 +210,24 @@ TEST_CASE("planners: the data-parallel planners recompute activations when no Ze
 TEST_CASE("planners: an unknown name lists the known ones")
 {
   CHECK_THROWS_WITH_AS(find_planner("alpa"), doctest::Contains("unknown planner 'alpa'; known: amp"), InputError);
+}
+
+TEST_CASE("amp and hethub enumerate expert-parallel degrees on a mixture-of-experts model, never on a dense one")
+{
+  const Cluster cluster        = make_cluster(2, 4, a100());
+  const models::Workload moe   = models::build_transformer(models::testing::moe_shape());
+  const models::Workload dense = make_workload(6);
+  PlannerContext context;
+  // (megatron keeps one plan per degrees, the fastest ep that fits: tests/e2e/mixture_of_experts_test.cpp.)
+  for (const char* name : {"amp", "hethub"}) {
+    CAPTURE(name);
+    std::set<int> tried;
+    for (const Candidate& c : find_planner(name).make()->propose(problem_of(cluster, moe, 32), context)) {
+      CHECK_NOTHROW(validate_plan(c.plan, cluster, moe, name));
+      tried.insert(c.plan.ep);
+    }
+    CHECK(tried == std::set<int>{1, 2, 4}); // every common divisor of the 4 experts and dp
+    for (const Candidate& c : find_planner(name).make()->propose(problem_of(cluster, dense, 32), context))
+      CHECK(c.plan.ep == 1);
+  }
 }
