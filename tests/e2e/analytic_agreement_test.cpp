@@ -3,6 +3,7 @@
 #include "core/units.hpp"
 #include "costmodel/collective.hpp"
 #include "models/workload.hpp"
+#include "sim/durations.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
 #include "strategies/lowering/lower.hpp"
@@ -123,4 +124,41 @@ TEST_CASE("interleaved 1F1B: simulator and analytic estimate agree within 5%, an
   CHECK(simulated[1] < simulated[0]);
   CHECK(bubble[1] < bubble[0]);
   CHECK(bubble[2] < bubble[1]);
+}
+
+TEST_CASE("interleaved 1F1B's bubble is (p - 1) / (v m) of the ideal time on a uniform cluster, within 2%")
+{
+  // 16 equal layers on 4 stages of one GPU each, links so fast that transfers are free: the iteration is the ideal
+  // (m micro-batches' forward and backward per stage) plus the bubble, which chunks divide.
+  const Cluster cluster =
+      sim::testing::uniform_cluster(4, 1, Link{1e15, 1e-9}, Link{1e15, 1e-9}, 1e-9);
+  nlohmann::json layers = nlohmann::json::array();
+  for (int l = 0; l < 16; ++l)
+    layers.push_back({{"name", "l" + std::to_string(l)}, {"kind", "block"}, {"params", 1e6},
+                      {"forward_flops_per_sample", 4e11}, {"activation_bytes_per_sample", 1e3},
+                      {"saved_activation_bytes_per_sample", 1e3}});
+  const models::Workload workload =
+      models::workload_from_json({{"name", "equal"}, {"seq_len", 512}, {"layers", layers}}, "equal.json");
+  const int p = 4, m = 8;
+  for (int v : {1, 2, 4}) {
+    CAPTURE(v);
+    const auto plan = strategies::plan_from_json(
+        {{"tp", 1}, {"pp", p}, {"dp", 1}, {"micro_batch", 1}, {"grad_accum", m}, {"virtual_stages", v}},
+        "vp.json", cluster, workload);
+    const auto problem  = strategies::problem_for_plan(cluster, workload, plan);
+    const auto schedule = strategies::lower(plan, problem);
+    const auto report   = sim::simulate(plan, problem, schedule).report;
+    // The ideal: one stage's compute for all its micro-batches, from its devices' busy time (optimizer excluded).
+    double ideal = 0;
+    for (const auto& task : schedule.tasks)
+      if (task.device == 0 && (task.kind == strategies::TaskKind::forward ||
+                               task.kind == strategies::TaskKind::backward))
+        ideal += sim::compute_time_model(cluster, workload, plan, nullptr, nullptr)(task);
+    double optimizer = 0;
+    for (const auto& task : schedule.tasks)
+      if (task.device == 0 && task.kind == strategies::TaskKind::optimizer)
+        optimizer = sim::compute_time_model(cluster, workload, plan, nullptr, nullptr)(task);
+    const double bubble = (report.iteration_time_s - optimizer - ideal) / ideal;
+    CHECK(bubble == doctest::Approx(static_cast<double>(p - 1) / (v * m)).epsilon(0.02));
+  }
 }
