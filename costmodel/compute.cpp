@@ -22,7 +22,8 @@ double ComputeModel::compute_seconds(const GpuSpec& gpu, double flops, Dtype dty
 }
 
 double ComputeModel::modelled_layer_seconds(const GpuSpec& gpu, const models::Workload& workload, int l, int tp,
-                                            double samples, Dtype dtype, bool backward) const
+                                            double samples, Dtype dtype, bool backward,
+                                            bool sequence_parallel) const
 {
   const models::Layer& layer = workload.layers[l];
   const bool fitted_kernels  = calibration_ && calibration_->kernels.count(gpu.name);
@@ -32,13 +33,14 @@ double ComputeModel::modelled_layer_seconds(const GpuSpec& gpu, const models::Wo
     return compute_seconds(gpu, flops * samples / tp, dtype, samples * workload.seq_len);
   }
   const PassKey key{gpu.name, gpu.peak_flops(dtype), gpu.memory_bandwidth_bytes_per_s, gpu.multiprocessors,
-                    &layer,   layer.forward_flops_per_sample,  tp, samples, dtype, backward};
+                    &layer,   layer.forward_flops_per_sample,  tp, samples, dtype, backward, sequence_parallel};
   {
     std::lock_guard lock(cache_->mutex);
     if (auto it = cache_->seconds.find(key); it != cache_->seconds.end())
       return it->second;
   }
-  const double seconds = operators_seconds(gpu, constants(gpu), layer.operators, tp, samples, dtype, backward);
+  const double seconds =
+      operators_seconds(gpu, constants(gpu), layer.operators, tp, samples, dtype, backward, sequence_parallel);
   std::lock_guard lock(cache_->mutex);
   cache_->seconds.emplace(key, seconds);
   return seconds;
@@ -53,17 +55,18 @@ KernelConstants ComputeModel::constants(const GpuSpec& gpu) const
 }
 
 double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
-                                    int tp, int samples, Dtype dtype, bool backward, bool recompute) const
+                                    int tp, int samples, Dtype dtype, bool backward, bool recompute,
+                                    bool sequence_parallel) const
 {
   const bool measured = profiled(gpu, tp);
   double seconds      = 0;
   for (int l = first; l < end; ++l) {
     auto pass = [&](bool back) {
       if (!measured)
-        return modelled_layer_seconds(gpu, workload, l, tp, samples, dtype, back);
+        return modelled_layer_seconds(gpu, workload, l, tp, samples, dtype, back, sequence_parallel);
       // Measured sizes anchor the model's own curve of this layer and pass.
       const LayerProfile::BatchCurve curve = [&](double batch) {
-        return modelled_layer_seconds(gpu, workload, l, tp, batch, dtype, back);
+        return modelled_layer_seconds(gpu, workload, l, tp, batch, dtype, back, sequence_parallel);
       };
       return *profile_->layer_seconds(gpu.name, tp, l, samples, back, curve);
     };

@@ -32,9 +32,10 @@ public:
   /// Layers [first, end) of `workload` on one member of a `tp`-way tensor-parallel group, for a micro-batch of
   /// `samples` sequences: forward, or backward (plus the forward again with `recompute`). Profiled where the
   /// profile covers (gpu, tp); otherwise the layers' operators (a layer list's layer, which has none, as one
-  /// matrix product of its FLOPs).
+  /// matrix product of its FLOPs), the replicated ones on 1/tp of the sequence with `sequence_parallel`.
   double layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
-                        int samples, Dtype dtype, bool backward, bool recompute = false) const;
+                        int samples, Dtype dtype, bool backward, bool recompute = false,
+                        bool sequence_parallel = false) const;
   /// Whether a profile gives this GPU's layer times at `tp`; they then hold the layers' tensor-parallel
   /// all-reduces, which nothing may add again.
   bool profiled(const GpuSpec& gpu, int tp) const { return profile_ && profile_->covers(gpu.name, tp); }
@@ -56,14 +57,14 @@ private:
   /// One layer's pass by the model (calibrated efficiency or operators), `samples` possibly fractional: the
   /// curve that profiles are scaled along.
   double modelled_layer_seconds(const GpuSpec& gpu, const models::Workload& workload, int layer, int tp,
-                                double samples, Dtype dtype, bool backward) const;
+                                double samples, Dtype dtype, bool backward, bool sequence_parallel) const;
 
   /// Operator-priced passes already computed: planners and the estimate ask for the same ones many times.
   /// Shared by copies; the mutex lets parallel searches share a model.
   /// What a pass's price depends on: the GPU (its name decides its constants) and its figures, the layer (its
-  /// address, and its FLOPs against a reused address), tp, batch, dtype and direction.
+  /// address, and its FLOPs against a reused address), tp, batch, dtype, direction and sequence parallelism.
   using PassKey =
-      std::tuple<std::string, double, double, int, const models::Layer*, double, int, double, Dtype, bool>;
+      std::tuple<std::string, double, double, int, const models::Layer*, double, int, double, Dtype, bool, bool>;
   struct PassCache {
     std::mutex mutex;
     std::map<PassKey, double> seconds;

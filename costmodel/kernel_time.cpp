@@ -103,11 +103,11 @@ double kernels_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::
 }
 
 double operators_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Operator>& ops,
-                         int tp, double samples, Dtype dtype, bool backward)
+                         int tp, double samples, Dtype dtype, bool backward, bool sequence_parallel)
 {
   std::vector<models::Kernel> kernels;
   for (const auto& op : ops)
-    for (auto& kernel : models::operator_kernels(op, tp, samples, backward))
+    for (auto& kernel : models::operator_kernels(op, tp, samples, backward, sequence_parallel))
       kernels.push_back(std::move(kernel));
   return kernels_seconds(gpu, c, kernels, dtype);
 }

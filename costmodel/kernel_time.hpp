@@ -36,7 +36,7 @@ double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models
 /// A layer's forward or backward pass over its operators' kernels (models::operator_kernels): device time plus
 /// launch gaps, or the host's dispatch time when that is longer.
 double operators_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Operator>& ops,
-                         int tp, double samples, Dtype dtype, bool backward);
+                         int tp, double samples, Dtype dtype, bool backward, bool sequence_parallel = false);
 /// The same over a list of kernels.
 double kernels_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Kernel>& kernels,
                        Dtype dtype);

@@ -159,11 +159,16 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
   add(args, "--pipeline-model-parallel-size", plan.pp);
   if (plan.ep > 1)
     add(args, "--expert-model-parallel-size", plan.ep);
-  // The Megatron framework HetSim simulates splits every activation over the tensor-parallel group and sends
-  // 1/tp of a stage's boundary per rank (framework.hpp: scatter_gather_sends). Megatron-Core does both only with
-  // sequence parallelism: without it each rank keeps and sends whole activations.
-  if (plan.tp > 1 && plan.framework.scatter_gather_sends)
+  // Megatron-Core sends 1/tp of a stage's boundary per rank (framework.hpp: scatter_gather_sends) only with
+  // sequence parallelism; without it every rank sends the whole activation, as SC'21 Megatron-LM's scatter-gather
+  // no longer exists there.
+  if (plan.splits_sequence())
     args.push_back({"--sequence-parallel", ""});
+  else if (plan.tp > 1 && plan.pp > 1 && plan.framework.scatter_gather_sends)
+    refuse_plan_field(inputs, "sequence_parallel",
+                      "false with scatter-gather sends: Megatron-Core without sequence parallelism sends whole "
+                      "activations between stages; set \"sequence_parallel\": true, or the framework's "
+                      "\"scatter_gather_sends\": false, and simulate again");
   // Megatron's default rank order, tp-cp-ep-dp-pp, is the plan's: rank = (stage x dp + replica) x tp + tp_rank.
   add(args, "--micro-batch-size", plan.micro_batch[0]);
   add(args, "--global-batch-size", plan.global_batch());

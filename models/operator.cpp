@@ -39,15 +39,16 @@ Kernel matmul(const std::string& name, double m, double n, double k, double batc
 
 } // namespace
 
-std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward)
+std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward,
+                                     bool sequence_parallel)
 {
-  const double divisor = op.tensor_parallel_divisor(tp);
+  const double divisor = op.tensor_parallel_divisor(tp, sequence_parallel);
   switch (op.kind) {
   case OperatorKind::linear:
   case OperatorKind::batched_matmul: {
     const bool batched = op.kind == OperatorKind::batched_matmul;
     // Routed experts run as one grouped product: each expert's rows of every sample.
-    const double m     = batched ? op.m : op.m * samples;
+    double m           = batched ? op.m : op.m * samples;
     double n = op.n, k = op.k, batch = batched ? op.count * samples : std::max(1.0, op.experts);
     if (op.split == TensorSplit::columns)
       n /= divisor;
@@ -55,6 +56,8 @@ std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples,
       k /= divisor;
     else if (op.split == TensorSplit::heads)
       batch /= divisor;
+    else if (op.split == TensorSplit::replicated && !batched) // its 1/tp of the tokens (sequence parallelism)
+      m /= divisor;
     if (!backward)
       return {matmul(op.name, m, n, k, batch)};
     // The gradient of the input (m x n times n x k) and of the second operand (k x m times m x n).
@@ -82,7 +85,7 @@ std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples,
     const double per_sample = op.split == TensorSplit::vocabulary ? 1.0 : divisor;
     kernel.bytes            = op.bytes_per_sample * samples / per_sample * (backward ? 2 : 1);
     if (backward)
-      kernel.bytes += op.backward_fixed_bytes / divisor;
+      kernel.bytes += op.backward_fixed_bytes / op.tensor_parallel_divisor(tp); // a whole table per member
     return {kernel};
   }
   }
@@ -99,6 +102,7 @@ void apply_operator_totals(Layer& layer)
   layer.parameter_tensors                 = 0;
   layer.expert_params                     = 0;
   layer.all_to_alls                       = 0;
+  layer.replicated_saved_bytes_per_sample = 0;
   for (const Operator& op : layer.operators) {
     layer.params += op.params;
     layer.expert_params += op.experts > 0 ? op.params : 0;
@@ -106,6 +110,9 @@ void apply_operator_totals(Layer& layer)
     layer.parameter_tensors += op.params > 0 ? std::max(1, op.tensors) : 0;
     layer.forward_flops_per_sample += op.flops_per_sample();
     layer.saved_activation_bytes_per_sample += op.saved_bytes_per_sample;
+    // A column-parallel product keeps its input, the whole activation every member was given.
+    if (op.split == TensorSplit::replicated || (op.kind == OperatorKind::linear && op.split == TensorSplit::columns))
+      layer.replicated_saved_bytes_per_sample += op.saved_bytes_per_sample;
     layer.transient_bytes_per_sample = std::max(layer.transient_bytes_per_sample, op.transient_bytes_per_sample);
     if (op.split == TensorSplit::rows || op.split == TensorSplit::vocabulary)
       ++layer.tensor_parallel_all_reduces;

@@ -53,10 +53,11 @@ struct Operator {
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;
-  /// The factor tp divides this operator's work and bytes by.
-  double tensor_parallel_divisor(int tp) const
+  /// The factor tp divides this operator's work and bytes by: all but the replicated ones, and those too under
+  /// sequence parallelism (they run on 1/tp of the sequence).
+  double tensor_parallel_divisor(int tp, bool sequence_parallel = false) const
   {
-    return split == TensorSplit::replicated ? 1.0 : static_cast<double>(tp);
+    return split == TensorSplit::replicated && !sequence_parallel ? 1.0 : static_cast<double>(tp);
   }
 };
 
@@ -75,9 +76,10 @@ struct Kernel {
 };
 
 /// The kernels of one forward (backward = false) or backward pass of `op` over `samples` sequences on one
-/// member of a tensor-parallel group of `tp`: two per matrix product in backward (the input's gradient, then
-/// the weight's or second operand's), one otherwise.
-std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward);
+/// member of a tensor-parallel group of `tp`, with or without sequence parallelism: two per matrix product in
+/// backward (the input's gradient, then the weight's or second operand's), one otherwise.
+std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward,
+                                     bool sequence_parallel = false);
 
 /// The operators of one pass between two of its communications, and the communication that ends them.
 struct OperatorGroup {

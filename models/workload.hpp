@@ -22,6 +22,10 @@ struct Layer {
   double backward_flops_per_sample         = 0; ///< 2x forward unless the input says otherwise
   double activation_bytes_per_sample       = 0; ///< the layer's output, what a pipeline stage boundary sends
   double saved_activation_bytes_per_sample = 0; ///< what the layer keeps for backward without recompute
+  /// Of those, what its replicated operators keep (norms, dropout-adds, a router) and the inputs of its
+  /// column-parallel products: whole on every member of a tensor-parallel group, unless sequence parallelism
+  /// splits the sequence (Korthikanti et al. 2022, sec. 4.2.2: 10sbh of a block's 34sbh).
+  double replicated_saved_bytes_per_sample = 0;
   double transient_bytes_per_sample        = 0; ///< the largest working memory of one of its operators
   /// Megatron-style tensor-parallel all-reduces of the layer's output per forward pass (backward has as many):
   /// 2 for a transformer block, 1 for attention, MLP, embedding; 0 for layers that are not split.

@@ -44,7 +44,7 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
                                                                    const costmodel::Calibration* calibration,
                                                                    const costmodel::LayerProfile* profile)
 {
-  return [&cluster, &workload, tp = plan.tp, dtype = plan.dtype,
+  return [&cluster, &workload, tp = plan.tp, dtype = plan.dtype, split = plan.splits_sequence(),
           model = costmodel::ComputeModel(calibration, profile)](const strategies::Task& task) {
     const GpuSpec& gpu = cluster.gpu_of(task.device);
     if (task.kind == TaskKind::optimizer)
@@ -54,7 +54,7 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
       // recomputing backward's rerun forward may be a piece of its own.
       const bool backward = task.kind == TaskKind::backward && !task.recomputed;
       return model.layers_seconds(gpu, workload, task.first_layer, task.first_layer + task.layer_count, tp,
-                                  task.samples, dtype, backward, backward && task.recomputes) /
+                                  task.samples, dtype, backward, backward && task.recomputes, split) /
              task.pieces;
     }
     return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len);

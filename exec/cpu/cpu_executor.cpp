@@ -130,7 +130,7 @@ public:
         if (strategies::is_compute(task.kind)) {
           if (task.kind == TaskKind::optimizer)
             optimizer_elements_ = std::max(optimizer_elements_, optimizer_elements(task, workload.scale));
-          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep))
+          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep, s.sequence_parallel))
             kernels_.fit(kernel_operands(kernel));
           continue;
         }
@@ -161,7 +161,8 @@ public:
     TaskResult result;
     const auto called = std::chrono::steady_clock::now();
     auto since_call   = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - called).count(); };
-    for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep)) {
+    for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep,
+                                                              workload_.schedule->sequence_parallel)) {
       const double started = workload_.time_kernels ? since_call() : 0;
       if (kernel.kind == models::Kernel::Kind::stream)
         stream(stream_elements(kernel));

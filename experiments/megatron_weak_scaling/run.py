@@ -47,6 +47,8 @@ def inputs(row, micro_batch, name):
     per_stage = row["layers"] // pp
     plan = {"tp": tp, "pp": pp, "dp": dp, "micro_batch": micro_batch, "global_batch": row["batch"],
             "zero_stage": 0, "schedule": "1f1b", "recompute": True, "dtype": "fp16",
+            # SC'21 Megatron-LM predates sequence parallelism; its scatter-gather sends are the framework's.
+            "sequence_parallel": False,
             "collective_algorithm": "ring", "stage_starts": [0] + [1 + s * per_stage for s in range(1, pp)]}
     paths = []
     for kind, content in (("cluster", cluster), ("model", model), ("plan", plan)):

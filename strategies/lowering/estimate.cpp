@@ -231,12 +231,13 @@ private:
     const int end   = plan_.stage_end(k, layer_count());
     StageSteps steps;
     std::vector<int> tp_group;
+    const bool split = plan_.splits_sequence();
     for (int t = 0; t < plan_.tp; ++t) {
       const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
-      steps.forward_s =
-          std::max(steps.forward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, false));
+      steps.forward_s  = std::max(steps.forward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb,
+                                                                           plan_.dtype, false, false, split));
       steps.backward_s = std::max(steps.backward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb,
-                                                                            plan_.dtype, true, plan_.recompute));
+                                                                            plan_.dtype, true, plan_.recompute, split));
       tp_group.push_back(plan_.device(s, r, t));
     }
 
@@ -252,8 +253,15 @@ private:
         bytes += reductions * all_reduce_bytes_per_sample(layer) * mb * activation_scale();
       }
       if (all > 0) {
-        const double each = transfer_seconds(tp_group, CollectiveOp::all_reduce, bytes / all) +
-                            call_seconds(tp_group, CollectiveOp::all_reduce);
+        // Sequence parallelism moves the same bytes as a reduce-scatter and an all-gather: two calls.
+        const double each =
+            plan_.splits_sequence()
+                ? transfer_seconds(tp_group, CollectiveOp::reduce_scatter, bytes / all) +
+                      transfer_seconds(tp_group, CollectiveOp::all_gather, bytes / all) +
+                      call_seconds(tp_group, CollectiveOp::reduce_scatter) +
+                      call_seconds(tp_group, CollectiveOp::all_gather)
+                : transfer_seconds(tp_group, CollectiveOp::all_reduce, bytes / all) +
+                      call_seconds(tp_group, CollectiveOp::all_reduce);
         steps.forward_s += forward * each;
         steps.backward_s += (all - forward) * each;
       }
@@ -622,7 +630,8 @@ private:
       double seconds = 0;
       for (const auto& [first, closing] : ranges)
         seconds += compute_.layers_seconds(cluster_.gpu_of(plan_.device(s, r, t)), workload_, first, closing, plan_.tp,
-                                           plan_.micro_batch[r], plan_.dtype, true, plan_.recompute);
+                                           plan_.micro_batch[r], plan_.dtype, true, plan_.recompute,
+                                           plan_.splits_sequence());
       slowest = std::max(slowest, seconds);
     }
     return slowest;

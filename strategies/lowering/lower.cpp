@@ -103,6 +103,7 @@ public:
     schedule_.pp           = plan_.pp;
     schedule_.dp           = plan_.dp;
     schedule_.ep           = plan_.ep;
+    schedule_.sequence_parallel = plan_.splits_sequence();
     schedule_.zero_stage   = plan_.zero_stage;
     schedule_.layer_count  = static_cast<int>(layers_.size());
     schedule_.virtual_stages = plan_.virtual_stages;
@@ -387,7 +388,8 @@ private:
   {
     std::size_t tasks = 0;
     std::size_t collectives = 0;
-    const std::size_t tp_factor = 1 + (plan_.tp > 1 ? 1 : 0) + (plan_.ep > 1 ? 1 : 0);
+    const std::size_t tp_factor =
+        1 + (plan_.tp > 1 ? (plan_.splits_sequence() ? 2 : 1) : 0) + (plan_.ep > 1 ? 1 : 0);
     for (int k = 0; k < plan_.chunk_count(); ++k) { // a stage's devices count each of their chunks
       const StageLayout& stage = stages_[k];
       const std::size_t layers = stage.end - stage.first;
@@ -692,15 +694,20 @@ private:
         finished.push_back(id);
 
       if (piece.tp_all_reduce) {
-        Task reduce        = make_task(TaskKind::all_reduce, Stream::tensor_parallel, m, backward);
-        reduce.first_layer = layer;
-        reduce.layer_count = 1;
-        reduce.piece       = piece.piece;
-        reduce.pieces      = piece.pieces;
-        reduce.bytes       = piece.tp_bytes_per_sample * samples * scale_;
-        reduce.deps        = {id};
-        ready              = add_tp_collective(std::move(reduce));
-        last               = ready;
+        // Sequence parallelism reduce-scatters the output over the sequence and all-gathers the next input.
+        const bool split = plan_.splits_sequence();
+        for (TaskKind kind : split ? std::vector{TaskKind::reduce_scatter, TaskKind::all_gather}
+                                   : std::vector{TaskKind::all_reduce}) {
+          Task reduce        = make_task(kind, Stream::tensor_parallel, m, backward);
+          reduce.first_layer = layer;
+          reduce.layer_count = 1;
+          reduce.piece       = piece.piece;
+          reduce.pieces      = piece.pieces;
+          reduce.bytes       = piece.tp_bytes_per_sample * samples * scale_; // the whole buffer, in or out
+          reduce.deps        = {last};
+          ready              = add_tp_collective(std::move(reduce));
+          last               = ready;
+        }
       }
       if (piece.all_to_all_bytes_per_sample > 0) {
         Task exchange        = make_task(TaskKind::all_to_all, Stream::expert_parallel, m, backward);

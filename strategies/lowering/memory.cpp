@@ -94,6 +94,7 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   double experts    = 0; // of params, the routed experts' (ZeRO shards them over the dp / ep replicas holding them)
   double largest[2] = {0, 0};
   double saved = 0, boundary = 0, largest_saved = 0, transient = 0; // activation bytes per sample, per device
+  const bool split = plan.splits_sequence() || plan.tp == 1;
   std::vector<double> chunk_saved, chunk_boundary;                    // the same per chunk
   for (const auto& [first, end] : chunks) {
     chunk_saved.push_back(saved);
@@ -108,9 +109,13 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
       } else if (p > largest[1]) {
         largest[1] = p;
       }
-      saved += layers[l].saved_activation_bytes_per_sample / plan.tp;
-      boundary += layers[l].activation_bytes_per_sample / plan.tp;
-      largest_saved = std::max(largest_saved, layers[l].saved_activation_bytes_per_sample / plan.tp);
+      // Without sequence parallelism the replicated operators keep whole activations on every TP member, and
+      // the block's input and output are whole too.
+      const double replicated = split ? 0 : layers[l].replicated_saved_bytes_per_sample;
+      const double kept = (layers[l].saved_activation_bytes_per_sample - replicated) / plan.tp + replicated;
+      saved += kept;
+      boundary += layers[l].activation_bytes_per_sample / (split ? plan.tp : 1);
+      largest_saved = std::max(largest_saved, kept);
       transient     = std::max(transient, layers[l].transient_bytes_per_sample / plan.tp);
     }
     chunk_saved.back()    = saved - chunk_saved.back();

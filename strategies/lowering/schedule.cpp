@@ -71,10 +71,14 @@ std::string_view prefix(const Task& task)
         return task.backward ? "ar-tp-bwd" : "ar-tp-fwd";
       return task.experts ? "ar-grad-experts" : "ar-grad";
     case TaskKind::reduce_scatter:
+      if (task.stream == Stream::tensor_parallel)
+        return task.backward ? "rs-tp-bwd" : "rs-tp-fwd";
       return task.experts ? "rs-grad-experts" : "rs-grad";
     case TaskKind::all_to_all:
       return task.backward ? "a2a-bwd" : "a2a-fwd";
     case TaskKind::all_gather:
+      if (task.stream == Stream::tensor_parallel)
+        return task.backward ? "ag-tp-bwd" : "ag-tp-fwd";
       if (task.micro_batch < 0)
         return task.experts ? "ag-param-experts" : "ag-param";
       return task.backward ? "ag-bwd" : "ag-fwd";

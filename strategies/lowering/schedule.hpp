@@ -92,6 +92,7 @@ struct Schedule {
   int pp = 1;
   int dp = 1;
   int ep = 1;
+  bool sequence_parallel = false; ///< Plan::splits_sequence(): replicated operators run on 1/tp of the tokens
   int zero_stage  = 0; ///< how the data-parallel group shards model states (executors holding them need it)
   int layer_count = 0;
   int virtual_stages = 1;        ///< model chunks per stage
@@ -113,7 +114,7 @@ struct Schedule {
   /// stages, with " l12" or " l4-6" when the chunk's computation is
   /// split by layer and ".1" for the piece of a tensor-parallel layer; "send-act", "recv-grad", "ar-tp-fwd",
   /// "ar-grad s0 r1 t0 b2" (bucket 2), "ar-grad-experts" (routed experts' buckets), "rs-grad",
-  /// "a2a-fwd"/"a2a-bwd" (expert parallelism), "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
+  /// "a2a-fwd"/"a2a-bwd" (expert parallelism), "rs-tp-fwd"/"ag-tp-fwd" (sequence parallelism), "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
   /// "opt".
   std::string task_name(int id) const;
 };

@@ -45,11 +45,12 @@ std::vector<std::vector<const Operator*>> piece_groups(const std::vector<Operato
 /// Appends the kernels of piece `piece` of one pass over `groups`: the backward runs the forward's groups, and
 /// the operators in them, in reverse.
 void append_piece(std::vector<Kernel>& kernels, const std::vector<std::vector<const Operator*>>& groups, int piece,
-                  int tp, double samples, bool backward, double scale)
+                  int tp, double samples, bool backward, double scale, bool sequence_parallel)
 {
   const auto& group = groups[static_cast<std::size_t>(backward ? static_cast<int>(groups.size()) - 1 - piece : piece)];
   auto append = [&](const Operator* op) {
-    for (Kernel& kernel : models::operator_kernels(scaled_operator(*op, scale), tp, samples, backward))
+    for (Kernel& kernel :
+         models::operator_kernels(scaled_operator(*op, scale), tp, samples, backward, sequence_parallel))
       kernels.push_back(std::move(kernel));
   };
   if (backward)
@@ -77,7 +78,8 @@ Kernel totals_product(const Task& task, const models::Layer& layer, double share
 
 } // namespace
 
-std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model, int tp, double scale, int ep)
+std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model, int tp, double scale, int ep,
+                                 bool sequence_parallel)
 {
   if (task.kind != TaskKind::forward && task.kind != TaskKind::backward)
     return {};
@@ -104,8 +106,8 @@ std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model
     }
     const auto groups = piece_groups(layer.operators, pieces, tp, ep);
     if (rerun) // the forward again, then the backward
-      append_piece(kernels, groups, piece, tp, samples, false, scale);
-    append_piece(kernels, groups, piece, tp, samples, backward, scale);
+      append_piece(kernels, groups, piece, tp, samples, false, scale, sequence_parallel);
+    append_piece(kernels, groups, piece, tp, samples, backward, scale, sequence_parallel);
   }
   return kernels;
 }

@@ -5,6 +5,7 @@
 #include "core/dtype.hpp"
 #include "strategies/plan/framework.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,11 @@ struct Plan {
   /// ep consecutive ones that divide every sparse block's routed experts among them and exchange tokens by
   /// all-to-all. An expert's gradients are reduced over the dp / ep replicas that hold it.
   int ep = 1;
+  /// Megatron's sequence parallelism (Korthikanti et al. 2022): with tp > 1 the operators between the
+  /// tensor-parallel products (norms, dropout-adds) run on 1/tp of the sequence and keep 1/tp of their
+  /// activations, and each all-reduce becomes a reduce-scatter and an all-gather. Unset: the framework's
+  /// scatter-gather (on for Megatron-LM, off for DeepSpeed and FSDP).
+  std::optional<bool> sequence_parallel;
 
   int world_size() const { return tp * pp * dp; }
   /// Model chunks over all stages (pp x virtual_stages), the entries of stage_starts.
@@ -81,6 +87,8 @@ struct Plan {
   /// Whether layer_sharding shards anything over more than one replica.
   bool shards_layers() const;
 
+  /// Whether tensor-parallel groups split the sequence (sequence_parallel, or the framework's default).
+  bool splits_sequence() const { return tp > 1 && sequence_parallel.value_or(framework.scatter_gather_sends); }
   /// The expert-parallel group of `replica`, and its position in it.
   int expert_group(int replica) const { return replica / ep; }
   int expert_rank(int replica) const { return replica % ep; }

@@ -423,7 +423,8 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
-                   "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "ep"});
+                   "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "ep",
+                   "sequence_parallel"});
   Plan plan;
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
@@ -504,6 +505,8 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     plan.bucket_bytes = bucket->positive_number() * units::kMiB;
   if (auto framework = root.find("framework"))
     plan.framework = read_framework(*framework);
+  if (auto split = root.find("sequence_parallel"))
+    plan.sequence_parallel = split->boolean();
 
   validate_plan(plan, cluster, workload, origin);
   return plan;
@@ -541,6 +544,8 @@ nlohmann::json plan_to_json(const Plan& plan)
     json["virtual_stages"] = plan.virtual_stages;
   if (plan.ep > 1)
     json["ep"] = plan.ep;
+  if (plan.sequence_parallel)
+    json["sequence_parallel"] = *plan.sequence_parallel;
   return json;
 }
 

@@ -184,7 +184,8 @@ TEST_CASE("heterogeneity breaks the classes: the replicas of slower GPUs are rep
 
 TEST_CASE("a job too large to replay in full says that folding makes it fit")
 {
-  // Llama-2-70B on 768 A100 with 512 micro-batches per replica: about 23 M tasks in full, 1.4 M folded.
+  // Llama-2-70B on 768 A100 with 512 micro-batches per replica: about 33 M tasks in full, 2.1 M folded (with
+  // sequence parallelism, a reduce-scatter and an all-gather for each tensor-parallel all-reduce).
   const Cluster cluster           = load_cluster("preset:dgx_a100_768");
   const models::Workload workload = models::load_workload("preset:llama-2-70b");
   const auto plan    = plan_of({{"tp", 8}, {"pp", 12}, {"dp", 8}, {"micro_batch", 1}, {"grad_accum", 512},
@@ -197,7 +198,7 @@ TEST_CASE("a job too large to replay in full says that folding makes it fit")
                        InputError);
   const strategies::Schedule folded = strategies::lower_for_replay(plan, problem, false);
   CHECK(folded.fold != nullptr);
-  CHECK(folded.tasks.size() < 2'000'000);
+  CHECK(folded.tasks.size() < 2'500'000);
 }
 
 TEST_CASE("slow ports, per-flow WAN links and hierarchical rings out of node order fold only as far as stays exact")

@@ -37,9 +37,10 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
       for (auto& [gpu_index, seconds] : by_gpu) {
         const GpuSpec& gpu = cluster.gpus()[gpu_index];
         for (int l = 0; l < layer_count; ++l)
-          seconds.push_back(compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, false) +
+          seconds.push_back(compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, false,
+                                                   false, shape.splits_sequence()) +
                             compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, true,
-                                                   shape.recompute));
+                                                   shape.recompute, shape.splits_sequence()));
       }
       // Profiled layer times hold their tensor-parallel all-reduces already.
       const bool profiled = compute.profiled(cluster, group, shape.tp);

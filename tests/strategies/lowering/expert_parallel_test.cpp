@@ -69,7 +69,7 @@ TEST_CASE("each sparse block's dispatch and combine are all-to-alls among its ex
   CHECK(groups == std::set<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
 }
 
-TEST_CASE("a sparse block's forward stops for its all-reduces and all-to-alls in operator order")
+TEST_CASE("a sparse block's forward stops for its tensor-parallel collectives and all-to-alls in operator order")
 {
   const MoeCase c;
   const Plan plan         = c.plan(2, 4, 2);
@@ -83,13 +83,13 @@ TEST_CASE("a sparse block's forward stops for its all-reduces and all-to-alls in
     if (task.device == 0 && task.first_layer == 2 && task.micro_batch == 0 && !task.backward &&
         task.stream != Stream::data_parallel)
       kinds.emplace_back(task_kind_name(task.kind));
-  CHECK(kinds == std::vector<std::string>{"forward", "all_reduce", "forward", "all_to_all", "forward", "all_reduce",
-                                          "all_to_all"});
-  // The experts' all-reduce carries their tokens (2 per token), the attention's the block's output.
+  CHECK(kinds == std::vector<std::string>{"forward", "reduce_scatter", "all_gather", "forward", "all_to_all",
+                                          "forward", "reduce_scatter", "all_gather", "all_to_all"});
+  // The experts' reduce-scatter carries their tokens (2 per token), the attention's the block's output.
   std::map<std::string, double> reduced;
   for (const Task& task : schedule.tasks)
     if (task.device == 0 && task.first_layer == 2 && task.micro_batch == 0 && !task.backward &&
-        task.kind == TaskKind::all_reduce)
+        task.kind == TaskKind::reduce_scatter)
       reduced[schedule.task_name(task.id)] = task.bytes;
   REQUIRE(reduced.size() == 2);
   CHECK(reduced.begin()->second * 2 == doctest::Approx(reduced.rbegin()->second));

@@ -300,6 +300,7 @@ TEST_CASE("ZeRO stages emit their collectives")
 TEST_CASE("tensor parallelism: 2 all-reduces forward and 2 backward per transformer layer and micro-batch")
 {
   Case c(1, 8, 4, 2, 2, 2, 2, 3);
+  c.plan.sequence_parallel = false;
   c.workload.layers[0].kind                        = "embedding";
   c.workload.layers[0].tensor_parallel_all_reduces = 1;
   c.workload.layers[3].tensor_parallel_all_reduces = 0;
@@ -339,10 +340,38 @@ TEST_CASE("tensor parallelism: 2 all-reduces forward and 2 backward per transfor
   CHECK(s.task_name(second.deps[0]) == "ar-tp-fwd s0 r0 t0 mb0 l0.0");
 }
 
+TEST_CASE("sequence parallelism: each tensor-parallel all-reduce becomes a reduce-scatter and an all-gather")
+{
+  Case c(1, 8, 4, 2, 2, 2, 2, 3);
+  Case plain(1, 8, 4, 2, 2, 2, 2, 3);
+  c.plan.sequence_parallel     = true;
+  plain.plan.sequence_parallel = false;
+  const Schedule s = c.lower(), reduced = plain.lower();
+  CHECK(replay_problem(s) == "");
+  const Stream tp = Stream::tensor_parallel;
+  const int all_reduces = count_kind(reduced, TaskKind::all_reduce, tp);
+  CHECK(count_kind(s, TaskKind::all_reduce, tp) == 0);
+  CHECK(count_kind(s, TaskKind::reduce_scatter, tp) == all_reduces);
+  CHECK(count_kind(s, TaskKind::all_gather, tp) == all_reduces);
+  // Same buffers, in that order: the next piece waits for the all-gather, which waits for the reduce-scatter.
+  const auto& queue  = s.queues[0][static_cast<int>(Stream::compute)];
+  const Task& second = s.tasks[queue[1]];
+  REQUIRE(second.deps.size() == 1);
+  const Task& gather  = s.tasks[second.deps[0]];
+  const Task& scatter = s.tasks[gather.deps[0]];
+  CHECK(s.task_name(gather.id) == "ag-tp-fwd s0 r0 t0 mb0 l0.0");
+  CHECK(s.task_name(scatter.id) == "rs-tp-fwd s0 r0 t0 mb0 l0.0");
+  CHECK(scatter.deps == std::vector<int>{queue[0]});
+  CHECK(gather.bytes == scatter.bytes);
+  CHECK(s.sequence_parallel);
+  CHECK_FALSE(reduced.sequence_parallel);
+}
+
 TEST_CASE("tensor parallelism with recompute: the recomputed forward all-reduces too, 6 per block as in Megatron-LM")
 {
   Case c(1, 8, 4, 2, 2, 2, 2, 3);
-  c.plan.recompute = true;
+  c.plan.recompute         = true;
+  c.plan.sequence_parallel = false;
   const Schedule s = c.lower();
   CHECK(replay_problem(s) == "");
   const Stream tp = Stream::tensor_parallel;
@@ -548,8 +577,11 @@ TEST_CASE("a Llama-2-70B-sized schedule on 768 GPUs lowers quickly")
                                               << " MiB");
   CHECK(schedule.tasks.capacity() < 1.3 * schedule.tasks.size()); // the reserved estimate is close
   // How fast is scenario_bench's business (lower_only/llama2_70b_768), not a unit test's.
-  // Every transformer layer: 2 all-reduces forward and 2 backward per micro-batch on each of its 64 devices.
-  CHECK(count_kind(schedule, TaskKind::all_reduce, Stream::tensor_parallel) == 64 * 32 * (80 * 4 + 2 * 2));
+  // Every transformer layer: 2 all-reduces forward and 2 backward per micro-batch on each of its 64 devices, each
+  // a reduce-scatter and an all-gather under Megatron's sequence parallelism.
+  for (TaskKind kind : {TaskKind::reduce_scatter, TaskKind::all_gather})
+    CHECK(count_kind(schedule, kind, Stream::tensor_parallel) == 64 * 32 * (80 * 4 + 2 * 2));
+  CHECK(count_kind(schedule, TaskKind::all_reduce, Stream::tensor_parallel) == 0);
 }
 
 TEST_CASE("a plan that would lower to an absurd number of tasks is refused")

@@ -241,3 +241,22 @@ TEST_CASE("interleaved 1F1B keeps 1 + (p - 1) / (p v) times 1F1B's activations o
     CHECK(memory[3].parameter_bytes == doctest::Approx(memory[0].parameter_bytes));
   }
 }
+
+TEST_CASE("without sequence parallelism a tensor-parallel block keeps 10sbh of its 34sbh whole (Korthikanti eq. 2)")
+{
+  const int s = 256, h = 512;
+  const models::Workload workload = models::build_transformer(models::testing::gpt_shape(4, h, 8, 1000, s));
+  const models::Layer& block      = workload.layers[1];
+  // Layer-norm inputs 4sbh, dropout masks 2sbh, the QKV and first MLP products' inputs 2sbh each.
+  CHECK(block.replicated_saved_bytes_per_sample == doctest::Approx(10.0 * s * h));
+  const Cluster cluster = make_cluster(1, 2, a100());
+  Plan plan             = make_plan(cluster, workload, 2, 1, 1);
+  double replicated     = 0;
+  for (const auto& layer : workload.layers)
+    replicated += layer.replicated_saved_bytes_per_sample;
+  plan.sequence_parallel = true;
+  const double split     = plan_memory(plan, make_problem(cluster, workload))[0].activation_bytes;
+  plan.sequence_parallel = false;
+  const double whole     = plan_memory(plan, make_problem(cluster, workload))[0].activation_bytes;
+  CHECK(whole - split == doctest::Approx(replicated / 2));
+}
