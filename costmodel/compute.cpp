@@ -77,6 +77,20 @@ double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& 
   return seconds;
 }
 
+double ComputeModel::selective_recompute_seconds(const GpuSpec& gpu, const models::Workload& workload, int first,
+                                                 int end, int tp, int samples, Dtype dtype,
+                                                 bool sequence_parallel) const
+{
+  std::vector<models::Operator> rerun;
+  for (int l = first; l < end; ++l)
+    for (const models::Operator& op : workload.layers[l].operators)
+      if (op.selectively_recomputed)
+        rerun.push_back(op);
+  if (rerun.empty())
+    return 0;
+  return operators_seconds(gpu, constants(gpu), rerun, tp, samples, dtype, false, sequence_parallel);
+}
+
 bool ComputeModel::profiled(const Cluster& cluster, const std::vector<int>& group, int tp) const
 {
   for (int device : group)

@@ -36,6 +36,10 @@ public:
   double layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
                         int samples, Dtype dtype, bool backward, bool recompute = false,
                         bool sequence_parallel = false) const;
+  /// The forward of layers [first, end)'s selectively recomputed operators (non-fused attention's core), which a
+  /// backward under selective recompute runs again first.
+  double selective_recompute_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
+                                     int tp, int samples, Dtype dtype, bool sequence_parallel = false) const;
   /// Whether a profile gives this GPU's layer times at `tp`; they then hold the layers' tensor-parallel
   /// all-reduces, which nothing may add again.
   bool profiled(const GpuSpec& gpu, int tp) const { return profile_ && profile_->covers(gpu.name, tp); }

@@ -18,25 +18,40 @@ ModelStateBytes model_state_bytes(const strategies::Schedule& schedule, const mo
       for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l)
         layers.insert(l);
   }
-  double params = 0, largest[2] = {0, 0};
+  double params = 0, experts = 0, largest[2] = {0, 0};
   for (int l : layers) {
-    const double p = std::round(model.layers[l].params / schedule.tp * scale * scale);
+    // Its own routed experts only (ep), which ZeRO shards over the replicas that hold the same ones.
+    const models::Layer& layer = model.layers[l];
+    const double own = std::round(layer.expert_params / schedule.ep / schedule.tp * scale * scale);
+    const double p   = std::round((layer.params - layer.expert_params) / schedule.tp * scale * scale) + own;
     params += p;
+    experts += own;
     if (p > largest[0])
       largest[1] = std::exchange(largest[0], p);
     else
       largest[1] = std::max(largest[1], p);
   }
-  const strategies::DeviceMemory states =
+  strategies::DeviceMemory states =
       strategies::zero_model_states(params, largest[0] + largest[1], schedule.zero_stage, schedule.dp, dtype);
+  if (schedule.ep > 1) { // as strategies::plan_memory counts them (ZeRO-3 is refused with ep)
+    const auto dense = strategies::zero_model_states(params - experts, 0, schedule.zero_stage, schedule.dp, dtype);
+    const auto held =
+        strategies::zero_model_states(experts, 0, schedule.zero_stage, schedule.dp / schedule.ep, dtype);
+    states.parameter_bytes = dense.parameter_bytes + held.parameter_bytes;
+    states.gradient_bytes  = dense.gradient_bytes + held.gradient_bytes;
+  }
   return ModelStateBytes{static_cast<std::size_t>(std::ceil(states.parameter_bytes)),
                          static_cast<std::size_t>(std::ceil(states.gradient_bytes))};
 }
 
-std::size_t saved_activation_bytes(const models::Layer& layer, int samples, int tp, Dtype dtype, double scale)
+std::size_t saved_activation_bytes(const models::Layer& layer, int samples, int tp, bool sequence_parallel,
+                                   Dtype dtype, double scale)
 {
-  // Layer figures are 16-bit; activations shrink with hidden sizes.
-  const double per_sequence = layer.saved_activation_bytes_per_sample / tp * scale * dtype_bytes(dtype) / 2.0;
+  // Layer figures are 16-bit; activations shrink with hidden sizes. Without sequence parallelism the replicated
+  // part stays whole on every member (strategies::plan_memory).
+  const double whole        = tp > 1 && !sequence_parallel ? layer.replicated_saved_bytes_per_sample : 0;
+  const double kept         = (layer.saved_activation_bytes_per_sample - whole) / tp + whole;
+  const double per_sequence = kept * scale * dtype_bytes(dtype) / 2.0;
   return static_cast<std::size_t>(std::ceil(per_sequence)) * static_cast<std::size_t>(std::max(samples, 0));
 }
 

@@ -27,7 +27,8 @@ ModelStateBytes model_state_bytes(const strategies::Schedule& schedule, const mo
 
 /// Saved activations of one layer for `samples` sequences: whole bytes per sequence, so exactly linear in the
 /// batch as Algorithm 1's estimate assumes.
-std::size_t saved_activation_bytes(const models::Layer& layer, int samples, int tp, Dtype dtype, double scale);
+std::size_t saved_activation_bytes(const models::Layer& layer, int samples, int tp, bool sequence_parallel,
+                                   Dtype dtype, double scale);
 
 /// Each forward's saved activations, held per (micro-batch, layer) in the executor's `Block`s.
 template <class Block> class SavedActivations {
@@ -35,15 +36,16 @@ public:
   /// Before a compute task: a forward allocates its layers' activations with `allocate(bytes)` (a layer split
   /// into tensor-parallel pieces once).
   template <class Allocate>
-  void begin(const strategies::Task& task, const models::Workload& model, int tp, Dtype dtype, double scale,
-             Allocate&& allocate)
+  void begin(const strategies::Task& task, const models::Workload& model, const strategies::Schedule& schedule,
+             Dtype dtype, double scale, Allocate&& allocate)
   {
     if (task.kind != strategies::TaskKind::forward)
       return;
     for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l)
       if (!held_.count({task.micro_batch, l}))
         held_.emplace(std::pair{task.micro_batch, l},
-                      allocate(saved_activation_bytes(model.layers[l], task.samples, tp, dtype, scale)));
+                      allocate(saved_activation_bytes(model.layers[l], task.samples, schedule.tp,
+                                                      schedule.sequence_parallel, dtype, scale)));
   }
   /// After a compute task: a backward is done with its layers' activations.
   void end(const strategies::Task& task)

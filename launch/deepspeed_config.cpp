@@ -26,6 +26,10 @@ void check_runnable(const ExportInputs& inputs)
     refuse_plan_field(inputs, "schedule",
                       "gpipe: DeepSpeed's pipeline engine runs its 1F1B TrainSchedule; set \"schedule\": "
                       "\"1f1b\" and simulate again");
+  if (plan.selective_recompute)
+    refuse_plan_field(inputs, "recompute",
+                      "\"selective\": DeepSpeed's activation checkpointing reruns whole layers; set \"recompute\": "
+                      "true and simulate again, or export --format megatron");
   if (plan.ep > 1)
     refuse_plan_field(inputs, "ep",
                       std::to_string(plan.ep) + ": DeepSpeed sets expert parallelism in the model code "

@@ -164,6 +164,11 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
   // no longer exists there.
   if (plan.splits_sequence())
     args.push_back({"--sequence-parallel", ""});
+  else if (plan.tp > 1 && inputs.workload->mixture_of_experts())
+    refuse_plan_field(inputs, "sequence_parallel",
+                      "false with tp " + std::to_string(plan.tp) +
+                          " on a mixture of experts: Megatron-LM requires sequence parallelism with tensor-parallel "
+                          "MoE layers; set \"sequence_parallel\": true and simulate again");
   else if (plan.tp > 1 && plan.pp > 1 && plan.framework.scatter_gather_sends)
     refuse_plan_field(inputs, "sequence_parallel",
                       "false with scatter-gather sends: Megatron-Core without sequence parallelism sends whole "
@@ -179,6 +184,8 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
     args.push_back({"--recompute-method", "uniform"});
     add(args, "--recompute-num-layers", 1);
   }
+  if (plan.selective_recompute) // core attention rerun in backward (Megatron's default selective module)
+    args.push_back({"--recompute-granularity", "selective"});
   add_data_parallel(args, inputs);
 
   // Blocks per model chunk: per stage, or per virtual stage in pipeline order (Megatron-Core reads a layout of

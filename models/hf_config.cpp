@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <array>
+#include <cstdio>
 #include <limits>
 #include <string_view>
 
@@ -353,12 +354,18 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
            (family.flash_attention ? "false" : "true") + " to change it)");
   }
   // "capacity_factor" is our extension: how unevenly the router fills the experts.
+  if (auto factor = config.find("capacity_factor"); factor && shape.experts == 0)
+    factor->fail("no capacity_factor: " + std::string(family.model_type) + " has no routed experts");
   if (shape.experts > 0) {
     if (auto factor = config.find("capacity_factor")) {
+      // At most every token on one expert: experts / top-k times its even share.
+      const double most     = static_cast<double>(shape.experts) / shape.experts_per_token;
       shape.capacity_factor = factor->number();
-      if (!(shape.capacity_factor >= 1 && shape.capacity_factor <= shape.experts))
-        factor->fail("a capacity factor from 1 (balanced routing) to the " + std::to_string(shape.experts) +
-                     " experts");
+      char bound[32];
+      std::snprintf(bound, sizeof bound, "%g", most);
+      if (!(shape.capacity_factor >= 1 && shape.capacity_factor <= most))
+        factor->fail("a capacity factor from 1 (balanced routing) to " + std::string(bound) +
+                     " (every token on one expert)");
     } else {
       assume("capacity_factor not given: routing taken as balanced, every expert receiving its even share of "
              "the tokens (set \"capacity_factor\", e.g. 1.25, for the busiest expert's share)");

@@ -103,6 +103,8 @@ void apply_operator_totals(Layer& layer)
   layer.expert_params                     = 0;
   layer.all_to_alls                       = 0;
   layer.replicated_saved_bytes_per_sample = 0;
+  layer.selective_saved_bytes_per_sample  = 0;
+  layer.selective_recompute_flops_per_sample = 0;
   for (const Operator& op : layer.operators) {
     layer.params += op.params;
     layer.expert_params += op.experts > 0 ? op.params : 0;
@@ -110,6 +112,9 @@ void apply_operator_totals(Layer& layer)
     layer.parameter_tensors += op.params > 0 ? std::max(1, op.tensors) : 0;
     layer.forward_flops_per_sample += op.flops_per_sample();
     layer.saved_activation_bytes_per_sample += op.saved_bytes_per_sample;
+    layer.selective_saved_bytes_per_sample +=
+        op.selectively_recomputed ? op.selective_saved_bytes_per_sample : op.saved_bytes_per_sample;
+    layer.selective_recompute_flops_per_sample += op.selectively_recomputed ? op.flops_per_sample() : 0;
     // A column-parallel product keeps its input, the whole activation every member was given.
     if (op.split == TensorSplit::replicated || (op.kind == OperatorKind::linear && op.split == TensorSplit::columns))
       layer.replicated_saved_bytes_per_sample += op.saved_bytes_per_sample;

@@ -50,6 +50,11 @@ struct Operator {
   /// Bytes per sample (16-bit) each member of the expert-parallel group sends out in an all-to-all right after
   /// this operator: the tokens to their experts (dispatch) or back (combine). 0: none.
   double all_to_all_bytes_per_sample = 0;
+  /// Megatron's selective recompute (Korthikanti et al. 2022, sec. 5) reruns this operator's forward in backward
+  /// rather than keep what it saves: the sequence x sequence part of non-fused attention...
+  bool selectively_recomputed = false;
+  /// ...keeping only this much of saved_bytes_per_sample (the Q, K or V the rerun starts from).
+  double selective_saved_bytes_per_sample = 0;
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;

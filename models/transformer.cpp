@@ -120,15 +120,23 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     scores.saved_bytes_per_sample = 2 * d.s * d.q + 2 * d.s * d.kv; // Q and K
     // Backward holds the gradients of the softmax output and of the scores at once.
     scores.transient_bytes_per_sample = 4 * d.a * d.s * d.s;
+    // Selective recompute reruns scores, softmax, dropout and context from Q, K, V: the 5as^2 term goes.
+    scores.selectively_recomputed           = true;
+    scores.selective_saved_bytes_per_sample = scores.saved_bytes_per_sample;
     ops.push_back(scores);
     // Megatron's fused scale-mask-softmax reads and writes the scores once and keeps its output.
-    ops.push_back(memory_bound("softmax", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s));
-    ops.push_back(memory_bound("attention_dropout", TensorSplit::heads, 5 * d.a * d.s * d.s, d.a * d.s * d.s));
+    Operator softmax = memory_bound("softmax", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s);
+    softmax.selectively_recomputed = true;
+    ops.push_back(softmax);
+    Operator dropout = memory_bound("attention_dropout", TensorSplit::heads, 5 * d.a * d.s * d.s, d.a * d.s * d.s);
+    dropout.selectively_recomputed = true; // its mask regenerated from the saved random state
+    ops.push_back(dropout);
     Operator context = scores;
     context.name     = "attention_context"; // probabilities times V per head
     context.n        = head;
     context.k        = d.s;
-    context.saved_bytes_per_sample = 2 * d.a * d.s * d.s + 2 * d.s * d.kv; // dropout output and V
+    context.saved_bytes_per_sample           = 2 * d.a * d.s * d.s + 2 * d.s * d.kv; // dropout output and V
+    context.selective_saved_bytes_per_sample = 2 * d.s * d.kv;
     ops.push_back(context);
   }
   // [s, b, heads, head] -> [s, b, heads x head] before the output projection.

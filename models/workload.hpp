@@ -36,6 +36,9 @@ struct Layer {
   /// Of params, those of routed experts: expert parallelism divides them, and their gradients are reduced over
   /// the replicas that hold the same experts.
   double expert_params = 0;
+  /// Under selective recompute: what it keeps for backward, and the forward FLOPs its backward reruns.
+  double selective_saved_bytes_per_sample  = 0;
+  double selective_recompute_flops_per_sample = 0;
   /// Expert-parallel all-to-alls per forward pass (dispatch and combine of a sparse block: 2), as many backward.
   int all_to_alls = 0;
   /// The forward pass as kernels, in order; empty for a layer list's layers, which give only the figures above.

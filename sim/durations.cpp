@@ -53,8 +53,14 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
       // A piece of a layer split around its tensor-parallel all-reduces is an equal part of its pass; a
       // recomputing backward's rerun forward may be a piece of its own.
       const bool backward = task.kind == TaskKind::backward && !task.recomputed;
-      return model.layers_seconds(gpu, workload, task.first_layer, task.first_layer + task.layer_count, tp,
-                                  task.samples, dtype, backward, backward && task.recomputes, split) /
+      const int end       = task.first_layer + task.layer_count;
+      const double rerun  = task.recomputes_attention ? model.selective_recompute_seconds(
+                                                            gpu, workload, task.first_layer, end, tp, task.samples,
+                                                            dtype, split)
+                                                      : 0;
+      return (model.layers_seconds(gpu, workload, task.first_layer, end, tp, task.samples, dtype, backward,
+                                   backward && task.recomputes, split) +
+              rerun) /
              task.pieces;
     }
     return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len);

@@ -77,6 +77,8 @@ Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs)
       for (auto& c : ranked) {
         strategies::Plan plan = c.plan;
         plan.zero_stage       = *cell.zero_stage;
+        if (plan.zero_stage > 2) // experts are not sharded by ZeRO-3: one holder per replica
+          plan.ep = 1;
         if (plan.zero_stage > 1 && plan.virtual_stages > 1) { // interleaving runs ZeRO 0-1 only: one chunk
           plan.virtual_stages = 1;
           plan.stage_starts   = strategies::uniform_stage_starts(static_cast<int>(problem.workload->layers.size()),
@@ -110,7 +112,7 @@ Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs)
     set("micro_batch", range(*mb_min, *mb_max));
     set("grad_accum", range(*ga_min, *ga_max));
     set("plan_zero_stage", std::to_string(c.plan.zero_stage));
-    set("recompute", c.plan.recompute ? "1" : "0");
+    set("recompute", c.plan.selective_recompute ? "selective" : c.plan.recompute ? "1" : "0");
     set("estimate_s", number(c.estimate.iteration_time_s));
     set("simulated_s", number(report.iteration_time_s));
     set("tokens_per_s", number(report.tokens_per_s));

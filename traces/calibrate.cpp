@@ -115,7 +115,8 @@ costmodel::Calibration calibrate(const std::vector<Trace>& traces, std::vector<s
         efficiencies[{device.gpu, e.tokens}].push_back(e.flops / (seconds * device.peak_flops));
       } else if (e.kind == "send" && !e.link.empty()) {
         transfers[e.link].push_back(Transfer{1, e.bytes, seconds});
-      } else if (e.collective >= 0 && e.members > 1 && !e.link.empty()) {
+      } else if (e.collective >= 0 && e.members > 1 && !e.link.empty() && e.kind != "all_to_all") {
+        // (An all-to-all's n - 1 flows run at once, not as ring steps: not a point on the ring's line.)
         auto [it, fresh] = collectives.try_emplace(e.collective, &e, seconds);
         if (!fresh && seconds < it->second.second)
           it->second = {&e, seconds};

@@ -123,6 +123,9 @@ public:
       }
       group_of_[static_cast<int>(c)] = context;
     }
+    // Scratch: one per ordered stream, made here so that streams running at once never insert into the map.
+    for (int stream = 0; stream < strategies::kStreamCount; ++stream)
+      scratch_.try_emplace(stream, CountingAllocator<float>(budget_));
     // Buffers: one per ordered stream (its tasks run one at a time), one per pipeline channel.
     for (int stream = 0; stream < strategies::kStreamCount; ++stream)
       for (int id : queues[stream]) {
@@ -156,7 +159,7 @@ public:
     }
     const int tp = workload_.schedule->tp;
     if (workload_.hold_training_memory)
-      activations_.begin(task, *workload_.model, tp, workload_.dtype, workload_.scale,
+      activations_.begin(task, *workload_.model, *workload_.schedule, workload_.dtype, workload_.scale,
                          [&](std::size_t bytes) { return HeldBlock(budget_, bytes); });
     TaskResult result;
     const auto called = std::chrono::steady_clock::now();
@@ -334,10 +337,7 @@ private:
   {
     return buffers_.try_emplace(task_channel(task), CountingAllocator<float>(budget_)).first->second;
   }
-  CountedVector<float>& scratch_for(const Task& task)
-  {
-    return scratch_.try_emplace(static_cast<int>(task.stream), CountingAllocator<float>(budget_)).first->second;
-  }
+  CountedVector<float>& scratch_for(const Task& task) { return scratch_.at(static_cast<int>(task.stream)); }
 
   /// Segments of one ring step's chunk: the pipelined rings below keep every segment of every step posted, so a
   /// member forwards a segment as soon as it has it instead of waiting for the whole step, as Gloo's ring

@@ -267,7 +267,7 @@ public:
     const int tp              = workload_.schedule->tp;
     const bool holds_activity = workload_.hold_training_memory && task.kind != TaskKind::optimizer;
     if (holds_activity)
-      activations_.begin(task, *workload_.model, tp, workload_.dtype, workload_.scale,
+      activations_.begin(task, *workload_.model, *workload_.schedule, workload_.dtype, workload_.scale,
                          [&](std::size_t bytes) { return DeviceBuffer(budget_, bytes); });
     TaskResult result = timed(task, nullptr, [&](cudaStream_t stream) {
       check_cublas(cublasSetStream(cublas_, stream), "cublasSetStream");

@@ -131,7 +131,8 @@ private:
            models::communication_groups(workload_.layers[l].operators, plan_.tp, plan_.ep)) {
         if (group.all_to_all_bytes_per_sample <= 0)
           continue;
-        const double bytes = group.all_to_all_bytes_per_sample * mb * activation_scale();
+        const double bytes = group.all_to_all_bytes_per_sample * mb * activation_scale() /
+                             (plan_.splits_sequence() ? plan_.tp : 1);
         std::vector<costmodel::Flow> flows;
         std::size_t own_first = 0; // replica r's group's flows: [own_first, own_first + tp x ep x (ep - 1))
         for (int g = 0; g < plan_.dp; g += plan_.ep) {
@@ -236,8 +237,13 @@ private:
       const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
       steps.forward_s  = std::max(steps.forward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb,
                                                                            plan_.dtype, false, false, split));
+      const double rerun =
+          plan_.selective_recompute
+              ? compute_.selective_recompute_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, split)
+              : 0;
       steps.backward_s = std::max(steps.backward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb,
-                                                                            plan_.dtype, true, plan_.recompute, split));
+                                                                            plan_.dtype, true, plan_.recompute, split) +
+                                                        rerun);
       tp_group.push_back(plan_.device(s, r, t));
     }
 
@@ -549,8 +555,9 @@ private:
     if (!sharding_ && plan_.ep == 1)
       return stage_params(s);
     double params = 0;
-    for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) // one chunk when sharding
-      params += bucketed_layer_params(l);
+    for (const auto& [first, end] : plan_.stage_ranges(s, layer_count()))
+      for (int l = first; l < end; ++l)
+        params += bucketed_layer_params(l);
     return params;
   }
 
@@ -628,10 +635,14 @@ private:
     double slowest = 0;
     for (int r = 0; r < plan_.dp; ++r) {
       double seconds = 0;
-      for (const auto& [first, closing] : ranges)
-        seconds += compute_.layers_seconds(cluster_.gpu_of(plan_.device(s, r, t)), workload_, first, closing, plan_.tp,
-                                           plan_.micro_batch[r], plan_.dtype, true, plan_.recompute,
-                                           plan_.splits_sequence());
+      const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
+      for (const auto& [first, closing] : ranges) {
+        seconds += compute_.layers_seconds(gpu, workload_, first, closing, plan_.tp, plan_.micro_batch[r],
+                                           plan_.dtype, true, plan_.recompute, plan_.splits_sequence());
+        if (plan_.selective_recompute)
+          seconds += compute_.selective_recompute_seconds(gpu, workload_, first, closing, plan_.tp,
+                                                          plan_.micro_batch[r], plan_.dtype, plan_.splits_sequence());
+      }
       slowest = std::max(slowest, seconds);
     }
     return slowest;

@@ -201,9 +201,19 @@ private:
     return sharding_ ? bytes / plan_.layer_sharding[layer].slices : bytes;
   }
 
+  /// Whether layers [first, first + count) have operators that selective recompute reruns.
+  bool reruns_attention(int first, int count) const
+  {
+    for (int l = first; l < first + count; ++l)
+      if (layers_[l].selective_recompute_flops_per_sample > 0)
+        return true;
+    return false;
+  }
+
   double backward_flops_per_sample(const models::Layer& layer) const
   {
-    return layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0);
+    return layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0) +
+           (plan_.selective_recompute ? layer.selective_recompute_flops_per_sample : 0);
   }
 
   /// Fills gradient buckets of the plan's size with `bytes_of(layer)` in backward layer order: `buckets` gets
@@ -676,6 +686,8 @@ private:
       compute.pieces      = piece.pieces;
       compute.recomputed  = piece.recomputed;
       compute.recomputes  = piece.recomputes;
+      compute.recomputes_attention =
+          backward && !piece.recomputed && plan_.selective_recompute && reruns_attention(layer, piece.layer_count);
       compute.samples     = samples;
       compute.flops       = piece.flops_per_sample * samples;
       const bool after_gather = piece.piece == 0 && gathered_layer == layer;
@@ -715,7 +727,8 @@ private:
         exchange.layer_count = 1;
         exchange.piece       = piece.piece;
         exchange.pieces      = piece.pieces;
-        exchange.bytes       = piece.all_to_all_bytes_per_sample * samples * scale_;
+        // With sequence parallelism each tensor-parallel rank holds, and sends, 1/tp of the tokens.
+        exchange.bytes = piece.all_to_all_bytes_per_sample * samples * scale_ / (plan_.splits_sequence() ? plan_.tp : 1);
         exchange.deps        = {last};
         ready                = add_ep_collective(std::move(exchange));
         last                 = ready;
@@ -873,7 +886,7 @@ double tied_embedding_gradient_bytes(const std::vector<models::Layer>& layers, c
 double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples)
 {
   const double activation = layer.activation_bytes_per_sample * samples * dtype_bytes(plan.dtype) / 2.0;
-  if (plan.framework.scatter_gather_sends)
+  if (plan.framework.scatter_gather_sends || plan.splits_sequence())
     return activation / plan.tp;
   return activation + static_cast<double>(seq_len) * seq_len;
 }

@@ -112,7 +112,9 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
       // Without sequence parallelism the replicated operators keep whole activations on every TP member, and
       // the block's input and output are whole too.
       const double replicated = split ? 0 : layers[l].replicated_saved_bytes_per_sample;
-      const double kept = (layers[l].saved_activation_bytes_per_sample - replicated) / plan.tp + replicated;
+      const double held = plan.selective_recompute ? layers[l].selective_saved_bytes_per_sample
+                                                   : layers[l].saved_activation_bytes_per_sample;
+      const double kept = (held - replicated) / plan.tp + replicated;
       saved += kept;
       boundary += layers[l].activation_bytes_per_sample / (split ? plan.tp : 1);
       largest_saved = std::max(largest_saved, kept);

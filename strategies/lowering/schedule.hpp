@@ -54,6 +54,8 @@ struct Task {
   /// rerun forward and the backward itself).
   bool recomputed = false;
   bool recomputes = false;
+  /// A backward that first reruns the forward of its selectively recomputed operators (Plan::selective_recompute).
+  bool recomputes_attention = false;
   // Work.
   int samples     = 0;  ///< sequences processed (compute tasks), for batch-dependent efficiency
   double flops    = 0;  ///< compute tasks: FLOPs on this device

@@ -41,7 +41,10 @@ struct Plan {
   std::vector<int> grad_accum;   ///< micro-batches per iteration, per replica
   int zero_stage                     = 0;
   PipelineSchedule schedule          = PipelineSchedule::one_f_one_b;
-  bool recompute                     = false;
+  bool recompute                     = false; ///< full: every layer's forward again in its backward
+  /// Selective (Megatron's --recompute-granularity selective): only non-fused attention's sequence x sequence
+  /// operators are rerun (models::Operator::selectively_recomputed). Exclusive with recompute.
+  bool selective_recompute           = false;
   Dtype dtype                        = Dtype::fp16;
   CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
   double bucket_bytes                = 0; ///< gradient bucket for ZeRO 0-2; 0: the framework's (gradient_bucket_bytes)

@@ -316,6 +316,8 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
              "expected a multiple of pp (" + str(plan.pp) + ") " + interleaved +
                  ": Megatron-LM runs micro-batches through the chunks in groups of pp, got " + str(plan.grad_accum[r]));
   }
+  if (plan.recompute && plan.selective_recompute)
+    fail("recompute", "expected one of full or selective recompute, got both");
   if (plan.ep < 1)
     fail("ep", "expected a positive integer, got " + str(plan.ep));
   if (plan.ep > 1) {
@@ -491,7 +493,20 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     plan.zero_stage = zero->non_negative_int();
   if (auto schedule = root.find("schedule"); schedule && !parse_schedule(schedule->string(), plan.schedule))
     schedule->fail("\"gpipe\" or \"1f1b\"");
-  plan.recompute = root.boolean_or("recompute", plan.recompute);
+  if (auto recompute = root.find("recompute")) { // true/false, or "none", "selective", "full"
+    const char* expected = "true, false, \"none\", \"selective\" or \"full\"";
+    if (recompute->value().is_boolean()) {
+      plan.recompute = recompute->boolean();
+    } else {
+      if (!recompute->value().is_string())
+        recompute->fail(expected);
+      const std::string mode = recompute->string();
+      if (mode != "none" && mode != "selective" && mode != "full")
+        recompute->fail(expected);
+      plan.recompute           = mode == "full";
+      plan.selective_recompute = mode == "selective";
+    }
+  }
   if (auto dtype = root.find("dtype")) { // a dtype some device lacks is refused by validate_plan below
     if (!parse_dtype(dtype->string(), plan.dtype))
       dtype->fail("\"fp16\", \"bf16\" or \"fp32\"");
@@ -530,7 +545,10 @@ nlohmann::json plan_to_json(const Plan& plan)
   json["grad_accum"]           = per_replica_json(plan.grad_accum);
   json["zero_stage"]           = plan.zero_stage;
   json["schedule"]             = schedule_name(plan.schedule);
-  json["recompute"]            = plan.recompute;
+  if (plan.selective_recompute)
+    json["recompute"] = "selective";
+  else
+    json["recompute"] = plan.recompute;
   json["dtype"]                = dtype_name(plan.dtype);
   json["collective_algorithm"] = algorithm_name(plan.collective_algorithm);
   json["framework"]            = framework_json(plan.framework);

@@ -27,6 +27,25 @@ std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workloa
   return divisors(std::gcd(dp, workload.shape->experts));
 }
 
+std::vector<Recompute> recompute_choices(const models::Workload& workload)
+{
+  for (const auto& layer : workload.layers)
+    if (layer.selective_recompute_flops_per_sample > 0)
+      return {Recompute::none, Recompute::selective, Recompute::full};
+  return {Recompute::none, Recompute::full};
+}
+
+void apply_recompute(Plan& plan, Recompute choice)
+{
+  plan.recompute           = choice == Recompute::full;
+  plan.selective_recompute = choice == Recompute::selective;
+}
+
+std::string recompute_note(Recompute choice)
+{
+  return choice == Recompute::full ? "recompute" : choice == Recompute::selective ? "selective recompute" : "";
+}
+
 int max_tensor_parallel(const Cluster& cluster)
 {
   int g = 0;

@@ -34,6 +34,15 @@ std::vector<Degrees> enumerate_degrees(int devices, int layer_count, int max_tp)
 /// experts, ascending; {1} for a dense model.
 std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workload);
 
+/// Activation recompute a planner tries when a plan does not fit, least rerun first: none, selective (when the
+/// model has operators it reruns: non-fused attention), full.
+enum class Recompute { none, selective, full };
+std::vector<Recompute> recompute_choices(const models::Workload& workload);
+/// Sets the plan's recompute fields to `choice`.
+void apply_recompute(Plan& plan, Recompute choice);
+/// "" for none, "selective recompute", "recompute" (full): the candidate's note.
+std::string recompute_note(Recompute choice);
+
 /// Micro-batch sizes that split the global batch evenly over `dp` replicas (divisors of global_batch / dp);
 /// empty when dp does not divide the global batch.
 std::vector<int> micro_batch_sizes(int global_batch, int dp);

@@ -2,7 +2,8 @@
 /// node-first (Megatron's heuristic), assign layers to stages by dynamic programming, score with the cost model.
 /// Differences from the paper: stage times use the GPU type that runs each stage (AMP averaged the types), a
 /// memory model prunes assignments that do not fit (AMP had none; recompute is tried when nothing fits without
-/// it), mixture-of-experts models add the expert-parallel degree to the enumeration, and the flag "anneal" adds §6.3's simulated annealing over degrees, micro-batch and placement.
+/// it), mixture-of-experts models add the expert-parallel degree to the enumeration (the annealing keeps ep 1),
+/// and the flag "anneal" adds §6.3's simulated annealing over degrees, micro-batch and placement.
 
 #include "strategies/planners/amp/amp_search.hpp"
 #include "strategies/planners/registry.hpp"

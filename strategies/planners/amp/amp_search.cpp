@@ -17,12 +17,12 @@ Candidate best_assignment(Plan shape, const Problem& problem, const PlannerConte
 {
   const int layer_count   = static_cast<int>(problem.workload->layers.size());
   const int micro_batches = *std::max_element(shape.grad_accum.begin(), shape.grad_accum.end());
-  for (bool recompute : {false, true}) {
-    shape.recompute = recompute;
+  for (Recompute recompute : recompute_choices(*problem.workload)) {
+    apply_recompute(shape, recompute);
     const PipelineCosts costs(shape, problem, compute);
     if (auto assignment = assign_layers(layer_count, shape.pp, micro_batches, costs.model())) {
       shape.stage_starts = std::move(assignment->stage_starts);
-      return evaluate(std::move(shape), problem, context, recompute ? "recompute" : "");
+      return evaluate(std::move(shape), problem, context, recompute_note(recompute));
     }
   }
   shape.stage_starts = uniform_stage_starts(layer_count, shape.pp);

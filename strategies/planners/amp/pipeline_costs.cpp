@@ -40,7 +40,11 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
           seconds.push_back(compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, false,
                                                    false, shape.splits_sequence()) +
                             compute.layers_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb, shape.dtype, true,
-                                                   shape.recompute, shape.splits_sequence()));
+                                                   shape.recompute, shape.splits_sequence()) +
+                            (shape.selective_recompute
+                                 ? compute.selective_recompute_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb,
+                                                                       shape.dtype, shape.splits_sequence())
+                                 : 0));
       }
       // Profiled layer times hold their tensor-parallel all-reduces already.
       const bool profiled = compute.profiled(cluster, group, shape.tp);

@@ -133,13 +133,14 @@ private:
         Plan plan  = uniform_batch_plan(d, placement, {}, mbs, problem);
         plan.ep    = ep;
         bool found = false;
-        for (bool recompute : {false, true}) {
-          plan.recompute = recompute;
+        for (Recompute recompute : recompute_choices(*problem.workload)) {
+          apply_recompute(plan, recompute);
           const PipelineCosts costs(plan, problem, compute);
           if (auto starts = proportional_stages(costs, d.pp, layer_count)) {
             plan.stage_starts = std::move(*starts);
+            const std::string note = recompute_note(recompute);
             candidates.push_back(
-                evaluate(plan, problem, context, "stages " + order_text + (recompute ? ", recompute" : "")));
+                evaluate(plan, problem, context, "stages " + order_text + (note.empty() ? "" : ", " + note)));
             found = true;
             break;
           }

@@ -59,21 +59,22 @@ public:
       for (const Degrees& d : degrees) {
         if (problem.global_batch % (d.dp * mbs) != 0 || d.tp * d.pp > fitting_size)
           continue;
-        // Per expert-parallel degree, recompute only when nothing fits without; the fastest that fits stands
+        // Per expert-parallel degree, recompute (selective before full) only when nothing fits without; the
+        // fastest that fits stands
         // for these degrees, else the one with the least memory (the largest ep, recomputing).
         std::optional<Candidate> fitting, closest;
         for (int ep : expert_parallel_degrees(d.dp, *problem.workload))
-          for (bool recompute : {false, true}) {
-            Plan plan      = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
-            plan.ep        = ep;
-            plan.recompute = recompute;
-            Candidate c    = evaluate(std::move(plan), problem, context, recompute ? "recompute" : "");
+          for (Recompute recompute : recompute_choices(*problem.workload)) {
+            Plan plan = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
+            plan.ep   = ep;
+            apply_recompute(plan, recompute);
+            Candidate c = evaluate(std::move(plan), problem, context, recompute_note(recompute));
             if (c.fits()) {
               if (!fitting || c.estimate.iteration_time_s < fitting->estimate.iteration_time_s)
                 fitting = std::move(c);
               break;
             }
-            if (recompute)
+            if (recompute == Recompute::full)
               closest = std::move(c);
           }
         if (fitting) {

@@ -260,3 +260,20 @@ TEST_CASE("without sequence parallelism a tensor-parallel block keeps 10sbh of i
   const double whole     = plan_memory(plan, make_problem(cluster, workload))[0].activation_bytes;
   CHECK(whole - split == doctest::Approx(replicated / 2));
 }
+
+TEST_CASE("selective recompute keeps a block's 34sbh and drops attention's 5as^2 (Korthikanti et al. 2022, sec. 5)")
+{
+  const double s = 256, h = 512, a = 8;
+  const models::Workload workload = models::build_transformer(models::testing::gpt_shape(4, h, a, 1000, s));
+  const models::Layer& block      = workload.layers[1];
+  CHECK(block.saved_activation_bytes_per_sample == doctest::Approx(34 * s * h + 5 * a * s * s));
+  CHECK(block.selective_saved_bytes_per_sample == doctest::Approx(34 * s * h));
+  // The rerun is the two batched products' forward: 4 s^2 h FLOPs per sample.
+  CHECK(block.selective_recompute_flops_per_sample == doctest::Approx(4 * s * s * h));
+  const Cluster cluster = make_cluster(1, 1, a100());
+  Plan plan             = make_plan(cluster, workload, 1, 1, 1);
+  const double kept     = plan_memory(plan, make_problem(cluster, workload))[0].activation_bytes;
+  plan.selective_recompute = true;
+  const double selective   = plan_memory(plan, make_problem(cluster, workload))[0].activation_bytes;
+  CHECK(kept - selective == doctest::Approx(4 * 5 * a * s * s));
+}

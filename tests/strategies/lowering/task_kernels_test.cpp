@@ -126,3 +126,33 @@ TEST_CASE("task_kernels: a scaled run's kernels do the scaled task's FLOPs")
     CHECK(flops_of(task_kernels(*task, c.workload, 1, 0.25)) == doctest::Approx(small.flops).epsilon(1e-9));
   }
 }
+
+TEST_CASE("selective recompute: a backward reruns its attention core's forward first, and only that")
+{
+  for (int tp : {1, 2}) {
+    CAPTURE(tp);
+    GptCase plain(tp, false);
+    GptCase selective(tp, false);
+    selective.plan.selective_recompute = true;
+    selective.schedule = lower(selective.plan, make_problem(selective.cluster, selective.workload));
+    const auto core    = std::set<std::string>{"attention_scores", "softmax", "attention_dropout", "attention_context"};
+    const models::Layer& block = plain.workload.layers[1];
+    double plain_flops = 0, selective_flops = 0;
+    for (const Task* t : selective.tasks(TaskKind::backward, 1)) {
+      CHECK(t->recomputes_attention);
+      const auto kernels = task_kernels(*t, selective.workload, tp, 1);
+      selective_flops += flops_of(kernels);
+      // The rerun forward kernels come first and carry the core's own names.
+      for (std::size_t i = 0; i < kernels.size() && core.count(kernels[i].name); ++i)
+        CHECK(kernels[i].name.find('.') == std::string::npos);
+    }
+    for (const Task* t : plain.tasks(TaskKind::backward, 1)) {
+      CHECK_FALSE(t->recomputes_attention);
+      plain_flops += flops_of(task_kernels(*t, plain.workload, tp, 1));
+    }
+    // 2 samples; without tp one backward task covers the stage's two blocks, with tp 2 one block's pieces.
+    const int blocks = tp == 1 ? 2 : 1;
+    CHECK(selective_flops - plain_flops ==
+          doctest::Approx(block.selective_recompute_flops_per_sample * 2 * blocks / tp));
+  }
+}

@@ -141,7 +141,7 @@ TEST_CASE("missing fields and wrong types name the file and the JSON path")
   check_rejected(with(base(), "dp", 0), "dp", "expected a positive integer");
   check_rejected(with(base(), "micro_batch", "4"), "micro_batch", "expected a positive integer or an array of 2");
   check_rejected(with(base(), "micro_batch", {4, 0}), "micro_batch[1]", "expected a positive integer");
-  check_rejected(with(base(), "recompute", 1), "recompute", "expected true or false");
+  check_rejected(with(base(), "recompute", 1), "recompute", "expected true, false, \"none\", \"selective\" or \"full\"");
   check_rejected(with(base(), "placement", {0, 1, 2, 3, 4, 5, 6, 7.5}), "placement[7]", "expected an integer");
   check_rejected(with(base(), "stage_starts", 3), "stage_starts", "expected an array of integers");
   check_rejected(with(base(), "bucket_mib", -1), "bucket_mib", "expected a positive number");
@@ -397,4 +397,21 @@ TEST_CASE("a dtype a GPU lacks is refused naming the device; a plan without dtyp
                        "planner amp: dtype: bf16 needs bf16 tensor cores, which device 0's V100-SXM2-16GB lacks: "
                        "use fp16 or fp32",
                        InputError);
+}
+
+TEST_CASE("recompute is true, false, \"none\", \"selective\" or \"full\"; sequence_parallel and ep round-trip")
+{
+  Inputs inputs;
+  CHECK(inputs.read(with(base(), "recompute", "selective")).selective_recompute);
+  CHECK_FALSE(inputs.read(with(base(), "recompute", "selective")).recompute);
+  CHECK(inputs.read(with(base(), "recompute", "full")).recompute);
+  CHECK_FALSE(inputs.read(with(base(), "recompute", "none")).recompute);
+  check_rejected(with(base(), "recompute", "some"), "recompute",
+                 "expected true, false, \"none\", \"selective\" or \"full\"");
+  Plan plan = inputs.read(with(with(base(), "recompute", "selective"), "sequence_parallel", false));
+  CHECK(plan.sequence_parallel == std::optional<bool>(false));
+  CHECK_FALSE(plan.splits_sequence());
+  CHECK(inputs.read(plan_to_json(plan)) == plan);
+  CHECK(inputs.read(base()).splits_sequence()); // Megatron-LM's default with tp 2
+  check_rejected(with(base(), "ep", 2), "ep", "expected 1: model 'toy' has no routed experts to divide, got 2");
 }
