@@ -481,13 +481,19 @@ private:
       return {};
     if (sharding_)
       return {sharded_sync_seconds(s), 0};
-    const double bytes = stage_params(s) * gradient_bytes_per_param();
+    // Routed experts (ep > 1) are reduced apart, over the replicas that hold them (none when each is alone).
+    const double experts = stage_expert_params(s);
+    const double bytes   = (stage_params(s) - experts) * gradient_bytes_per_param();
     SyncSeconds worst;
     for (int t = 0; t < plan_.tp; ++t) {
       const auto group      = dp_group(s, t);
       const double slowdown = stage_slowdown_[s * plan_.tp + t];
       if (plan_.zero_stage != 3) {
-        worst.all = std::max(worst.all, bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, slowdown));
+        double seconds = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, slowdown);
+        if (experts > 0 && plan_.dp > plan_.ep)
+          seconds += bucketed_seconds(expert_dp_group(s, t, 0), CollectiveOp::reduce_scatter,
+                                      experts * gradient_bytes_per_param(), expert_end_slowdown_[s * plan_.tp + t]);
+        worst.all = std::max(worst.all, seconds);
         continue;
       }
       // ZeRO-3 goes layer by layer, as the lowering issues it: each layer's parameters gathered before its

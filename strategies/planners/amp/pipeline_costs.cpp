@@ -16,8 +16,6 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
   const Cluster& cluster        = *problem.cluster;
   const auto& layers            = problem.workload->layers;
   const int layer_count         = static_cast<int>(layers.size());
-  const double activation_scale = dtype_bytes(shape.dtype) / 2.0;
-  const auto algorithm          = static_cast<costmodel::Algorithm>(shape.collective_algorithm);
 
   prefix_s_.assign(shape.pp, std::vector<double>(layer_count + 1, 0));
   stage_capacity_bytes_.assign(shape.pp, std::numeric_limits<double>::infinity());
@@ -25,7 +23,9 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
     std::vector<double> slowest(layer_count, 0);
     for (int r = 0; r < shape.dp; ++r) {
       const int mb = shape.micro_batch[r];
-      std::vector<int> group;
+      std::vector<int> group, experts; // this replica's TP group; its expert-parallel group (TP rank 0)
+      for (int q = r - shape.expert_rank(r); q < r - shape.expert_rank(r) + shape.ep; ++q)
+        experts.push_back(shape.device(s, q, 0));
       for (int t = 0; t < shape.tp; ++t) {
         group.push_back(shape.device(s, r, t));
         stage_capacity_bytes_[s] = std::min(stage_capacity_bytes_[s], problem.memory_capacity(group.back()));
@@ -52,19 +52,41 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
         double compute_s = 0;
         for (const auto& [gpu_index, seconds] : by_gpu)
           compute_s = std::max(compute_s, seconds[l]);
-        double tensor_parallel_s = 0;
-        const int reductions     = profiled ? 0 : tensor_parallel_all_reduces(layers[l], shape);
-        if (reductions > 0)
-          tensor_parallel_s =
-              reductions *
-              costmodel::collective_seconds(cluster, group, costmodel::CollectiveOp::all_reduce, algorithm,
-                                            layers[l].activation_bytes_per_sample * mb * activation_scale);
-        slowest[l] = std::max(slowest[l], compute_s + tensor_parallel_s);
+        slowest[l] = std::max(slowest[l], compute_s + communication_seconds(layers[l], group, experts, mb, profiled));
       }
     }
     for (int l = 0; l < layer_count; ++l)
       prefix_s_[s][l + 1] = prefix_s_[s][l] + slowest[l];
   }
+}
+
+double PipelineCosts::communication_seconds(const models::Layer& layer, const std::vector<int>& group,
+                                            const std::vector<int>& experts, int mb, bool profiled) const
+{
+  const Cluster& cluster        = *problem_.cluster;
+  const double activation_scale = dtype_bytes(shape_.dtype) / 2.0;
+  const auto algorithm          = static_cast<costmodel::Algorithm>(shape_.collective_algorithm);
+  // Each communication happens in the forward, the backward, and a recomputing backward's rerun forward.
+  const int passes = shape_.recompute ? 3 : 2;
+  double seconds   = 0;
+  if (layer.operators.empty()) { // a layer list's layer: its all-reduces of its output
+    const int reductions = profiled ? 0 : tensor_parallel_all_reduces(layer, shape_);
+    return reductions * costmodel::collective_seconds(cluster, group, costmodel::CollectiveOp::all_reduce, algorithm,
+                                                      layer.activation_bytes_per_sample * mb * activation_scale);
+  }
+  for (const models::OperatorGroup& part : models::communication_groups(layer.operators, shape_.tp, shape_.ep)) {
+    if (part.all_reduce && !profiled) { // profiled layer times hold their all-reduces already
+      const double bytes =
+          part.all_reduce_bytes_per_sample > 0 ? part.all_reduce_bytes_per_sample : layer.activation_bytes_per_sample;
+      seconds += passes * costmodel::collective_seconds(cluster, group, costmodel::CollectiveOp::all_reduce,
+                                                        algorithm, bytes * mb * activation_scale);
+    }
+    if (part.all_to_all_bytes_per_sample > 0) // 1/tp of the tokens per rank under sequence parallelism
+      seconds += passes * costmodel::all_to_all_seconds(cluster, experts,
+                                                        part.all_to_all_bytes_per_sample * mb * activation_scale /
+                                                            (shape_.splits_sequence() ? shape_.tp : 1));
+  }
+  return seconds;
 }
 
 bool PipelineCosts::fits(int stage, int first, int end) const

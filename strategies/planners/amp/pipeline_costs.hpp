@@ -17,7 +17,8 @@ public:
   PipelineCosts(const Plan& shape, const Problem& problem, const costmodel::ComputeModel& compute);
 
   /// Forward + backward of one micro-batch of layers [first, end) on stage `stage`: its slowest member over
-  /// replicas and tensor-parallel ranks, each on its own GPU, with the layers' tensor-parallel all-reduces.
+  /// replicas and tensor-parallel ranks, each on its own GPU, with the layers' tensor-parallel all-reduces and
+  /// expert-parallel all-to-alls.
   /// +infinity when the layers' states and activations do not fit on some device of the stage.
   double stage_seconds(int stage, int first, int end) const;
   /// Activations forward and gradients backward across the cut after `stage` at layer `cut`, every replica at
@@ -34,6 +35,11 @@ public:
   bool fits(int stage, int first, int end) const;
 
 private:
+  /// One micro-batch's tensor-parallel collectives (none when `profiled`) and expert-parallel all-to-alls of
+  /// `layer` over `group` and `experts`, forward and backward.
+  double communication_seconds(const models::Layer& layer, const std::vector<int>& group,
+                               const std::vector<int>& experts, int mb, bool profiled) const;
+
   const Plan& shape_;
   const Problem& problem_;
   std::vector<std::vector<double>> prefix_s_; ///< [stage][layer]: seconds of layers [0, layer) on that stage
