@@ -90,7 +90,8 @@ std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
               r / "presets/cluster/case5_worldwide_geo.json", r / "experiments/hethub_mixed/a100_h100.json",
               r / "tests/exec/netns/cluster.json"};
     case InputKind::model:
-      return {fixed(context, "model4.json"), fixed(context, "tiny_gpt2.json"), r / "presets/model/gpt2-medium.json",
+      return {fixed(context, "model4.json"), fixed(context, "tiny_gpt2.json"), fixed(context, "tiny_mixtral.json"),
+              r / "presets/model/gpt2-medium.json",
               r / "presets/model/llama-2-7b.json", r / "presets/model/bert-base-uncased.json"};
     case InputKind::plan:
       return {fixed(context, "dp4.json"), fixed(context, "pp4.json"), fixed(context, "pp2dp2z3.json"),
