@@ -32,6 +32,8 @@ void add_experts(std::vector<Argument>& args, const models::TransformerShape& sh
   args.push_back({"--moe-layer-freq", pattern + "]"});
   args.push_back({"--moe-token-dispatcher-type", "alltoall"});
   args.push_back({"--moe-grouped-gemm", ""});
+  if (shape.router_bias) // DeepSeek-V3's per-expert score bias
+    args.push_back({"--moe-router-enable-expert-bias", ""});
   if (shape.capacity_factor > 1) { // every expert padded to the busiest one's share, as simulated
     args.push_back({"--moe-expert-capacity-factor", std::to_string(shape.capacity_factor)});
     args.push_back({"--moe-pad-expert-input-to-capacity", ""});
@@ -75,6 +77,15 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
     args.push_back({"--disable-bias-linear", ""});
   if (!shape.tied_embeddings)
     args.push_back({"--untie-embeddings-and-output-weights", ""});
+  if (shape.latent_attention()) { // DeepSeek's multi-head latent attention
+    args.push_back({"--multi-latent-attention", ""});
+    if (shape.q_lora_rank > 0)
+      add(args, "--q-lora-rank", shape.q_lora_rank);
+    add(args, "--kv-lora-rank", shape.kv_lora_rank);
+    add(args, "--qk-head-dim", shape.qk_nope_head_dim);
+    add(args, "--qk-pos-emb-head-dim", shape.qk_rope_head_dim);
+    add(args, "--v-head-dim", shape.v_head_dim);
+  }
   if (shape.mixture_of_experts())
     add_experts(args, shape);
   // The vocabulary comes from the user's tokenizer (--tokenizer-type and its files); Megatron pads it to a

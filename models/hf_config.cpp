@@ -135,6 +135,34 @@ void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
     dense->fail("[] (dense blocks listed by index are not modelled; decoder_sparse_step chooses them)");
 }
 
+/// DeepSeek-V2/V3: multi-head latent attention, and DeepSeekMoE blocks after the first first_k_dense_replace
+/// dense ones: n_routed_experts of moe_intermediate_size, n_shared_experts as one shared MLP of that width times
+/// their count (no gate), the router with a score bias under V3's "noaux_tc" top-k. Field names and defaults
+/// are those of DeepseekV2Config/DeepseekV3Config.
+void read_deepseek(const JsonInput& config, TransformerShape& shape)
+{
+  read_llama(config, shape);
+  shape.kv_heads         = shape.heads; // the latent is shared; every head gets its own keys and values
+  if (auto rank = config.find("q_lora_rank"); rank && !rank->value().is_null())
+    shape.q_lora_rank = rank->positive_int();
+  shape.kv_lora_rank     = config.at("kv_lora_rank").positive_int();
+  shape.qk_nope_head_dim = config.at("qk_nope_head_dim").positive_int();
+  shape.qk_rope_head_dim = config.at("qk_rope_head_dim").positive_int();
+  shape.v_head_dim       = config.at("v_head_dim").positive_int();
+  auto routed            = config.find("n_routed_experts");
+  if (!routed || routed->value().is_null())
+    return; // dense
+  shape.experts             = routed->positive_int();
+  shape.experts_per_token   = read_experts_per_token(config, "num_experts_per_tok", 2, shape.experts);
+  shape.expert_intermediate = config.at("moe_intermediate_size").positive_int();
+  if (auto shared = config.find("n_shared_experts"); shared && !shared->value().is_null())
+    shape.shared_expert_intermediate = shared->positive_int() * shape.expert_intermediate;
+  shape.first_dense_blocks = config.positive_int_or("first_k_dense_replace", 0);
+  if (auto frequency = config.find("moe_layer_freq"); frequency && frequency->positive_int() != 1)
+    frequency->fail("1 (sparse blocks at other intervals are not modelled)");
+  shape.router_bias = config.string_or("topk_method", "") == "noaux_tc";
+}
+
 void read_gpt2(const JsonInput& config, TransformerShape& shape)
 {
   shape.hidden          = config.at("n_embd").positive_int();
@@ -248,6 +276,8 @@ constexpr std::array kFamilies{
     Family{"qwen2_moe", "Qwen2Moe", "llama", read_qwen2_moe, true},
     Family{"qwen2", "Qwen2", "llama", read_qwen2, true},
     Family{"mixtral", "Mixtral", "llama", read_mixtral, true},
+    Family{"deepseek_v2", "DeepseekV2", "llama", read_deepseek, true},
+    Family{"deepseek_v3", "DeepseekV3", "llama", read_deepseek, true},
     Family{"gemma", "Gemma", "llama", read_gemma, true},
     Family{"gemma2", "Gemma2", "llama", read_gemma2, true},
     Family{"falcon", "Falcon", "falcon", read_falcon, true},
@@ -263,8 +293,7 @@ constexpr std::string_view kLayerListHint =
 
 bool is_mixture_of_experts(std::string_view type)
 {
-  return type == "deepseek_v2" || type == "deepseek_v3" || type == "qwen3_moe" || type == "dbrx" ||
-         type == "olmoe";
+  return type == "qwen3_moe" || type == "dbrx" || type == "olmoe";
 }
 
 const Family& find_family(const JsonInput& config)
@@ -371,6 +400,10 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
              "the tokens (set \"capacity_factor\", e.g. 1.25, for the busiest expert's share)");
     }
   }
+  if (auto predict = config.find("num_nextn_predict_layers"); predict && predict->non_negative_int() > 0)
+    assume("num_nextn_predict_layers " + std::to_string(predict->non_negative_int()) +
+           ": the multi-token prediction module is not modelled (left out of the parameters and FLOPs, as in the "
+           "published total without it)");
   // "seq_len" is our extension: the length trained on, often shorter than the positions the model supports.
   if (auto seq_len = config.find("seq_len")) {
     shape.seq_len = seq_len->positive_int();

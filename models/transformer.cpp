@@ -83,17 +83,18 @@ Operator dropout_add(std::string name, const TransformerShape& shape)
 ///    input and output); a gated (SwiGLU) MLP keeps four (gate output, SiLU output, up output, their product);
 ///  - the two norms' inputs, 4sh.
 /// Dropout masks are counted for every family, which overestimates llama (trained without dropout) by 2sh.
-std::vector<Operator> attention_operators(const TransformerShape& shape)
+/// Widths of one attention's tensors per token: queries and keys of `qk` per head, values of `v` per head, the
+/// keys and values over `kv_heads` heads (grouped-query attention shares them).
+struct AttentionWidths {
+  double qk, v, kv_heads;
+};
+
+/// Scores, softmax, dropout and context per head (or one flash-attention kernel), then the context transpose:
+/// what lies between the projections into Q, K, V and the output projection.
+void append_attention_core(std::vector<Operator>& ops, const TransformerShape& shape, AttentionWidths w)
 {
-  const Dims d        = dims_of(shape);
-  const double head   = d.q / d.a;
-  const bool rotary   = shape.max_positions == 0;
-  std::vector<Operator> ops;
-  Operator qkv = linear("qkv", TensorSplit::columns, d.s, d.q + 2 * d.kv, d.h, shape.biases || shape.qkv_bias);
-  qkv.saved_bytes_per_sample = 2 * d.s * d.h;
-  ops.push_back(qkv);
-  if (rotary) // rotates Q and K in place
-    ops.push_back(memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.q + d.kv), 0));
+  const Dims d   = dims_of(shape);
+  const double q = d.a * w.qk, k = w.kv_heads * w.qk, v = w.kv_heads * w.v, context_width = d.a * w.v;
   if (shape.flash_attention) {
     Operator fused;
     fused.name                   = "flash_attention";
@@ -102,11 +103,11 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     fused.count                  = d.a;
     fused.m                      = d.s; // its shape, for the executors; FLOPs are fixed_flops_per_sample
     fused.n                      = d.s;
-    fused.k                      = head;
-    fused.fixed_flops_per_sample = 4 * d.s * d.s * d.q;
+    fused.k                      = w.qk;
+    fused.fixed_flops_per_sample = 2 * d.s * d.s * q + 2 * d.s * d.s * context_width;
     // Reads Q, K, V; writes the context and the fp32 log-sum-exp.
-    fused.bytes_per_sample       = 4 * d.s * d.q + 4 * d.s * d.kv + 4 * d.a * d.s;
-    fused.saved_bytes_per_sample = 2 * d.s * d.q + 4 * d.s * d.kv + 4 * d.a * d.s;
+    fused.bytes_per_sample       = 2 * d.s * (q + k + v + context_width) + 4 * d.a * d.s;
+    fused.saved_bytes_per_sample = 2 * d.s * (q + k + v) + 4 * d.a * d.s;
     ops.push_back(fused);
   } else {
     Operator scores = {};
@@ -115,9 +116,9 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     scores.split                  = TensorSplit::heads;
     scores.m                      = d.s;
     scores.n                      = d.s;
-    scores.k                      = head;
+    scores.k                      = w.qk;
     scores.count                  = d.a;
-    scores.saved_bytes_per_sample = 2 * d.s * d.q + 2 * d.s * d.kv; // Q and K
+    scores.saved_bytes_per_sample = 2 * d.s * q + 2 * d.s * k; // Q and K
     // Backward holds the gradients of the softmax output and of the scores at once.
     scores.transient_bytes_per_sample = 4 * d.a * d.s * d.s;
     // Selective recompute reruns scores, softmax, dropout and context from Q, K, V: the 5as^2 term goes.
@@ -133,14 +134,75 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     ops.push_back(dropout);
     Operator context = scores;
     context.name     = "attention_context"; // probabilities times V per head
-    context.n        = head;
+    context.n        = w.v;
     context.k        = d.s;
-    context.saved_bytes_per_sample           = 2 * d.a * d.s * d.s + 2 * d.s * d.kv; // dropout output and V
-    context.selective_saved_bytes_per_sample = 2 * d.s * d.kv;
+    context.saved_bytes_per_sample           = 2 * d.a * d.s * d.s + 2 * d.s * v; // dropout output and V
+    context.selective_saved_bytes_per_sample = 2 * d.s * v;
     ops.push_back(context);
   }
   // [s, b, heads, head] -> [s, b, heads x head] before the output projection.
-  ops.push_back(memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * d.q, 0));
+  ops.push_back(memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * context_width, 0));
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3): queries through a low-rank q_lora_rank projection with its own
+/// norm (or one hidden -> heads x (nope + rope) projection without q_lora_rank), keys and values through one
+/// shared kv_lora_rank latent with its norm plus a rope part shared by all heads, then heads x (nope + rope) keys
+/// and heads x v_head_dim values. The down projections are replicated over a tensor-parallel group (Megatron-
+/// Core's MLA), the up projections column-parallel.
+std::vector<Operator> latent_attention_operators(const TransformerShape& shape)
+{
+  const Dims d       = dims_of(shape);
+  const double qk    = shape.qk_nope_head_dim + shape.qk_rope_head_dim;
+  const double heads = d.a;
+  std::vector<Operator> ops;
+  if (shape.q_lora_rank > 0) {
+    Operator down = linear("q_down", TensorSplit::replicated, d.s, shape.q_lora_rank, d.h, shape.biases);
+    down.saved_bytes_per_sample = 2 * d.s * d.h; // the input, shared with the key-value down projection
+    ops.push_back(down);
+    Operator norm = memory_bound("q_norm", TensorSplit::replicated, 4 * d.s * shape.q_lora_rank,
+                                 2 * d.s * shape.q_lora_rank, shape.q_lora_rank);
+    ops.push_back(norm);
+    Operator up = linear("q_up", TensorSplit::columns, d.s, heads * qk, shape.q_lora_rank, false);
+    up.saved_bytes_per_sample = 2 * d.s * shape.q_lora_rank;
+    ops.push_back(up);
+  } else {
+    Operator q = linear("q", TensorSplit::columns, d.s, heads * qk, d.h, shape.biases);
+    q.saved_bytes_per_sample = 2 * d.s * d.h;
+    ops.push_back(q);
+  }
+  ops.push_back(linear("kv_down", TensorSplit::replicated, d.s, shape.kv_lora_rank + shape.qk_rope_head_dim, d.h,
+                       shape.biases));
+  ops.push_back(memory_bound("kv_norm", TensorSplit::replicated, 4 * d.s * shape.kv_lora_rank,
+                             2 * d.s * shape.kv_lora_rank, shape.kv_lora_rank));
+  Operator up = linear("kv_up", TensorSplit::columns, d.s, heads * (shape.qk_nope_head_dim + shape.v_head_dim),
+                       shape.kv_lora_rank, false);
+  up.saved_bytes_per_sample = 2 * d.s * shape.kv_lora_rank;
+  ops.push_back(up);
+  // Rotates the rope parts of the queries and of the shared key.
+  ops.push_back(memory_bound("rotary", TensorSplit::heads,
+                             4 * d.s * (heads * shape.qk_rope_head_dim + shape.qk_rope_head_dim), 0));
+  append_attention_core(ops, shape, AttentionWidths{qk, static_cast<double>(shape.v_head_dim), heads});
+  Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, heads * shape.v_head_dim, shape.biases);
+  out.saved_bytes_per_sample = 2 * d.s * heads * shape.v_head_dim;
+  ops.push_back(out);
+  ops.push_back(dropout_add("attention_dropout_add", shape));
+  return ops;
+}
+
+std::vector<Operator> attention_operators(const TransformerShape& shape)
+{
+  if (shape.latent_attention())
+    return latent_attention_operators(shape);
+  const Dims d        = dims_of(shape);
+  const double head   = d.q / d.a;
+  const bool rotary   = shape.max_positions == 0;
+  std::vector<Operator> ops;
+  Operator qkv = linear("qkv", TensorSplit::columns, d.s, d.q + 2 * d.kv, d.h, shape.biases || shape.qkv_bias);
+  qkv.saved_bytes_per_sample = 2 * d.s * d.h;
+  ops.push_back(qkv);
+  if (rotary) // rotates Q and K in place
+    ops.push_back(memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.q + d.kv), 0));
+  append_attention_core(ops, shape, AttentionWidths{head, head, static_cast<double>(shape.kv_heads)});
   Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, d.q, shape.biases);
   out.saved_bytes_per_sample = 2 * d.s * d.q;
   ops.push_back(out);
@@ -201,6 +263,10 @@ std::vector<Operator> moe_operators(const TransformerShape& shape)
   const double width  = shape.expert_intermediate;
   std::vector<Operator> ops;
   Operator router = linear("router", TensorSplit::replicated, d.s, e, d.h, false);
+  if (shape.router_bias) { // a per-expert bias on the scores that picks the experts (DeepSeek-V3)
+    router.params += e;
+    router.tensors = 2;
+  }
   router.saved_bytes_per_sample = 2 * d.s * d.h; // the input, which the dispatch reads too
   ops.push_back(router);
   // Reads the 16-bit logits, writes and keeps fp32 probabilities.

@@ -51,8 +51,22 @@ struct TransformerShape {
   /// capacity factor (1.25, ...) pads every expert to that many.
   double capacity_factor = 1.0;
 
+  int first_dense_blocks = 0; ///< blocks before the first sparse one (DeepSeek's first_k_dense_replace)
+  bool router_bias       = false; ///< the router's per-expert score bias (DeepSeek-V3's e_score_correction_bias)
+
+  // Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank 0: ordinary attention.
+  int q_lora_rank      = 0; ///< 0: queries projected directly from the hidden state
+  int kv_lora_rank     = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim       = 0;
+
   bool mixture_of_experts() const { return experts > 0; }
-  bool sparse_block(int index) const { return experts > 0 && (index + 1) % sparse_step == 0; }
+  bool sparse_block(int index) const
+  {
+    return experts > 0 && index >= first_dense_blocks && (index + 1) % sparse_step == 0;
+  }
+  bool latent_attention() const { return kv_lora_rank > 0; }
 };
 
 } // namespace hetsim::models

@@ -152,7 +152,7 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
   SUBCASE("a mixture-of-experts family HetSim does not read is refused, never loaded as its dense part")
   {
     json config = llama_7b();
-    config["model_type"] = "deepseek_v3";
+    config["model_type"] = "dbrx";
     const std::string message = error_of(config);
     CHECK(message.find("config.json: model_type: expected a supported model type") == 0);
     CHECK(message.find("mixture-of-experts family is not modelled") != std::string::npos);

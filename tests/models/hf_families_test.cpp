@@ -7,7 +7,9 @@
 #include "core/error.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -122,4 +124,38 @@ TEST_CASE("torch_dtype is the model's dtype: the published configs' own, kept th
     CHECK(fp32_said == (model.dtype == hetsim::Dtype::fp32));
     CHECK(with_seq_len(workload, 512, "--seq-len").dtype == model.dtype);
   }
+}
+
+TEST_CASE("DeepSeek-V2-Lite, V2 and V3: multi-head latent attention and DeepSeekMoE count exactly")
+{
+  // The published exact totals (tests/models/data/hf/SOURCES.md): checkpoint loads and model cards.
+  const Workload v3 = load_workload(fixture("deepseek-v3.json"));
+  CHECK(v3.total_params() == doctest::Approx(671'026'419'200.0).epsilon(1e-12));
+  CHECK(v3.active_params() == doctest::Approx(37e9).epsilon(0.02)); // 37 B activated (with the input embedding)
+  const Workload v2 = load_workload(fixture("deepseek-v2.json"));
+  CHECK(v2.total_params() == doctest::Approx(235'741'434'880.0).epsilon(1e-12));
+  CHECK(v2.active_params() == doctest::Approx(21e9).epsilon(0.02));
+  // V2-Lite's shape values (every copy agrees; no verbatim config.json was found): no query low-rank projection.
+  const nlohmann::json lite = {{"model_type", "deepseek_v2"},      {"hidden_size", 2048},
+                               {"num_hidden_layers", 27},          {"num_attention_heads", 16},
+                               {"num_key_value_heads", 16},        {"q_lora_rank", nullptr},
+                               {"kv_lora_rank", 512},              {"qk_nope_head_dim", 128},
+                               {"qk_rope_head_dim", 64},           {"v_head_dim", 128},
+                               {"intermediate_size", 10944},       {"moe_intermediate_size", 1408},
+                               {"n_routed_experts", 64},           {"n_shared_experts", 2},
+                               {"num_experts_per_tok", 6},         {"first_k_dense_replace", 1},
+                               {"moe_layer_freq", 1},              {"vocab_size", 102400},
+                               {"tie_word_embeddings", false},     {"attention_bias", false},
+                               {"max_position_embeddings", 163840}, {"seq_len", 4096}};
+  const Workload v2_lite = workload_from_json(lite, "deepseek-v2-lite.json");
+  CHECK(v2_lite.total_params() == doctest::Approx(15'706'484'224.0).epsilon(1e-12));
+  // The first block is dense; the rest route each token to 6 of 64 experts beside 2 shared ones.
+  CHECK(v2_lite.layers[1].expert_params == 0);
+  CHECK(v2_lite.layers[2].expert_params == doctest::Approx(64 * 3 * 2048.0 * 1408));
+  CHECK(v2_lite.layers[2].all_to_alls == 2);
+  // The multi-token prediction module is said, not silently dropped.
+  CHECK(std::any_of(v3.assumptions.begin(), v3.assumptions.end(), [](const std::string& line) {
+    return line.find("num_nextn_predict_layers 1: the multi-token prediction module is not modelled") !=
+           std::string::npos;
+  }));
 }
