@@ -14,7 +14,6 @@ plan without expert parallelism is faster than its best with it (expert parallel
 which would contradict the memory argument above)."""
 
 import argparse
-import json
 import os
 import sys
 
@@ -25,7 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(common.ROOT, "out", "moe_hetero")  # --out replaces it
 CLUSTER = os.path.join(HERE, "a100_h100.json")
 MODEL = os.path.join(common.ROOT, "tests", "models", "data", "hf", "mixtral-8x7b.json")
-MODEL_ARGS = ["--model", MODEL, "--seq-len", 4096]
+SEQ_LEN = ["--seq-len", 4096]
+MODEL_ARGS = ["--model", MODEL, *SEQ_LEN]
 GLOBAL_BATCH = 256
 PLANNERS = ("amp", "hethub", "megatron")
 DENSE_TRIED = 3  # ep-1 candidates simulated, best estimates first
@@ -47,13 +47,8 @@ def compare(planner):
     dense = sorted((c for c in ranked if c["fits"] and c["plan"].get("ep", 1) == 1), key=lambda c: c["estimate_s"])
     best_dense, best_dense_s = None, float("inf")
     for i, candidate in enumerate(dense[:DENSE_TRIED]):
-        plan_file = os.path.join(OUT, f"{planner}-ep1-{i}.plan.json")
-        report_file = os.path.join(OUT, f"{planner}-ep1-{i}.report.json")
-        with open(plan_file, "w") as f:
-            json.dump(candidate["plan"], f, indent=1)
-        common.hetsim("simulate", "--cluster", CLUSTER, *MODEL_ARGS, "--plan", plan_file, "--report", report_file)
-        with open(report_file) as f:
-            seconds = json.load(f)["iteration_time_s"]
+        report = common.simulate(OUT, f"{planner}-ep1-{i}", CLUSTER, MODEL, candidate["plan"], *SEQ_LEN)
+        seconds = report["iteration_time_s"]
         if seconds < best_dense_s:
             best_dense, best_dense_s = candidate["plan"], seconds
     return best, best_dense, best_dense_s

@@ -375,10 +375,7 @@ private:
       for (int t = 0; t < plan_.tp; ++t) {
         // Scaled so that the largest is large enough that latency does not matter.
         const double weight = largest > 0 ? kProbeBytes * bytes[s - first] / largest : kProbeBytes;
-        const auto group    = dp_group(s, t);
-        rings.emplace_back();
-        for (std::size_t i = 0; i < group.size(); ++i)
-          rings.back().push_back({group[i], group[(i + 1) % group.size()], weight});
+        rings.push_back(ring_edges(dp_group(s, t), weight));
       }
     return sharing_slowdowns(rings);
   }
@@ -399,10 +396,7 @@ private:
       for (int t = 0; t < plan_.tp; ++t)
         for (int j = 0; j < plan_.ep; ++j) {
           const double weight = largest > 0 ? kProbeBytes * bytes[s] / largest : kProbeBytes;
-          const auto group    = expert_dp_group(s, t, j);
-          rings.emplace_back();
-          for (std::size_t i = 0; i < group.size(); ++i)
-            rings.back().push_back({group[i], group[(i + 1) % group.size()], weight});
+          rings.push_back(ring_edges(expert_dp_group(s, t, j), weight));
         }
     const std::vector<double> each = sharing_slowdowns(rings);
     for (std::size_t r = 0; r < each.size(); ++r) {
@@ -410,6 +404,15 @@ private:
       slowest         = std::max(slowest, each[r]);
     }
     return slowdowns;
+  }
+
+  /// Each member of `group` sending `bytes` to the next, round the ring.
+  static std::vector<costmodel::Flow> ring_edges(const std::vector<int>& group, double bytes)
+  {
+    std::vector<costmodel::Flow> edges;
+    for (std::size_t i = 0; i < group.size(); ++i)
+      edges.push_back({group[i], group[(i + 1) % group.size()], bytes});
+    return edges;
   }
 
   /// For each set of flows, how much longer its slowest flow takes when every set runs at once than alone.

@@ -523,9 +523,12 @@ private:
                                ep_issued_, first == replica_, plan_.ep);
   }
 
-  /// The replicas holding the same routed experts as the device (one per expert-parallel group).
-  int add_expert_dp_collective(Task&& task)
+  /// A gradient collective over the device's data-parallel group, or, for routed experts' gradients, over the
+  /// replicas holding the same experts as the device (one per expert-parallel group).
+  int add_gradient_collective(Task&& task, bool experts)
   {
+    if (!experts)
+      return add_dp_collective(std::move(task));
     task.experts = true;
     return add_collective_task(std::move(task),
                                expert_dp_group_ops_[(stage_ * plan_.tp + tp_rank_) * plan_.ep +
@@ -616,24 +619,18 @@ private:
     const int optimizer = add_task(std::move(step));
 
     if (plan_.dp > 1 && (plan_.zero_stage == 1 || plan_.zero_stage == 2)) {
-      int piece = 0; // buckets numbered over the device's chunks
-      for (int chunk : plan_.stage_chunks(s))
-        for (double bytes : stages_[chunk].bucket_bytes) {
-          Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
-          gather.piece = piece++;
-          gather.bytes = bytes * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
-          gather.deps  = {optimizer};
-          add_dp_collective(std::move(gather));
-        }
-      piece = 0;
-      for (int chunk : plan_.stage_chunks(s))
-        for (double bytes : stages_[chunk].expert_bucket_bytes) {
-          Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
-          gather.piece = piece++;
-          gather.bytes = bytes * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
-          gather.deps  = {optimizer};
-          add_expert_dp_collective(std::move(gather));
-        }
+      // The updated parameters of each bucket, dense then routed experts' (each over its own group).
+      for (bool experts : {false, true}) {
+        int piece = 0; // buckets numbered over the device's chunks
+        for (int chunk : plan_.stage_chunks(s))
+          for (double bytes : experts ? stages_[chunk].expert_bucket_bytes : stages_[chunk].bucket_bytes) {
+            Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
+            gather.piece = piece++;
+            gather.bytes = bytes * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
+            gather.deps  = {optimizer};
+            add_gradient_collective(std::move(gather), experts);
+          }
+      }
     }
   }
 
@@ -734,21 +731,20 @@ private:
         last                 = ready;
       }
 
-      for (int b = piece.bucket_begin; b < piece.bucket_end; ++b) {
-        Task bucket  = make_task(plan_.zero_stage == 0 ? TaskKind::all_reduce : TaskKind::reduce_scatter,
-                                 Stream::data_parallel, plan_.zero_stage == 2 ? m : -1, true);
-        bucket.piece = stage.bucket_offset + b;
-        bucket.bytes = stage.bucket_bytes[b];
-        bucket.deps  = {id};
-        sync_tasks_.push_back(add_dp_collective(std::move(bucket)));
-      }
-      for (int b = piece.expert_bucket_begin; b < piece.expert_bucket_end; ++b) {
-        Task bucket  = make_task(plan_.zero_stage == 0 ? TaskKind::all_reduce : TaskKind::reduce_scatter,
-                                 Stream::data_parallel, plan_.zero_stage == 2 ? m : -1, true);
-        bucket.piece = stage.expert_bucket_offset + b;
-        bucket.bytes = stage.expert_bucket_bytes[b];
-        bucket.deps  = {id};
-        sync_tasks_.push_back(add_expert_dp_collective(std::move(bucket)));
+      // The buckets this piece completes: dense, then routed experts' (each over its own group).
+      for (bool experts : {false, true}) {
+        const int begin = experts ? piece.expert_bucket_begin : piece.bucket_begin;
+        const int end   = experts ? piece.expert_bucket_end : piece.bucket_end;
+        const int first = experts ? stage.expert_bucket_offset : stage.bucket_offset;
+        const auto& sizes = experts ? stage.expert_bucket_bytes : stage.bucket_bytes;
+        for (int b = begin; b < end; ++b) {
+          Task bucket  = make_task(plan_.zero_stage == 0 ? TaskKind::all_reduce : TaskKind::reduce_scatter,
+                                   Stream::data_parallel, plan_.zero_stage == 2 ? m : -1, true);
+          bucket.piece = first + b;
+          bucket.bytes = sizes[b];
+          bucket.deps  = {id};
+          sync_tasks_.push_back(add_gradient_collective(std::move(bucket), experts));
+        }
       }
 
       if (backward && (zero3_ || sharding_) && piece.ends_layer) {
