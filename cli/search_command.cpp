@@ -122,7 +122,7 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
     if (!c.note.empty())
       status += "; " + c.note;
     std::snprintf(line, sizeof line, "%4zu %4d %4d %2d %4d %3d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1,
-                  c.plan.tp, c.plan.pp, c.plan.virtual_stages, c.plan.dp, c.plan.ep, batch_text(c.plan).c_str(),
+                  c.plan.tp, c.plan.pp, c.plan.virtual_stages, c.plan.replicas(), c.plan.ep, batch_text(c.plan).c_str(),
                   starts.c_str(),
                   c.estimate.iteration_time_s, simulated, c.peak_memory_bytes / units::kGiB, status.c_str());
     out << line;

@@ -72,8 +72,9 @@ int run_simulate(SimulateOptions& options)
           ? std::vector<int>{}
           : traces::parse_device_list(options.trace_devices, scenario->cluster.device_count(), "--trace-devices");
   std::cout << "scenario: " << scenario->workload.name << " on " << scenario->cluster.name() << " ("
-            << scenario->cluster.device_count() << " devices), tp " << plan.tp << " x pp " << plan.pp << " x dp "
-            << plan.dp << (plan.ep > 1 ? " (ep " + std::to_string(plan.ep) + ")" : "") << ", "
+            << scenario->cluster.device_count() << " devices), tp " << plan.tp
+            << (plan.cp > 1 ? " x cp " + std::to_string(plan.cp) : "") << " x pp " << plan.pp << " x dp "
+            << plan.replicas() << (plan.ep > 1 ? " (ep " + std::to_string(plan.ep) + ")" : "") << ", "
             << (plan.virtual_stages > 1 ? "interleaved " : "")
             << strategies::schedule_name(plan.schedule)
             << (plan.virtual_stages > 1 ? " (" + std::to_string(plan.virtual_stages) + " chunks per stage)" : "")

@@ -55,7 +55,7 @@ KernelConstants ComputeModel::constants(const GpuSpec& gpu) const
 }
 
 double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
-                                    int tp, int samples, Dtype dtype, bool backward, bool recompute,
+                                    int tp, double samples, Dtype dtype, bool backward, bool recompute,
                                     bool sequence_parallel) const
 {
   const bool measured = profiled(gpu, tp);
@@ -78,7 +78,7 @@ double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& 
 }
 
 double ComputeModel::selective_recompute_seconds(const GpuSpec& gpu, const models::Workload& workload, int first,
-                                                 int end, int tp, int samples, Dtype dtype,
+                                                 int end, int tp, double samples, Dtype dtype,
                                                  bool sequence_parallel) const
 {
   std::vector<models::Operator> rerun;

@@ -30,16 +30,17 @@ public:
   /// efficiency, or as one matrix product of `tokens` rows with as many columns as inner dimension.
   double compute_seconds(const GpuSpec& gpu, double flops, Dtype dtype, double tokens) const;
   /// Layers [first, end) of `workload` on one member of a `tp`-way tensor-parallel group, for a micro-batch of
-  /// `samples` sequences: forward, or backward (plus the forward again with `recompute`). Profiled where the
+  /// `samples` sequences (fractional for a context-parallel rank's share of them): forward, or backward (plus the
+  /// forward again with `recompute`). Profiled where the
   /// profile covers (gpu, tp); otherwise the layers' operators (a layer list's layer, which has none, as one
   /// matrix product of its FLOPs), the replicated ones on 1/tp of the sequence with `sequence_parallel`.
   double layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
-                        int samples, Dtype dtype, bool backward, bool recompute = false,
+                        double samples, Dtype dtype, bool backward, bool recompute = false,
                         bool sequence_parallel = false) const;
   /// The forward of layers [first, end)'s selectively recomputed operators (non-fused attention's core), which a
   /// backward under selective recompute runs again first.
   double selective_recompute_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
-                                     int tp, int samples, Dtype dtype, bool sequence_parallel = false) const;
+                                     int tp, double samples, Dtype dtype, bool sequence_parallel = false) const;
   /// Whether a profile gives this GPU's layer times at `tp`; they then hold the layers' tensor-parallel
   /// all-reduces, which nothing may add again.
   bool profiled(const GpuSpec& gpu, int tp) const { return profile_ && profile_->covers(gpu.name, tp); }

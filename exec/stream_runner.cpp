@@ -101,7 +101,8 @@ std::vector<TaskRecord> run_iteration(Executor& executor, const strategies::Sche
 
   std::vector<std::vector<int>> queues;
   std::size_t total = 0;
-  for (Stream stream : {Stream::compute, Stream::tensor_parallel, Stream::data_parallel, Stream::expert_parallel}) {
+  for (Stream stream : {Stream::compute, Stream::tensor_parallel, Stream::data_parallel, Stream::expert_parallel,
+                        Stream::context_parallel}) {
     queues.push_back(streams[static_cast<int>(stream)]);
     total += queues.back().size();
   }

@@ -45,13 +45,13 @@ ModelStateBytes model_state_bytes(const strategies::Schedule& schedule, const mo
 }
 
 std::size_t saved_activation_bytes(const models::Layer& layer, int samples, int tp, bool sequence_parallel,
-                                   Dtype dtype, double scale)
+                                   Dtype dtype, double scale, int cp)
 {
   // Layer figures are 16-bit; activations shrink with hidden sizes. Without sequence parallelism the replicated
   // part stays whole on every member (strategies::plan_memory).
   const double whole        = tp > 1 && !sequence_parallel ? layer.replicated_saved_bytes_per_sample : 0;
   const double kept         = (layer.saved_activation_bytes_per_sample - whole) / tp + whole;
-  const double per_sequence = kept * scale * dtype_bytes(dtype) / 2.0;
+  const double per_sequence = kept * scale * dtype_bytes(dtype) / 2.0 / cp;
   return static_cast<std::size_t>(std::ceil(per_sequence)) * static_cast<std::size_t>(std::max(samples, 0));
 }
 

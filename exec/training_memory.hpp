@@ -25,10 +25,10 @@ struct ModelStateBytes {
 ModelStateBytes model_state_bytes(const strategies::Schedule& schedule, const models::Workload& model, int rank,
                                   Dtype dtype, double scale);
 
-/// Saved activations of one layer for `samples` sequences: whole bytes per sequence, so exactly linear in the
-/// batch as Algorithm 1's estimate assumes.
+/// Saved activations of one layer for `samples` sequences (a context-parallel rank's 1/cp of each): whole bytes
+/// per sequence, so exactly linear in the batch as Algorithm 1's estimate assumes.
 std::size_t saved_activation_bytes(const models::Layer& layer, int samples, int tp, bool sequence_parallel,
-                                   Dtype dtype, double scale);
+                                   Dtype dtype, double scale, int cp = 1);
 
 /// Each forward's saved activations, held per (micro-batch, layer) in the executor's `Block`s.
 template <class Block> class SavedActivations {
@@ -45,7 +45,7 @@ public:
       if (!held_.count({task.micro_batch, l}))
         held_.emplace(std::pair{task.micro_batch, l},
                       allocate(saved_activation_bytes(model.layers[l], task.samples, schedule.tp,
-                                                      schedule.sequence_parallel, dtype, scale)));
+                                                      schedule.sequence_parallel, dtype, scale, schedule.cp)));
   }
   /// After a compute task: a backward is done with its layers' activations.
   void end(const strategies::Task& task)

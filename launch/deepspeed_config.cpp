@@ -35,6 +35,10 @@ void check_runnable(const ExportInputs& inputs)
                       std::to_string(plan.ep) + ": DeepSpeed sets expert parallelism in the model code "
                                                 "(deepspeed.moe.layer.MoE's ep_size), not in its config; export "
                                                 "--format megatron");
+  if (plan.cp > 1)
+    refuse_plan_field(inputs, "cp",
+                      std::to_string(plan.cp) + ": DeepSpeed has no ring attention (its Ulysses sequence "
+                                                "parallelism is another scheme); export --format megatron");
   if (plan.virtual_stages > 1)
     refuse_plan_field(inputs, "virtual_stages",
                       std::to_string(plan.virtual_stages) +

@@ -56,8 +56,9 @@ ExportFile rank_env_script()
 std::string header(const ExportInputs& inputs)
 {
   return "# hetsim export: " + quote(inputs.workload->name) + " on " + quote(inputs.cluster->name()) + ", plan " +
-         quote(inputs.plan_origin) + " (tp " + std::to_string(inputs.plan->tp) + " x pp " +
-         std::to_string(inputs.plan->pp) + " x dp " + std::to_string(inputs.plan->dp) + ")\n";
+         quote(inputs.plan_origin) + " (tp " + std::to_string(inputs.plan->tp) +
+         (inputs.plan->cp > 1 ? " x cp " + std::to_string(inputs.plan->cp) : "") + " x pp " +
+         std::to_string(inputs.plan->pp) + " x dp " + std::to_string(inputs.plan->replicas()) + ")\n";
 }
 
 /// What every process of the job gets whatever the launcher: GPU indices as the cluster file counts them (PCI

@@ -170,6 +170,10 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
   add(args, "--pipeline-model-parallel-size", plan.pp);
   if (plan.ep > 1)
     add(args, "--expert-model-parallel-size", plan.ep);
+  if (plan.cp > 1) { // ring attention, as simulated: key-value blocks passed round the group
+    add(args, "--context-parallel-size", plan.cp);
+    args.push_back({"--cp-comm-type", "p2p"});
+  }
   // Megatron-Core sends 1/tp of a stage's boundary per rank (framework.hpp: scatter_gather_sends) only with
   // sequence parallelism; without it every rank sends the whole activation, as SC'21 Megatron-LM's scatter-gather
   // no longer exists there.
@@ -185,7 +189,8 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
                       "false with scatter-gather sends: Megatron-Core without sequence parallelism sends whole "
                       "activations between stages; set \"sequence_parallel\": true, or the framework's "
                       "\"scatter_gather_sends\": false, and simulate again");
-  // Megatron's default rank order, tp-cp-ep-dp-pp, is the plan's: rank = (stage x dp + replica) x tp + tp_rank.
+  // Megatron's default rank order, tp-cp-ep-dp-pp, is the plan's: rank = (stage x dp + replica) x tp + tp_rank,
+  // a replica's cp ranks consecutive in dp.
   add(args, "--micro-batch-size", plan.micro_batch[0]);
   add(args, "--global-batch-size", plan.global_batch());
   add_model(args, inputs);

@@ -125,12 +125,20 @@ void apply_operator_totals(Layer& layer)
   layer.backward_flops_per_sample = 2 * layer.forward_flops_per_sample;
 }
 
-std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops, int tp, int ep)
+std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops, int tp, int ep, int cp)
 {
   std::vector<OperatorGroup> groups(1);
   for (const Operator& op : ops) {
+    const bool ring = cp > 1 && op.key_value_bytes_per_sample > 0;
+    if (ring && !groups.back().operators.empty()) // the ring starts once the keys and values exist
+      groups.emplace_back();
     OperatorGroup& group = groups.back();
     group.operators.push_back(&op);
+    if (ring) {
+      group.key_value_bytes_per_sample = op.key_value_bytes_per_sample;
+      groups.emplace_back();
+      continue;
+    }
     const bool reduces = tp > 1 && (op.split == TensorSplit::rows || op.split == TensorSplit::vocabulary);
     const bool routes  = ep > 1 && op.all_to_all_bytes_per_sample > 0;
     if (!reduces && !routes)

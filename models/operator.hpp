@@ -55,6 +55,10 @@ struct Operator {
   bool selectively_recomputed = false;
   /// ...keeping only this much of saved_bytes_per_sample (the Q, K or V the rerun starts from).
   double selective_saved_bytes_per_sample = 0;
+  /// Fused attention: its keys and values over the whole sequence, 16-bit per sample. Under context
+  /// parallelism they pass round the group's ring while the kernel runs (ring attention), and their gradients
+  /// back round it in backward.
+  double key_value_bytes_per_sample = 0;
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;
@@ -92,11 +96,15 @@ struct OperatorGroup {
   bool all_reduce = false;                ///< a tensor-parallel all-reduce follows...
   double all_reduce_bytes_per_sample = 0; ///< ...of the last operator's output, 16-bit
   double all_to_all_bytes_per_sample = 0; ///< then an expert-parallel all-to-all of this many bytes (0: none)
+  /// Under context parallelism: the group is an attention kernel whose keys and values (this many bytes per
+  /// sample, whole sequence) pass round the ring while it runs; the next group waits for the ring.
+  double key_value_bytes_per_sample = 0;
 };
 
 /// A layer's forward operators cut where the pass stops to communicate: after each row- or vocabulary-parallel
-/// operator when tp > 1 (its all-reduce) and after each operator with all-to-all bytes when ep > 1. Operators
-/// after the last cut join the last group, whose communication then stands for the layer's end.
-std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops, int tp, int ep);
+/// operator when tp > 1 (its all-reduce), after each operator with all-to-all bytes when ep > 1, and before and
+/// after fused attention when cp > 1 (its ring). Operators after the last cut join the last group, whose
+/// communication then stands for the layer's end.
+std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops, int tp, int ep, int cp = 1);
 
 } // namespace hetsim::models

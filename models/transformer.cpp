@@ -108,6 +108,7 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     // Reads Q, K, V; writes the context and the fp32 log-sum-exp.
     fused.bytes_per_sample       = 2 * d.s * (q + k + v + context_width) + 4 * d.a * d.s;
     fused.saved_bytes_per_sample = 2 * d.s * (q + k + v) + 4 * d.a * d.s;
+    fused.key_value_bytes_per_sample = 2 * d.s * (k + v);
     ops.push_back(fused);
   } else {
     Operator scores = {};

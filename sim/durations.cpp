@@ -44,26 +44,27 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
                                                                    const costmodel::Calibration* calibration,
                                                                    const costmodel::LayerProfile* profile)
 {
-  return [&cluster, &workload, tp = plan.tp, dtype = plan.dtype, split = plan.splits_sequence(),
+  return [&cluster, &workload, tp = plan.tp, cp = plan.cp, dtype = plan.dtype, split = plan.splits_sequence(),
           model = costmodel::ComputeModel(calibration, profile)](const strategies::Task& task) {
     const GpuSpec& gpu = cluster.gpu_of(task.device);
     if (task.kind == TaskKind::optimizer)
       return model.optimizer_seconds(gpu, task.params);
     if (task.first_layer >= 0 && task.layer_count > 0) {
-      // A piece of a layer split around its tensor-parallel all-reduces is an equal part of its pass; a
-      // recomputing backward's rerun forward may be a piece of its own.
-      const bool backward = task.kind == TaskKind::backward && !task.recomputed;
-      const int end       = task.first_layer + task.layer_count;
-      const double rerun  = task.recomputes_attention ? model.selective_recompute_seconds(
-                                                            gpu, workload, task.first_layer, end, tp, task.samples,
-                                                            dtype, split)
-                                                      : 0;
-      return (model.layers_seconds(gpu, workload, task.first_layer, end, tp, task.samples, dtype, backward,
+      // A piece of a layer split around its communications is its share of the pass; a recomputing backward's
+      // rerun forward may be a piece of its own. A context-parallel rank runs 1/cp of its sequences' tokens.
+      const bool backward   = task.kind == TaskKind::backward && !task.recomputed;
+      const int end         = task.first_layer + task.layer_count;
+      const double samples  = static_cast<double>(task.samples) / cp;
+      const double rerun    = task.recomputes_attention ? model.selective_recompute_seconds(
+                                                              gpu, workload, task.first_layer, end, tp, samples,
+                                                              dtype, split)
+                                                        : 0;
+      return (model.layers_seconds(gpu, workload, task.first_layer, end, tp, samples, dtype, backward,
                                    backward && task.recomputes, split) +
-              rerun) /
-             task.pieces;
+              rerun) *
+             task.share;
     }
-    return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len);
+    return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len / cp);
   };
 }
 

@@ -32,7 +32,7 @@ using strategies::TaskKind;
 using strategies::is_compute;
 using strategies::is_p2p;
 
-constexpr int kOrderedStreams = 4; // compute, tensor_parallel, data_parallel, expert_parallel run in queue order
+constexpr int kOrderedStreams = 5; // all but the pipeline run in queue order
 constexpr double kNotYet      = -1;
 
 /// A task name with its " r<replica> t<rank> " (`from`, which ends with a space) replaced by `to` (also).

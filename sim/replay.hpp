@@ -1,8 +1,8 @@
 #pragma once
 /// Replays a strategies::Schedule on the SimGrid platform of a cluster and records when every task ran.
 ///
-/// Actors: per device, one actor per ordered stream (compute, tensor_parallel, data_parallel, expert_parallel) runs its queue in
-/// order; a task starts when it reaches the head of its queue and all its deps have ended. Pipeline send/recv
+/// Actors: per device, one actor per ordered stream (compute, tensor_parallel, data_parallel, expert_parallel,
+/// context_parallel) runs its queue in order; a task starts when it reaches the head of its queue and all its deps have ended. Pipeline send/recv
 /// tasks are unordered: once a send and its matching recv both have their deps met, an actor moves the bytes
 /// (Network::transfer), after the earlier sends of the same (source, destination) channel in issue order
 /// (NCCL runs a communicator's point-to-point operations in order); both tasks span the transfer itself (a side

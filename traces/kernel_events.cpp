@@ -16,7 +16,8 @@ std::vector<KernelEvent> predicted_kernel_events(const Trace& trace, const strat
       continue;
     const GpuSpec& gpu                         = cluster.gpu_of(task.device);
     const costmodel::KernelConstants constants = compute.constants(gpu);
-    const std::vector<models::Kernel> kernels  = strategies::task_kernels(task, workload, schedule.tp, scale, schedule.ep, schedule.sequence_parallel);
+    const std::vector<models::Kernel> kernels  = strategies::task_kernels(task, workload, schedule.tp, scale, schedule.ep,
+                                                                                 schedule.sequence_parallel, schedule.cp);
     std::vector<double> weights;
     double total = 0;
     for (const models::Kernel& kernel : kernels) {

@@ -116,7 +116,7 @@ std::map<std::string, KernelConstants> fit_kernel_constants(const std::vector<Me
       const GpuSpec& gpu = run.cluster->gpu_of(task.device);
       timings[gpu.name].push_back(
           {strategies::task_kernels(task, *run.workload, run.schedule->tp, run.trace->scale, run.schedule->ep,
-                                  run.schedule->sequence_parallel),
+                                  run.schedule->sequence_parallel, run.schedule->cp),
            event.end_s - event.start_s});
       gpus[gpu.name] = {&gpu, run.dtype};
     }

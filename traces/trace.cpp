@@ -21,8 +21,8 @@ namespace hetsim::traces {
 namespace {
 
 // Thread ids of the streams inside each device's track, in display order.
-constexpr std::array<std::string_view, 5> kStreams = {"compute", "tensor_parallel", "data_parallel", "expert_parallel",
-                                                      "pipeline"};
+constexpr std::array<std::string_view, 6> kStreams = {"compute",         "tensor_parallel",  "data_parallel",
+                                                      "expert_parallel", "context_parallel", "pipeline"};
 
 int stream_tid(const std::string& stream)
 {

@@ -16,7 +16,7 @@ struct TraceEvent {
   int task_id = 0;
   std::string name;  ///< e.g. "fwd s1 r0 t0 mb3"
   std::string kind;  ///< "forward", "all_reduce", ...
-  std::string stream; ///< "compute", "tensor_parallel", "data_parallel", "expert_parallel", "pipeline"
+  std::string stream; ///< "compute", "tensor_parallel", "data_parallel", "expert_parallel", "context_parallel", "pipeline"
   int device     = 0;
   double start_s = 0;
   double end_s   = 0;

@@ -133,7 +133,7 @@ public:
         if (strategies::is_compute(task.kind)) {
           if (task.kind == TaskKind::optimizer)
             optimizer_elements_ = std::max(optimizer_elements_, optimizer_elements(task, workload.scale));
-          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep, s.sequence_parallel))
+          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep, s.sequence_parallel, s.cp))
             kernels_.fit(kernel_operands(kernel));
           continue;
         }
@@ -165,7 +165,8 @@ public:
     const auto called = std::chrono::steady_clock::now();
     auto since_call   = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - called).count(); };
     for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep,
-                                                              workload_.schedule->sequence_parallel)) {
+                                                              workload_.schedule->sequence_parallel,
+                                                              workload_.schedule->cp)) {
       const double started = workload_.time_kernels ? since_call() : 0;
       if (kernel.kind == models::Kernel::Kind::stream)
         stream(stream_elements(kernel));

@@ -243,7 +243,7 @@ public:
           optimizer_.reserve(budget_, static_cast<std::size_t>(optimizer_elements(task, workload.scale)) * states *
                                           sizeof(float));
         } else if (strategies::is_compute(task.kind)) {
-          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep, s.sequence_parallel)) {
+          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep, s.sequence_parallel, s.cp)) {
             const Operands operands = kernel_operands(kernel);
             kernels_.a.reserve(budget_, operands.a * element_bytes_);
             kernels_.b.reserve(budget_, operands.b * element_bytes_);
@@ -283,7 +283,8 @@ public:
       const float one = 1, zero = 0;
       marked_kernels_.clear();
       for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep,
-                                                              workload_.schedule->sequence_parallel)) {
+                                                              workload_.schedule->sequence_parallel,
+                                                              workload_.schedule->cp)) {
         if (workload_.time_kernels)
           mark_kernel_end(kernel.name, stream);
         if (kernel.kind == models::Kernel::Kind::stream) // an elementwise pass: reads as many as it writes

@@ -158,6 +158,55 @@ private:
     return {forward, forward * (plan_.recompute ? 2 : 1)};
   }
 
+  /// Ring attention through layers [first, end) of data-parallel rank `r` for one micro-batch of `mb`, forward
+  /// and backward: the part of each attention's key-value ring (an all-gather forward; an all-gather and the
+  /// gradients' reduce-scatter backward, as the lowering issues them) that its attention kernel, running
+  /// alongside, does not hide. Every context-parallel group of the stage rings at once, sharing the links.
+  std::pair<double, double> context_ring_seconds(int s, int r, int first, int end, int mb) const
+  {
+    if (plan_.cp == 1)
+      return {0, 0};
+    const int group_first = plan_.context_group_first(r);
+    std::vector<int> members;
+    for (int c = 0; c < plan_.cp; ++c)
+      members.push_back(plan_.device(s, group_first + c, 0));
+    std::vector<std::vector<costmodel::Flow>> rings; // every group of the stage, own one first
+    for (int t = 0; t < plan_.tp; ++t)
+      for (int g = 0; g < plan_.dp; g += plan_.cp) {
+        std::vector<int> group;
+        for (int c = 0; c < plan_.cp; ++c)
+          group.push_back(plan_.device(s, g + c, t));
+        auto edges = ring_edges(group, 1.0);
+        rings.insert(t == 0 && g == group_first ? rings.begin() : rings.end(), std::move(edges));
+      }
+    const double slowdown = sharing_slowdowns(rings).front();
+    const GpuSpec& gpu    = cluster_.gpu_of(plan_.device(s, r, 0));
+    const double samples  = static_cast<double>(mb) / plan_.cp;
+    const bool split      = plan_.splits_sequence();
+    double forward = 0, backward = 0;
+    for (int l = first; l < end; ++l) {
+      const models::Layer& layer = workload_.layers[l];
+      for (const models::OperatorGroup& group : models::communication_groups(layer.operators, plan_.tp, 1, plan_.cp)) {
+        if (group.key_value_bytes_per_sample <= 0 || layer.forward_flops_per_sample <= 0)
+          continue;
+        double flops = 0;
+        for (const models::Operator* op : group.operators)
+          flops += op->flops_per_sample();
+        const double share = flops / layer.forward_flops_per_sample;
+        const double bytes = group.key_value_bytes_per_sample * mb * activation_scale() / plan_.tp;
+        const double ring  = transfer_seconds(members, CollectiveOp::all_gather, bytes, slowdown) +
+                            call_seconds(members, CollectiveOp::all_gather);
+        const double forward_core =
+            share * compute_.layers_seconds(gpu, workload_, l, l + 1, plan_.tp, samples, plan_.dtype, false, false, split);
+        const double backward_core =
+            share * compute_.layers_seconds(gpu, workload_, l, l + 1, plan_.tp, samples, plan_.dtype, true, false, split);
+        forward += std::max(0.0, ring - forward_core);
+        backward += std::max(0.0, 2 * ring - backward_core) + (plan_.recompute ? std::max(0.0, ring - forward_core) : 0);
+      }
+    }
+    return {forward, backward};
+  }
+
   int layer_count() const { return static_cast<int>(workload_.layers.size()); }
   double activation_scale() const { return dtype_bytes(plan_.dtype) / 2.0; }
   double gradient_bytes_per_param() const { return plan_.gradient_reduction_bytes(); }
@@ -232,17 +281,19 @@ private:
     const int end   = plan_.stage_end(k, layer_count());
     StageSteps steps;
     std::vector<int> tp_group;
-    const bool split = plan_.splits_sequence();
+    const bool split      = plan_.splits_sequence();
+    const double samples  = static_cast<double>(mb) / plan_.cp; // a context-parallel rank's share of the tokens
     for (int t = 0; t < plan_.tp; ++t) {
       const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
-      steps.forward_s  = std::max(steps.forward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb,
-                                                                           plan_.dtype, false, false, split));
-      const double rerun =
-          plan_.selective_recompute
-              ? compute_.selective_recompute_seconds(gpu, workload_, first, end, plan_.tp, mb, plan_.dtype, split)
-              : 0;
-      steps.backward_s = std::max(steps.backward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp, mb,
-                                                                            plan_.dtype, true, plan_.recompute, split) +
+      steps.forward_s  = std::max(steps.forward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp,
+                                                                           samples, plan_.dtype, false, false, split));
+      const double rerun = plan_.selective_recompute
+                               ? compute_.selective_recompute_seconds(gpu, workload_, first, end, plan_.tp, samples,
+                                                                      plan_.dtype, split)
+                               : 0;
+      steps.backward_s = std::max(steps.backward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp,
+                                                                            samples, plan_.dtype, true,
+                                                                            plan_.recompute, split) +
                                                         rerun);
       tp_group.push_back(plan_.device(s, r, t));
     }
@@ -256,7 +307,7 @@ private:
         const int reductions = tensor_parallel_all_reduces(layer, plan_);
         forward += layer.tensor_parallel_all_reduces;
         all += reductions;
-        bytes += reductions * all_reduce_bytes_per_sample(layer) * mb * activation_scale();
+        bytes += reductions * all_reduce_bytes_per_sample(layer) * samples * activation_scale();
       }
       if (all > 0) {
         // Sequence parallelism moves the same bytes as a reduce-scatter and an all-gather: two calls.
@@ -276,6 +327,9 @@ private:
     const auto [to_experts_s, from_experts_s] = all_to_all_seconds(s, r, first, end, mb);
     steps.forward_s += to_experts_s;
     steps.backward_s += from_experts_s;
+    const auto [ring_forward_s, ring_backward_s] = context_ring_seconds(s, r, first, end, mb);
+    steps.forward_s += ring_forward_s;
+    steps.backward_s += ring_backward_s;
 
     // ZeRO-2/3 synchronise every micro-batch on the data-parallel stream, beside the compute of the whole
     // micro-batch. ZeRO-3 gathers of layers larger than the prefetch distance wait for the compute before them and
@@ -644,13 +698,14 @@ private:
     double slowest = 0;
     for (int r = 0; r < plan_.dp; ++r) {
       double seconds = 0;
-      const GpuSpec& gpu = cluster_.gpu_of(plan_.device(s, r, t));
+      const GpuSpec& gpu    = cluster_.gpu_of(plan_.device(s, r, t));
+      const double samples  = static_cast<double>(plan_.micro_batch[r]) / plan_.cp;
       for (const auto& [first, closing] : ranges) {
-        seconds += compute_.layers_seconds(gpu, workload_, first, closing, plan_.tp, plan_.micro_batch[r],
-                                           plan_.dtype, true, plan_.recompute, plan_.splits_sequence());
+        seconds += compute_.layers_seconds(gpu, workload_, first, closing, plan_.tp, samples, plan_.dtype, true,
+                                           plan_.recompute, plan_.splits_sequence());
         if (plan_.selective_recompute)
-          seconds += compute_.selective_recompute_seconds(gpu, workload_, first, closing, plan_.tp,
-                                                          plan_.micro_batch[r], plan_.dtype, plan_.splits_sequence());
+          seconds += compute_.selective_recompute_seconds(gpu, workload_, first, closing, plan_.tp, samples,
+                                                          plan_.dtype, plan_.splits_sequence());
       }
       slowest = std::max(slowest, seconds);
     }

@@ -373,8 +373,10 @@ Fold find_fold(const Plan& plan, const Problem& problem)
   std::vector<int> replicas(plan.dp), ranks(plan.tp); // every one for itself
   std::iota(replicas.begin(), replicas.end(), 0);
   std::iota(ranks.begin(), ranks.end(), 0);
-  // Expert parallelism's all-to-alls cross replicas and NICs in patterns the link counts do not cover.
-  if (!cluster.overrides().empty() || plan.collective_algorithm == CollectiveAlgorithm::tree || plan.ep > 1)
+  // Expert parallelism's all-to-alls and context parallelism's rings cross data-parallel ranks and NICs in
+  // patterns the link counts do not cover.
+  if (!cluster.overrides().empty() || plan.collective_algorithm == CollectiveAlgorithm::tree || plan.ep > 1 ||
+      plan.cp > 1)
     return make_fold(plan, cluster, replicas, ranks);
 
   const std::vector<int> folded_replicas = fold_replicas(plan, cluster);

@@ -31,6 +31,9 @@ struct Piece {
   bool tp_all_reduce               = false; ///< followed by a tensor-parallel all-reduce...
   double tp_bytes_per_sample       = 0;     ///< ...of this many 16-bit bytes per sample
   double all_to_all_bytes_per_sample = 0;   ///< then an expert-parallel all-to-all of this many (0: none)
+  /// Ring attention: the keys and values that pass round the context-parallel group while this piece runs.
+  double key_value_bytes_per_sample = 0;
+  double share                     = 1;     ///< of its layer's pass (Task::share)
   int bucket_begin                 = 0;     ///< gradient buckets complete once this piece ends
   int bucket_end                   = 0;
   int expert_bucket_begin          = 0;     ///< the same for the routed experts' buckets
@@ -38,11 +41,14 @@ struct Piece {
 };
 
 /// Where a layer's pass stops to communicate: after each of these parts comes its tensor-parallel all-reduce
-/// and/or expert-parallel all-to-all (models::communication_groups; a layer list's layer: its all-reduces).
+/// and/or expert-parallel all-to-all, or it is an attention whose context-parallel ring runs alongside
+/// (models::communication_groups; a layer list's layer: its all-reduces).
 struct LayerPart {
   bool all_reduce          = false;
   double all_reduce_bytes  = 0; ///< per sample, 16-bit
   double all_to_all_bytes  = 0; ///< per sample, 16-bit
+  double key_value_bytes   = 0; ///< per sample, 16-bit, whole sequence
+  double share             = 1; ///< of the layer's FLOPs
 };
 
 /// What every device of one pipeline stage does for one of its model chunks (its only one without virtual
@@ -103,6 +109,7 @@ public:
     schedule_.pp           = plan_.pp;
     schedule_.dp           = plan_.dp;
     schedule_.ep           = plan_.ep;
+    schedule_.cp           = plan_.cp;
     schedule_.sequence_parallel = plan_.splits_sequence();
     schedule_.zero_stage   = plan_.zero_stage;
     schedule_.layer_count  = static_cast<int>(layers_.size());
@@ -123,6 +130,7 @@ public:
     dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp);
     tied_group_ops_.resize(static_cast<std::size_t>(plan_.dp) * plan_.tp);
     ep_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.dp * plan_.tp); // by group's first replica
+    cp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.dp * plan_.tp); // by group's first rank
     expert_dp_group_ops_.resize(static_cast<std::size_t>(plan_.pp) * plan_.tp * plan_.ep);
     for (int s = 0; s < plan_.pp; ++s)
       for (int r : replicas_)
@@ -172,15 +180,23 @@ private:
     std::vector<LayerPart> parts;
     if (layer.operators.empty()) { // a layer list's layer: its all-reduces, evenly spaced
       const int reductions = plan_.tp > 1 ? layer.tensor_parallel_all_reduces : 0;
-      parts.assign(static_cast<std::size_t>(std::max(1, reductions)),
-                   LayerPart{reductions > 0, layer.activation_bytes_per_sample, 0});
+      const int n          = std::max(1, reductions);
+      parts.assign(static_cast<std::size_t>(n),
+                   LayerPart{reductions > 0, layer.activation_bytes_per_sample, 0, 0, 1.0 / n});
       return parts;
     }
-    for (const models::OperatorGroup& group : models::communication_groups(layer.operators, plan_.tp, plan_.ep))
+    const auto groups = models::communication_groups(layer.operators, plan_.tp, plan_.ep, plan_.cp);
+    for (const models::OperatorGroup& group : groups) {
+      double flops = 0;
+      for (const models::Operator* op : group.operators)
+        flops += op->flops_per_sample();
       parts.push_back(LayerPart{group.all_reduce,
                                 group.all_reduce_bytes_per_sample > 0 ? group.all_reduce_bytes_per_sample
                                                                       : layer.activation_bytes_per_sample,
-                                group.all_to_all_bytes_per_sample});
+                                group.all_to_all_bytes_per_sample, group.key_value_bytes_per_sample,
+                                layer.forward_flops_per_sample > 0 ? flops / layer.forward_flops_per_sample
+                                                                   : 1.0 / static_cast<double>(groups.size())});
+    }
     return parts;
   }
 
@@ -298,7 +314,7 @@ private:
       closed_by(expert_closing_layer, layer, piece.expert_bucket_begin, piece.expert_bucket_end);
     };
 
-    const bool per_layer = plan_.tp > 1 || zero3_ || sharding_ || plan_.ep > 1;
+    const bool per_layer = plan_.tp > 1 || zero3_ || sharding_ || plan_.ep > 1 || plan_.cp > 1;
     if (per_layer) {
       for (int backward = 0; backward < 2; ++backward) {
         auto& pieces = backward ? stage.backward : stage.forward;
@@ -308,7 +324,8 @@ private:
           const models::Layer& layer        = layers_[l];
           const std::vector<LayerPart> parts = layer_parts(layer);
           const int n                       = static_cast<int>(parts.size());
-          const bool communicates           = n > 1 || parts[0].all_reduce || parts[0].all_to_all_bytes > 0;
+          const bool communicates = n > 1 || parts[0].all_reduce || parts[0].all_to_all_bytes > 0 ||
+                                    parts[0].key_value_bytes > 0;
           // A recomputing backward runs the layer's forward again, communication included, before its own
           // pieces. The backward runs the parts in reverse, each followed by its mirror communication.
           const bool recomputes = backward && plan_.recompute && communicates;
@@ -327,10 +344,12 @@ private:
             piece.recomputed          = backward && forward_part;
             piece.recomputes          = backward && plan_.recompute && !recomputes;
             piece.ends_layer          = k == count - 1;
-            piece.flops_per_sample    = flops / plan_.tp / n;
+            piece.share               = part.share;
+            piece.flops_per_sample    = flops / plan_.tp / plan_.cp * part.share;
             piece.tp_all_reduce       = part.all_reduce;
-            piece.tp_bytes_per_sample = part.all_reduce_bytes;
-            piece.all_to_all_bytes_per_sample = part.all_to_all_bytes;
+            piece.tp_bytes_per_sample = part.all_reduce_bytes / plan_.cp;
+            piece.all_to_all_bytes_per_sample = part.all_to_all_bytes / plan_.cp;
+            piece.key_value_bytes_per_sample  = part.key_value_bytes;
             pieces.push_back(piece);
           }
         }
@@ -347,19 +366,19 @@ private:
     whole.first_layer = stage.first;
     whole.layer_count = stage.end - stage.first;
     for (int l = stage.first; l < stage.end; ++l)
-      whole.flops_per_sample += layers_[l].forward_flops_per_sample;
+      whole.flops_per_sample += layers_[l].forward_flops_per_sample / plan_.cp;
     stage.forward.push_back(whole);
     whole.flops_per_sample = 0;
     whole.recomputes       = plan_.recompute;
     for (int l = stage.first; l < stage.end; ++l)
-      whole.flops_per_sample += backward_flops_per_sample(layers_[l]);
+      whole.flops_per_sample += backward_flops_per_sample(layers_[l]) / plan_.cp;
     stage.backward.push_back(whole);
     // ...except a synchronising backward, split where buckets become ready so that they overlap the rest.
     int top = stage.end - 1;
     Piece range;
     range.recomputes = plan_.recompute;
     for (int l = stage.end - 1; l >= stage.first; --l) {
-      range.flops_per_sample += backward_flops_per_sample(layers_[l]);
+      range.flops_per_sample += backward_flops_per_sample(layers_[l]) / plan_.cp;
       const bool closes = std::find(closing_layer.begin(), closing_layer.end(), l) != closing_layer.end();
       if (!closes && l != stage.first)
         continue;
@@ -399,7 +418,7 @@ private:
     std::size_t tasks = 0;
     std::size_t collectives = 0;
     const std::size_t tp_factor =
-        1 + (plan_.tp > 1 ? (plan_.splits_sequence() ? 2 : 1) : 0) + (plan_.ep > 1 ? 1 : 0);
+        1 + (plan_.tp > 1 ? (plan_.splits_sequence() ? 2 : 1) : 0) + (plan_.ep > 1 ? 1 : 0) + (plan_.cp > 1 ? 2 : 0);
     for (int k = 0; k < plan_.chunk_count(); ++k) { // a stage's devices count each of their chunks
       const StageLayout& stage = stages_[k];
       const std::size_t layers = stage.end - stage.first;
@@ -418,7 +437,7 @@ private:
         tasks += per_device * tp_ranks_.size();
         if (r == 0) {
           collectives += dp_tasks * tp_ranks_.size();
-          if (plan_.tp > 1 || plan_.ep > 1)
+          if (plan_.tp > 1 || plan_.ep > 1 || plan_.cp > 1)
             collectives += (tp_factor - 1) * m * (stage.forward.size() + stage.backward.size()) * replicas_.size();
         }
       }
@@ -485,9 +504,10 @@ private:
       collective.bytes     = task.bytes;
       collective.algorithm = static_cast<int>(plan_.collective_algorithm);
       collective.members   = members;
-      const std::size_t lowered = task.stream == Stream::tensor_parallel   ? tp_ranks_.size()
-                                  : task.stream == Stream::expert_parallel ? static_cast<std::size_t>(members)
-                                                                           : replicas_.size();
+      const std::size_t lowered = task.stream == Stream::tensor_parallel ? tp_ranks_.size()
+                                  : task.stream == Stream::expert_parallel || task.stream == Stream::context_parallel
+                                      ? static_cast<std::size_t>(members)
+                                      : replicas_.size();
       collective.devices.reserve(lowered);
       collective.tasks.reserve(lowered);
       group_ops.push_back(static_cast<int>(schedule_.collectives.size()));
@@ -521,6 +541,15 @@ private:
     const int first = replica_ - plan_.expert_rank(replica_);
     return add_collective_task(std::move(task), ep_group_ops_[(stage_ * plan_.dp + first) * plan_.tp + tp_rank_],
                                ep_issued_, first == replica_, plan_.ep);
+  }
+
+  /// The device's context-parallel group: the cp consecutive data-parallel ranks of its replica, same stage and
+  /// TP rank.
+  int add_cp_collective(Task&& task)
+  {
+    const int first = plan_.context_group_first(replica_);
+    return add_collective_task(std::move(task), cp_group_ops_[(stage_ * plan_.dp + first) * plan_.tp + tp_rank_],
+                               cp_issued_, first == replica_, plan_.cp);
   }
 
   /// A gradient collective over the device's data-parallel group, or, for routed experts' gradients, over the
@@ -576,6 +605,7 @@ private:
     dp_issued_   = 0;
     tied_issued_ = 0;
     ep_issued_   = 0;
+    cp_issued_   = 0;
     expert_dp_issued_ = 0;
     blocking_send_ = -1;
     sync_tasks_.clear();
@@ -676,11 +706,30 @@ private:
         gathered       = add_gather(layer, m, backward, after);
         gathered_layer = layer;
       }
+      // Ring attention: the keys and values go round the group while the attention runs (and in backward
+      // their gradients come back round it); the next piece waits for the ring.
+      int ring = -1;
+      if (piece.key_value_bytes_per_sample > 0) {
+        const bool forward_pass = !backward || piece.recomputed;
+        for (TaskKind kind : forward_pass ? std::vector{TaskKind::all_gather}
+                                          : std::vector{TaskKind::all_gather, TaskKind::reduce_scatter}) {
+          Task pass        = make_task(kind, Stream::context_parallel, m, backward);
+          pass.first_layer = layer;
+          pass.layer_count = 1;
+          pass.piece       = piece.piece;
+          pass.pieces      = piece.pieces;
+          pass.bytes       = piece.key_value_bytes_per_sample * samples * scale_ / plan_.tp;
+          if (last >= 0)
+            pass.deps = {last};
+          ring = add_cp_collective(std::move(pass));
+        }
+      }
       Task compute = make_task(backward ? TaskKind::backward : TaskKind::forward, Stream::compute, m, backward);
       compute.first_layer = layer;
       compute.layer_count = piece.layer_count;
       compute.piece       = piece.piece;
       compute.pieces      = piece.pieces;
+      compute.share       = piece.share;
       compute.recomputed  = piece.recomputed;
       compute.recomputes  = piece.recomputes;
       compute.recomputes_attention =
@@ -697,8 +746,8 @@ private:
         compute.deps.push_back(held);
       held = -1;
       const int id = add_task(std::move(compute));
-      ready        = -1;
-      last         = id;
+      ready        = ring;
+      last         = ring >= 0 ? ring : id;
       if (piece.ends_layer)
         finished.push_back(id);
 
@@ -808,6 +857,8 @@ private:
   std::vector<std::vector<int>> tied_group_ops_; ///< [replica * tp + tp_rank]: the first and last stages' tie
   /// [(stage * dp + first replica of the group) * tp + tp_rank]: the expert-parallel group's all-to-alls
   std::vector<std::vector<int>> ep_group_ops_;
+  /// [(stage * dp + first rank of the group) * tp + tp_rank]: the context-parallel group's rings
+  std::vector<std::vector<int>> cp_group_ops_;
   /// [(stage * tp + tp_rank) * ep + expert rank]: gradient reductions of the routed experts
   std::vector<std::vector<int>> expert_dp_group_ops_;
 
@@ -821,6 +872,7 @@ private:
   int dp_issued_ = 0;
   int tied_issued_ = 0;
   int ep_issued_   = 0;
+  int cp_issued_   = 0;
   int expert_dp_issued_ = 0;
   std::vector<int> sync_tasks_;
   int blocking_send_ = -1; ///< with blocking_sends: the device's last send, which its next compute waits for
@@ -881,10 +933,11 @@ double tied_embedding_gradient_bytes(const std::vector<models::Layer>& layers, c
 
 double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples)
 {
-  const double activation = layer.activation_bytes_per_sample * samples * dtype_bytes(plan.dtype) / 2.0;
+  // A context-parallel rank sends its part of the sequence.
+  const double activation = layer.activation_bytes_per_sample * samples * dtype_bytes(plan.dtype) / 2.0 / plan.cp;
   if (plan.framework.scatter_gather_sends || plan.splits_sequence())
     return activation / plan.tp;
-  return activation + static_cast<double>(seq_len) * seq_len;
+  return activation + static_cast<double>(seq_len) * seq_len / plan.cp;
 }
 
 int tensor_parallel_all_reduces(const models::Layer& layer, const Plan& plan)

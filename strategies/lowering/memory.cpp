@@ -166,7 +166,8 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
     m.gradient_bytes *= 4 / weight_bytes;
 
   const int accum      = plan.grad_accum[replica];
-  const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale;
+  // A context-parallel rank keeps what its 1/cp of each sequence saves.
+  const double samples = static_cast<double>(plan.micro_batch[replica]) * activation_scale / plan.cp;
   if (plan.virtual_stages > 1) { // chunks of unequal size: which ones are in flight matters
     m.activation_bytes = plan.recompute ? interleaved_in_flight(plan, stage, replica, chunk_boundary) + largest_saved
                                         : interleaved_in_flight(plan, stage, replica, chunk_saved);

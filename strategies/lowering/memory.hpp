@@ -14,7 +14,7 @@ namespace hetsim::strategies {
 /// moments (12 bytes per parameter; 8 in fp32 training, whose weights are the master copy), split by ZeRO:
 /// stage 1 shards the optimizer states over the data-parallel group, 2 also the gradients, 3 everything plus a
 /// buffer holding the two largest layers' gathered weights. Tensor parallelism divides the parameters and, as
-/// with Megatron sequence parallelism, the activations.
+/// with Megatron sequence parallelism, the activations; context parallelism divides the activations.
 struct DeviceMemory {
   int device = 0;
   std::string gpu;             ///< GPU name, for messages

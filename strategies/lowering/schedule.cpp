@@ -21,6 +21,7 @@ constexpr EnumNames<Stream, kStreamCount> kStreamNames{{{{Stream::compute, "comp
                                                          {Stream::tensor_parallel, "tensor_parallel"},
                                                          {Stream::data_parallel, "data_parallel"},
                                                          {Stream::expert_parallel, "expert_parallel"},
+                                                         {Stream::context_parallel, "context_parallel"},
                                                          {Stream::pipeline, "pipeline"}}}};
 
 } // namespace
@@ -73,12 +74,16 @@ std::string_view prefix(const Task& task)
     case TaskKind::reduce_scatter:
       if (task.stream == Stream::tensor_parallel)
         return task.backward ? "rs-tp-bwd" : "rs-tp-fwd";
+      if (task.stream == Stream::context_parallel)
+        return "rs-kv-bwd";
       return task.experts ? "rs-grad-experts" : "rs-grad";
     case TaskKind::all_to_all:
       return task.backward ? "a2a-bwd" : "a2a-fwd";
     case TaskKind::all_gather:
       if (task.stream == Stream::tensor_parallel)
         return task.backward ? "ag-tp-bwd" : "ag-tp-fwd";
+      if (task.stream == Stream::context_parallel)
+        return task.backward ? "ag-kv-bwd" : "ag-kv-fwd";
       if (task.micro_batch < 0)
         return task.experts ? "ag-param-experts" : "ag-param";
       return task.backward ? "ag-bwd" : "ag-fwd";
@@ -116,7 +121,8 @@ std::string Schedule::task_name(int id) const
     name += " mb" + std::to_string(task.micro_batch);
 
   const bool compute_like = task.kind == TaskKind::forward || task.kind == TaskKind::backward ||
-                            task.stream == Stream::tensor_parallel || task.stream == Stream::expert_parallel;
+                            task.stream == Stream::tensor_parallel || task.stream == Stream::expert_parallel ||
+                            task.stream == Stream::context_parallel;
   if (compute_like) {
     // Whole-chunk computations carry no suffix; pieces name their layers (and their part of a TP layer).
     const int k            = task.chunk * pp + task.stage; // the chunk in pipeline order

@@ -1,8 +1,8 @@
 #pragma once
 /// A Plan lowered to what each device does, in order: the IR shared by the simulator and the executors.
 ///
-/// Every device runs its tasks on streams. Tasks of the compute, tensor-parallel, data-parallel and
-/// expert-parallel streams run one after the other in list order (like CUDA streams / NCCL communicators); pipeline send/recv tasks start as
+/// Every device runs its tasks on streams. Tasks of the compute, tensor-parallel, data-parallel, expert-parallel
+/// and context-parallel streams run one after the other in list order (like CUDA streams / NCCL communicators); pipeline send/recv tasks start as
 /// soon as their dependencies are met, except that sends from one device to the same peer go out one at a time
 /// in issue order. A task also waits for all of its `deps`.
 
@@ -24,9 +24,9 @@ enum class TaskKind {
   all_gather,
   all_to_all, ///< every member sends bytes / n to every other member (expert parallelism's token exchange)
 };
-/// The first four run their tasks in queue order; the pipeline's start when ready.
-enum class Stream { compute, tensor_parallel, data_parallel, expert_parallel, pipeline };
-inline constexpr int kStreamCount = 5;
+/// All but the pipeline run their tasks in queue order; the pipeline's start when ready.
+enum class Stream { compute, tensor_parallel, data_parallel, expert_parallel, context_parallel, pipeline };
+inline constexpr int kStreamCount = 6;
 
 std::string_view task_kind_name(TaskKind kind);
 std::string_view stream_name(Stream stream);
@@ -48,8 +48,11 @@ struct Task {
   int first_layer = -1; ///< layers [first_layer, first_layer + layer_count)
   int layer_count = 0;
   int piece       = 0;  ///< which part of a split layer (compute, TP all-reduce) or which gradient bucket
-  /// Compute: the layers' pass is split into this many equal parts around its tensor-parallel all-reduces...
+  /// Compute: the layers' pass is split into this many parts around its communications...
   int pieces      = 1;
+  /// ...of which this one runs this fraction: its operators' share of the layer's FLOPs (equal parts when the
+  /// layer has no operators or FLOPs).
+  double share    = 1;
   /// ...and this part reruns the forward of a recomputing backward (with `recomputes`: the task holds the
   /// rerun forward and the backward itself).
   bool recomputed = false;
@@ -94,6 +97,7 @@ struct Schedule {
   int pp = 1;
   int dp = 1;
   int ep = 1;
+  int cp = 1; ///< context-parallel degree: compute tasks run on 1/cp of their sequences' tokens
   bool sequence_parallel = false; ///< Plan::splits_sequence(): replicated operators run on 1/tp of the tokens
   int zero_stage  = 0; ///< how the data-parallel group shards model states (executors holding them need it)
   int layer_count = 0;
@@ -116,7 +120,8 @@ struct Schedule {
   /// stages, with " l12" or " l4-6" when the chunk's computation is
   /// split by layer and ".1" for the piece of a tensor-parallel layer; "send-act", "recv-grad", "ar-tp-fwd",
   /// "ar-grad s0 r1 t0 b2" (bucket 2), "ar-grad-experts" (routed experts' buckets), "rs-grad",
-  /// "a2a-fwd"/"a2a-bwd" (expert parallelism), "rs-tp-fwd"/"ag-tp-fwd" (sequence parallelism), "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
+  /// "a2a-fwd"/"a2a-bwd" (expert parallelism),
+  /// "ag-kv-fwd"/"ag-kv-bwd"/"rs-kv-bwd" (context parallelism's ring of keys and values), "rs-tp-fwd"/"ag-tp-fwd" (sequence parallelism), "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
   /// "opt".
   std::string task_name(int id) const;
 };

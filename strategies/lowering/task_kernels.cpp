@@ -29,10 +29,11 @@ double layer_flops(const models::Layer& layer, bool backward)
 /// The groups of operators a pass of `pieces` pieces runs, in the forward's order: those between its
 /// communications (models::communication_groups), or, when the operators do not fall into `pieces` of them,
 /// equal runs of operators.
-std::vector<std::vector<const Operator*>> piece_groups(const std::vector<Operator>& ops, int pieces, int tp, int ep)
+std::vector<std::vector<const Operator*>> piece_groups(const std::vector<Operator>& ops, int pieces, int tp, int ep,
+                                                       int cp)
 {
   std::vector<std::vector<const Operator*>> groups;
-  for (auto& group : models::communication_groups(ops, tp, ep))
+  for (auto& group : models::communication_groups(ops, tp, ep, cp))
     groups.push_back(std::move(group.operators));
   if (static_cast<int>(groups.size()) != pieces) {
     groups.assign(static_cast<std::size_t>(pieces), {});
@@ -79,7 +80,7 @@ Kernel totals_product(const Task& task, const models::Layer& layer, double share
 } // namespace
 
 std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model, int tp, double scale, int ep,
-                                 bool sequence_parallel)
+                                 bool sequence_parallel, int cp)
 {
   if (task.kind != TaskKind::forward && task.kind != TaskKind::backward)
     return {};
@@ -88,7 +89,7 @@ std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model
   const bool rerun     = backward && task.recomputes; // a recomputed piece is a forward of its own
   const int pieces     = std::max(1, task.pieces);
   const int piece      = task.piece % pieces;
-  const double samples = task.samples;
+  const double samples = static_cast<double>(task.samples) / cp; // a context-parallel rank's share
   // Layers given by their totals share the task's FLOPs in proportion to theirs.
   const bool by_flops = task.kind == TaskKind::backward;
   double total        = 0;
@@ -104,7 +105,7 @@ std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model
         kernels.push_back(std::move(product));
       continue;
     }
-    const auto groups = piece_groups(layer.operators, pieces, tp, ep);
+    const auto groups = piece_groups(layer.operators, pieces, tp, ep, cp);
     if (rerun) // the forward again, then the backward
       append_piece(kernels, groups, piece, tp, samples, false, scale, sequence_parallel);
     if (backward && task.recomputes_attention) { // the piece's attention core again, then the backward

@@ -43,7 +43,7 @@ long long Plan::global_batch() const
     total += static_cast<long long>(micro_batch[r]) * grad_accum[r];
   for (std::size_t r = 0; r < last_micro_batch.size() && r < micro_batch.size(); ++r)
     total -= micro_batch[r] - last_micro_batch[r];
-  return total;
+  return total / cp;
 }
 
 int Plan::micro_batch_samples(int replica, int m) const

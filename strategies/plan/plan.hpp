@@ -1,6 +1,7 @@
 #pragma once
 /// The decisions of a parallelization plan. Virtual ranks are laid out Megatron-style:
-/// rank = (stage * dp + replica) * tp + tp_rank, and `placement[rank]` is the device that runs it.
+/// rank = (stage * dp + replica) * tp + tp_rank, and `placement[rank]` is the device that runs it. With context
+/// parallelism `replica` counts data-parallel ranks, cp consecutive ones per replica (Megatron's tp-cp-dp-pp order).
 
 #include "core/dtype.hpp"
 #include "strategies/plan/framework.hpp"
@@ -32,7 +33,16 @@ struct LayerSharding {
 struct Plan {
   int tp = 1;
   int pp = 1;
+  /// Data-parallel ranks per stage and tensor-parallel rank: the replicas times cp (Megatron-LM's data-parallel
+  /// group with context parallelism). Gradients are reduced, and ZeRO shards, over all of them; per-replica
+  /// vectors below hold one entry per data-parallel rank, equal within a context-parallel group. Plan files
+  /// give the replicas as "dp" (replicas()).
   int dp = 1;
+  /// Context-parallel degree (Megatron-LM's context_parallel_size): every sequence of a replica is cut over cp
+  /// consecutive data-parallel ranks, each running every operator on seq_len / cp tokens (attention on its
+  /// queries against all keys, load-balanced as Megatron's 2 x cp chunks), while the keys and values pass round
+  /// the group as a ring (Transformer Engine's ring attention) alongside the attention kernel.
+  int cp = 1;
   std::vector<int> placement;    ///< virtual rank -> device id; a bijection onto the cluster's devices
   /// First layer of each model chunk in pipeline order, strictly increasing, stage_starts[0] == 0: one chunk per
   /// stage, or pp x virtual_stages chunks of which chunk k runs on stage k % pp.
@@ -68,6 +78,10 @@ struct Plan {
   std::optional<bool> sequence_parallel;
 
   int world_size() const { return tp * pp * dp; }
+  /// Model replicas: data-parallel ranks over cp (what a plan file calls dp).
+  int replicas() const { return dp / cp; }
+  /// The first data-parallel rank of `rank`'s context-parallel group (itself when cp is 1).
+  int context_group_first(int rank) const { return rank - rank % cp; }
   /// Model chunks over all stages (pp x virtual_stages), the entries of stage_starts.
   int chunk_count() const { return pp * virtual_stages; }
   /// The stage that runs chunk `chunk`.
@@ -80,9 +94,9 @@ struct Plan {
   int device(int stage, int replica, int tp_rank) const { return placement[rank(stage, replica, tp_rank)]; }
   /// One past the last layer of chunk `chunk` (of stage `chunk` when virtual_stages is 1).
   int stage_end(int chunk, int layer_count) const;
-  /// Sequences per iteration over all replicas.
+  /// Sequences per iteration over all replicas (a context-parallel group's ranks share theirs).
   long long global_batch() const;
-  /// Sequences in micro-batch `m` (0-based) of `replica`.
+  /// Sequences in micro-batch `m` (0-based) of data-parallel rank `replica` (with cp: the part it holds of each).
   int micro_batch_samples(int replica, int m) const;
   /// Fraction of `layer`'s parameters that are ZeRO-3 sharded: 1 for every layer with zero_stage 3 and dp > 1,
   /// the layer's share under layer_sharding, 0 otherwise.

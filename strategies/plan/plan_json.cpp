@@ -47,17 +47,19 @@ std::vector<int> read_int_list(const JsonInput& value)
   return out;
 }
 
-/// A positive number used for every replica, or one positive number per replica.
-std::vector<int> read_per_replica(const JsonInput& value, int dp)
+/// A positive number used for every replica, or one positive number per replica; repeated for each
+/// data-parallel rank of a replica's context-parallel group.
+std::vector<int> read_per_replica(const JsonInput& value, const Plan& plan)
 {
+  const int replicas = plan.replicas();
   if (value.is_number())
-    return std::vector<int>(dp, value.positive_int());
-  if (!value.is_array() || static_cast<int>(value.size()) != dp)
-    value.fail("a positive integer or an array of " + str(dp) + " (one per replica)");
+    return std::vector<int>(plan.dp, value.positive_int());
+  if (!value.is_array() || static_cast<int>(value.size()) != replicas)
+    value.fail("a positive integer or an array of " + str(replicas) + " (one per replica)");
   std::vector<int> out;
-  out.reserve(dp);
+  out.reserve(plan.dp);
   for (const auto& element : value.elements())
-    out.push_back(element.positive_int());
+    out.insert(out.end(), plan.cp, element.positive_int());
   return out;
 }
 
@@ -97,15 +99,19 @@ std::optional<std::vector<int>> read_batch_field(const JsonInput& root, const st
   if (per_replica && per_device)
     throw InputError(root.where() + ": give either " + name + " or " + name + "_per_device, not both");
   if (per_replica)
-    return read_per_replica(*per_replica, plan.dp);
+    return read_per_replica(*per_replica, plan);
   if (per_device)
     return read_per_device(*per_device, plan, device_count);
   return std::nullopt;
 }
 
-/// The per-replica vector as a number when every replica has the same value.
-nlohmann::json per_replica_json(const std::vector<int>& values)
+/// The per-replica vector (one entry per data-parallel rank, `cp` alike in a row) as one entry per replica, or
+/// as a number when every replica has the same value.
+nlohmann::json per_replica_json(const std::vector<int>& ranks, int cp)
 {
+  std::vector<int> values;
+  for (std::size_t r = 0; r < ranks.size(); r += static_cast<std::size_t>(cp))
+    values.push_back(ranks[r]);
   bool uniform = !values.empty();
   for (int v : values)
     uniform = uniform && v == values.front();
@@ -159,6 +165,45 @@ int layer_count(const models::Workload& workload)
   return static_cast<int>(workload.layers.size());
 }
 
+/// What context parallelism runs with: a transformer with flash attention (Transformer Engine's ring attention
+/// is a fused-attention kernel), a sequence Megatron-LM can cut into 2 x cp chunks (x tp under sequence
+/// parallelism), a framework that has it, no expert parallelism, and the same micro-batches on a group's ranks.
+template <class Fail>
+void validate_context_parallel(const Plan& plan, const models::Workload& workload, Fail fail)
+{
+  const std::string with_cp = "with cp " + str(plan.cp) + " (context parallelism)";
+  if (!workload.shape)
+    fail("cp", "expected 1: model " + quote(workload.name) +
+                   " is a layer list, whose attention HetSim cannot cut over the sequence, got " + str(plan.cp));
+  if (!workload.shape->flash_attention)
+    fail("cp", "expected 1 without flash attention (ring attention runs in a fused-attention kernel; model " +
+                   quote(workload.name) + " has \"flash_attention\": false), got " + str(plan.cp));
+  const int chunks = 2 * plan.cp * (plan.splits_sequence() ? plan.tp : 1);
+  if (workload.seq_len % chunks != 0)
+    fail("cp", "expected the sequence of " + str(workload.seq_len) + " tokens to split into 2 x cp" +
+                   (plan.splits_sequence() ? " x tp" : "") + " = " + str(chunks) +
+                   " equal chunks (Megatron-LM's load-balanced causal split), got cp " + str(plan.cp));
+  if (plan.framework.name == Framework::deepspeed)
+    fail("cp", "expected 1 with framework \"deepspeed\" (it has no ring attention; its Ulysses sequence parallelism "
+               "is not modelled), got " + str(plan.cp));
+  if (plan.ep > 1)
+    fail("ep", "expected 1 " + with_cp + " (experts over context-parallel ranks are not modelled), got " +
+                   str(plan.ep));
+  for (int r = 0; r < plan.dp; ++r) {
+    const int first = plan.context_group_first(r);
+    auto same = [&](const char* name, const std::vector<int>& values) {
+      if (r < static_cast<int>(values.size()) && values[r] != values[first])
+        fail(std::string(name) + "_per_device", "expected " + str(values[first]) + " on every device of replica " +
+                                                    str(r / plan.cp) + " " + with_cp +
+                                                    ": its ranks hold parts of the same sequences, got " +
+                                                    str(values[r]));
+    };
+    same("micro_batch", plan.micro_batch);
+    same("grad_accum", plan.grad_accum);
+    same("last_micro_batch", plan.last_micro_batch);
+  }
+}
+
 } // namespace
 
 std::vector<int> uniform_stage_starts(int layer_count, int pp)
@@ -181,15 +226,19 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
   auto fail = [&](const std::string& path, const std::string& message) {
     throw InputError(origin + ": " + path + ": " + message);
   };
-  for (auto [name, degree] : {std::pair{"tp", plan.tp}, std::pair{"pp", plan.pp}, std::pair{"dp", plan.dp}})
+  for (auto [name, degree] : {std::pair{"tp", plan.tp}, std::pair{"pp", plan.pp}, std::pair{"dp", plan.dp},
+                              std::pair{"cp", plan.cp}})
     if (degree < 1)
       fail(name, "expected a positive integer, got " + str(degree));
+  if (plan.dp % plan.cp != 0) // a plan built in code; files give the replicas
+    fail("cp", "expected a divisor of the " + str(plan.dp) + " data-parallel ranks, got " + str(plan.cp));
 
   const long long world = static_cast<long long>(plan.tp) * plan.pp * plan.dp;
   if (world != cluster.device_count())
-    fail("(top level)", "expected tp * pp * dp to equal the " + str(cluster.device_count()) + " devices of cluster '" +
-                            cluster.name() + "', got " + str(plan.tp) + " * " + str(plan.pp) + " * " +
-                            str(plan.dp) + " = " + str(world));
+    fail("(top level)", "expected tp * " + std::string(plan.cp > 1 ? "cp * " : "") + "pp * dp to equal the " +
+                            str(cluster.device_count()) + " devices of cluster '" + cluster.name() + "', got " +
+                            str(plan.tp) + " * " + (plan.cp > 1 ? str(plan.cp) + " * " : "") + str(plan.pp) +
+                            " * " + str(plan.replicas()) + " = " + str(world));
 
   const int layers = layer_count(workload);
   if (plan.pp > layers)
@@ -349,6 +398,8 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
       same("last_micro_batch", plan.last_micro_batch);
     }
   }
+  if (plan.cp > 1)
+    validate_context_parallel(plan, workload, fail);
   if (plan.bucket_bytes > 0 && plan.bucket_bytes < kMinBucketBytes)
     fail("bucket_mib", "expected at least 0.0625 (64 KiB), got " + number(plan.bucket_bytes / units::kMiB));
 }
@@ -426,15 +477,17 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
                    "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "ep",
-                   "sequence_parallel"});
+                   "cp", "sequence_parallel"});
   Plan plan;
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
   plan.dp = root.positive_int_or("dp", 1);
   // Before any per-replica list is sized by them: dp = 2^31 - 1 would take gigabytes.
-  for (const char* degree : {"tp", "pp", "dp"})
+  for (const char* degree : {"tp", "pp", "dp", "cp"})
     if (auto value = root.find(degree); value && value->positive_int() > cluster.device_count())
       value->fail("at most " + str(cluster.device_count()) + " (the devices of cluster " + quote(cluster.name()) + ")");
+  plan.cp = root.positive_int_or("cp", 1);
+  plan.dp *= plan.cp; // the data-parallel ranks: cp per replica
 
   if (auto placement = root.find("placement")) {
     plan.placement = read_int_list(*placement);
@@ -472,9 +525,9 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     plan.grad_accum = grad_accum->empty() ? std::vector<int>(plan.dp, 1) : *grad_accum;
   } else if (global_batch) {
     const int total     = global_batch->positive_int();
-    const long long per = std::accumulate(plan.micro_batch.begin(), plan.micro_batch.end(), 0LL);
+    const long long per = std::accumulate(plan.micro_batch.begin(), plan.micro_batch.end(), 0LL) / plan.cp;
     if (total % per != 0)
-      global_batch->fail("a multiple of " + str(per) + " (the micro-batch summed over the " + str(plan.dp) +
+      global_batch->fail("a multiple of " + str(per) + " (the micro-batch summed over the " + str(plan.replicas()) +
                          " replicas)");
     plan.grad_accum.assign(plan.dp, static_cast<int>(total / per));
   } else {
@@ -538,11 +591,11 @@ nlohmann::json plan_to_json(const Plan& plan)
   nlohmann::json json;
   json["tp"]                   = plan.tp;
   json["pp"]                   = plan.pp;
-  json["dp"]                   = plan.dp;
+  json["dp"]                   = plan.replicas();
   json["placement"]            = plan.placement;
   json["stage_starts"]         = plan.stage_starts;
-  json["micro_batch"]          = per_replica_json(plan.micro_batch);
-  json["grad_accum"]           = per_replica_json(plan.grad_accum);
+  json["micro_batch"]          = per_replica_json(plan.micro_batch, plan.cp);
+  json["grad_accum"]           = per_replica_json(plan.grad_accum, plan.cp);
   json["zero_stage"]           = plan.zero_stage;
   json["schedule"]             = schedule_name(plan.schedule);
   if (plan.selective_recompute)
@@ -555,13 +608,15 @@ nlohmann::json plan_to_json(const Plan& plan)
   if (plan.bucket_bytes > 0)
     json["bucket_mib"] = plan.bucket_bytes / units::kMiB;
   if (!plan.last_micro_batch.empty())
-    json["last_micro_batch"] = per_replica_json(plan.last_micro_batch);
+    json["last_micro_batch"] = per_replica_json(plan.last_micro_batch, plan.cp);
   if (!plan.layer_sharding.empty())
     json["layer_sharding"] = layer_sharding_json(plan.layer_sharding);
   if (plan.virtual_stages > 1)
     json["virtual_stages"] = plan.virtual_stages;
   if (plan.ep > 1)
     json["ep"] = plan.ep;
+  if (plan.cp > 1)
+    json["cp"] = plan.cp;
   if (plan.sequence_parallel)
     json["sequence_parallel"] = *plan.sequence_parallel;
   return json;
