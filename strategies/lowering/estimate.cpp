@@ -170,16 +170,20 @@ private:
     std::vector<int> members;
     for (int c = 0; c < plan_.cp; ++c)
       members.push_back(plan_.device(s, group_first + c, 0));
-    std::vector<std::vector<costmodel::Flow>> rings; // every group of the stage, own one first
-    for (int t = 0; t < plan_.tp; ++t)
-      for (int g = 0; g < plan_.dp; g += plan_.cp) {
-        std::vector<int> group;
-        for (int c = 0; c < plan_.cp; ++c)
-          group.push_back(plan_.device(s, g + c, t));
-        auto edges = ring_edges(group, 1.0);
-        rings.insert(t == 0 && g == group_first ? rings.begin() : rings.end(), std::move(edges));
-      }
-    const double slowdown = sharing_slowdowns(rings).front();
+    // How much the stage's other rings (every group's, every TP rank's) slow this one's, for rings of `bytes`.
+    auto slowdown_of = [&](double bytes) {
+      std::vector<std::vector<costmodel::Flow>> rings; // own one first
+      for (int t = 0; t < plan_.tp; ++t)
+        for (int g = 0; g < plan_.dp; g += plan_.cp) {
+          std::vector<int> group;
+          for (int c = 0; c < plan_.cp; ++c)
+            group.push_back(plan_.device(s, g + c, t));
+          auto edges = ring_edges(group, bytes * (plan_.cp - 1) / plan_.cp);
+          rings.insert(t == 0 && g == group_first ? rings.begin() : rings.end(), std::move(edges));
+        }
+      return sharing_slowdowns(rings).front();
+    };
+    double slowdown_bytes = -1, slowdown = 1; // the layers' rings are mostly of one size
     const GpuSpec& gpu    = cluster_.gpu_of(plan_.device(s, r, 0));
     const double samples  = static_cast<double>(mb) / plan_.cp;
     const bool split      = plan_.splits_sequence();
@@ -194,6 +198,8 @@ private:
           flops += op->flops_per_sample();
         const double share = flops / layer.forward_flops_per_sample;
         const double bytes = group.key_value_bytes_per_sample * mb * activation_scale() / plan_.tp;
+        if (bytes != slowdown_bytes)
+          slowdown = slowdown_of(slowdown_bytes = bytes);
         const double ring  = transfer_seconds(members, CollectiveOp::all_gather, bytes, slowdown) +
                             call_seconds(members, CollectiveOp::all_gather);
         const double forward_core =

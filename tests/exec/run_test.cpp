@@ -267,3 +267,31 @@ TEST_CASE("run: an expert-parallel plan exchanges tokens by Gloo all-to-all and 
   CHECK(exchanges == 4 * 2 * 2 * 2 * 2);
   CHECK(expert_reductions >= 4);
 }
+
+TEST_CASE("run: a context-parallel plan passes keys and values round each pair by Gloo and reduces over all ranks")
+{
+  ScratchDir dir("cp");
+  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("tiny_llama.json"), "--plan",
+             data_file("cp2dp2.json"), "--trace-dir", dir.path.string(), "--iterations", "1"},
+            dir.path / "log");
+  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
+  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  int gathers = 0, scatters = 0, reductions = 0;
+  for (const auto& e : merged["traceEvents"]) {
+    if (e["ph"] != "X")
+      continue;
+    const std::string name = e["name"];
+    if (name.rfind("ag-kv-", 0) == 0 || name.rfind("rs-kv-", 0) == 0) {
+      CHECK(e["args"]["members"] == 2);
+      (name.rfind("ag-kv-", 0) == 0 ? gathers : scatters) += 1;
+    }
+    if (name.rfind("rs-grad", 0) == 0) {
+      CHECK(e["args"]["members"] == 4);
+      ++reductions;
+    }
+  }
+  // 4 ranks x 2 blocks x 2 micro-batches: a gather forward, a gather and a scatter backward.
+  CHECK(gathers == 4 * 2 * 2 * 2);
+  CHECK(scatters == 4 * 2 * 2);
+  CHECK(reductions >= 4);
+}

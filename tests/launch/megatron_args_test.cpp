@@ -29,7 +29,7 @@ const std::set<std::string> kMegatronCore013 = {
     "--recompute-num-layers", "--use-distributed-optimizer", "--use-custom-fsdp",
     "--data-parallel-sharding-strategy", "--ddp-bucket-size", "--overlap-grad-reduce",
     "--pipeline-model-parallel-layout", "--grad-reduce-in-bf16", "--no-gradient-accumulation-fusion",
-    "--sequence-parallel", "--num-layers-per-virtual-pipeline-stage"};
+    "--sequence-parallel", "--num-layers-per-virtual-pipeline-stage", "--context-parallel-size", "--cp-comm-type"};
 
 std::map<std::string, std::string> by_flag(const std::vector<Argument>& args)
 {
@@ -92,6 +92,16 @@ TEST_CASE("Megatron-LM arguments carry the plan's degrees, batches, precision, r
   CHECK(flags.count("--group-query-attention") == 0); // GPT-2 has as many key/value heads as heads
   // 26 layers over 2 stages: 13 + 13, i.e. embedding + 12 blocks and 12 blocks + head: Megatron's even split.
   CHECK(flags.count("--pipeline-model-parallel-layout") == 0);
+}
+
+TEST_CASE("context parallelism: its degree and the ring exchange as simulated, the global batch over replicas")
+{
+  ExportCase c(2, 1, 8); // 16 devices: tp 2 x 8 data-parallel ranks, that is cp 2 x 4 replicas
+  c.plan.cp  = 2;
+  auto flags = by_flag(megatron_arguments(c.inputs()));
+  CHECK(flags["--context-parallel-size"] == "2");
+  CHECK(flags["--cp-comm-type"] == "p2p");
+  CHECK(flags["--global-batch-size"] == "32"); // 2 sequences x 4 micro-batches x 4 replicas
 }
 
 TEST_CASE("an uneven stage split becomes a pipeline layout with every block once, embedding first, loss last")
