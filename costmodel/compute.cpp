@@ -22,25 +22,36 @@ double ComputeModel::compute_seconds(const GpuSpec& gpu, double flops, Dtype dty
 }
 
 double ComputeModel::modelled_layer_seconds(const GpuSpec& gpu, const models::Workload& workload, int l, int tp,
-                                            double samples, Dtype dtype, bool backward,
-                                            bool sequence_parallel) const
+                                            double samples, Dtype dtype, bool backward, bool sequence_parallel,
+                                            bool weight_gradients_only) const
 {
   const models::Layer& layer = workload.layers[l];
   const bool fitted_kernels  = calibration_ && calibration_->kernels.count(gpu.name);
   const bool fitted_layers   = calibration_ && calibration_->calibrates(gpu.name) && !fitted_kernels;
   if (fitted_layers || layer.operators.empty()) {
-    const double flops = backward ? layer.backward_flops_per_sample : layer.forward_flops_per_sample;
+    const double flops = (backward ? layer.backward_flops_per_sample : layer.forward_flops_per_sample) *
+                         (weight_gradients_only ? 0.5 : 1.0);
     return compute_seconds(gpu, flops * samples / tp, dtype, samples * workload.seq_len);
   }
   const PassKey key{gpu.name, gpu.peak_flops(dtype), gpu.memory_bandwidth_bytes_per_s, gpu.multiprocessors,
-                    &layer,   layer.forward_flops_per_sample,  tp, samples, dtype, backward, sequence_parallel};
+                    &layer,   layer.forward_flops_per_sample,  tp, samples, dtype, backward, sequence_parallel,
+                    weight_gradients_only};
   {
     std::lock_guard lock(cache_->mutex);
     if (auto it = cache_->seconds.find(key); it != cache_->seconds.end())
       return it->second;
   }
-  const double seconds =
-      operators_seconds(gpu, constants(gpu), layer.operators, tp, samples, dtype, backward, sequence_parallel);
+  double seconds = 0;
+  if (weight_gradients_only) {
+    std::vector<models::Kernel> kernels;
+    for (const models::Operator& op : layer.operators)
+      for (models::Kernel& kernel : models::operator_kernels(op, tp, samples, true, sequence_parallel))
+        if (kernel.weight_gradient)
+          kernels.push_back(std::move(kernel));
+    seconds = kernels_seconds(gpu, constants(gpu), kernels, dtype);
+  } else {
+    seconds = operators_seconds(gpu, constants(gpu), layer.operators, tp, samples, dtype, backward, sequence_parallel);
+  }
   std::lock_guard lock(cache_->mutex);
   cache_->seconds.emplace(key, seconds);
   return seconds;
@@ -73,6 +84,23 @@ double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& 
     seconds += pass(backward);
     if (backward && recompute)
       seconds += pass(false);
+  }
+  return seconds;
+}
+
+double ComputeModel::weight_gradient_seconds(const GpuSpec& gpu, const models::Workload& workload, int first,
+                                             int end, int tp, double samples, Dtype dtype,
+                                             bool sequence_parallel) const
+{
+  double seconds = 0;
+  for (int l = first; l < end; ++l) {
+    const double backward = modelled_layer_seconds(gpu, workload, l, tp, samples, dtype, true, sequence_parallel);
+    if (backward <= 0)
+      continue;
+    const double weights =
+        modelled_layer_seconds(gpu, workload, l, tp, samples, dtype, true, sequence_parallel, true);
+    seconds += layers_seconds(gpu, workload, l, l + 1, tp, samples, dtype, true, false, sequence_parallel) *
+               std::min(1.0, weights / backward);
   }
   return seconds;
 }

@@ -37,6 +37,11 @@ public:
   double layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
                         double samples, Dtype dtype, bool backward, bool recompute = false,
                         bool sequence_parallel = false) const;
+  /// Of layers_seconds' backward (no recompute), the part that computes weight gradients (a zero-bubble
+  /// schedule's second backward step): each layer's backward times the model's share of it in its linear
+  /// operators' weight-gradient products (half of a layer list's layer, whose backward is twice its forward).
+  double weight_gradient_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
+                                 double samples, Dtype dtype, bool sequence_parallel = false) const;
   /// The forward of layers [first, end)'s selectively recomputed operators (non-fused attention's core), which a
   /// backward under selective recompute runs again first.
   double selective_recompute_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
@@ -62,14 +67,16 @@ private:
   /// One layer's pass by the model (calibrated efficiency or operators), `samples` possibly fractional: the
   /// curve that profiles are scaled along.
   double modelled_layer_seconds(const GpuSpec& gpu, const models::Workload& workload, int layer, int tp,
-                                double samples, Dtype dtype, bool backward, bool sequence_parallel) const;
+                                double samples, Dtype dtype, bool backward, bool sequence_parallel,
+                                bool weight_gradients_only = false) const;
 
   /// Operator-priced passes already computed: planners and the estimate ask for the same ones many times.
   /// Shared by copies; the mutex lets parallel searches share a model.
   /// What a pass's price depends on: the GPU (its name decides its constants) and its figures, the layer (its
-  /// address, and its FLOPs against a reused address), tp, batch, dtype, direction and sequence parallelism.
-  using PassKey =
-      std::tuple<std::string, double, double, int, const models::Layer*, double, int, double, Dtype, bool, bool>;
+  /// address, and its FLOPs against a reused address), tp, batch, dtype, direction, sequence parallelism and
+  /// whether only the weight gradients count.
+  using PassKey = std::tuple<std::string, double, double, int, const models::Layer*, double, int, double, Dtype, bool,
+                             bool, bool>;
   struct PassCache {
     std::mutex mutex;
     std::map<PassKey, double> seconds;

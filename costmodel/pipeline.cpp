@@ -51,6 +51,10 @@ std::vector<double> pipeline_finish_seconds(const std::vector<std::vector<Pipeli
         const int m              = step.micro_batch;
         const int k              = step.chunk * stages + s;
         double ready             = stage_free[s];
+        if (step.weight) { // after the stage's own backward of the micro-batch, earlier in its order
+          stage_free[s] = ready + durations.step_seconds(s, step);
+          continue;
+        }
         if (!step.backward && k > 0) {
           if (forward_input[k][m] == kUnknown)
             break;

@@ -16,6 +16,9 @@ struct PipelineStep {
   bool backward   = false;
   int chunk       = 0; ///< which of the stage's model chunks (interleaved 1F1B); chunk c of stage s is the
                        ///< pipeline's (c x stages + s)-th
+  /// A backward's weight-gradient half, split off (zero bubble): it follows the stage's own input-gradient
+  /// backward of the micro-batch and crosses no boundary. The backward step is then the input-gradient half.
+  bool weight = false;
 };
 
 struct PipelineDurations {

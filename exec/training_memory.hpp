@@ -47,10 +47,11 @@ public:
                       allocate(saved_activation_bytes(model.layers[l], task.samples, schedule.tp,
                                                       schedule.sequence_parallel, dtype, scale, schedule.cp)));
   }
-  /// After a compute task: a backward is done with its layers' activations.
+  /// After a compute task: a backward is done with its layers' activations (a split one after its weight
+  /// gradients).
   void end(const strategies::Task& task)
   {
-    if (task.kind != strategies::TaskKind::backward)
+    if (task.kind != strategies::TaskKind::backward || task.part == strategies::BackwardPart::input_gradients)
       return;
     for (int l = task.first_layer; l < task.first_layer + task.layer_count; ++l)
       held_.erase({task.micro_batch, l});

@@ -22,6 +22,10 @@ void check_runnable(const ExportInputs& inputs)
     refuse_plan_field(inputs, "zero_stage",
                       std::to_string(plan.zero_stage) + " with pp " + std::to_string(plan.pp) +
                           ": DeepSpeed's pipeline engine runs ZeRO-1 at most");
+  if (plan.pp > 1 && plan.schedule == strategies::PipelineSchedule::zero_bubble)
+    refuse_plan_field(inputs, "schedule",
+                      "zero_bubble: DeepSpeed's pipeline engine runs 1F1B only; set \"schedule\": \"1f1b\" and "
+                      "simulate again");
   if (plan.pp > 1 && plan.schedule == strategies::PipelineSchedule::gpipe)
     refuse_plan_field(inputs, "schedule",
                       "gpipe: DeepSpeed's pipeline engine runs its 1F1B TrainSchedule; set \"schedule\": "

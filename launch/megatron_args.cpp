@@ -164,6 +164,10 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
     refuse_plan_field(inputs, "schedule",
                       "gpipe: Megatron-LM runs pipelines with 1F1B only; set \"schedule\": \"1f1b\" "
                       "and simulate again");
+  if (plan.pp > 1 && plan.schedule == strategies::PipelineSchedule::zero_bubble)
+    refuse_plan_field(inputs, "schedule",
+                      "zero_bubble: Megatron-LM has no zero-bubble schedule (sail-sg's fork of it adds one); set "
+                      "\"schedule\": \"1f1b\" and simulate again");
 
   std::vector<Argument> args;
   add(args, "--tensor-model-parallel-size", plan.tp);

@@ -60,8 +60,11 @@ std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples,
       m /= divisor;
     if (!backward)
       return {matmul(op.name, m, n, k, batch)};
-    // The gradient of the input (m x n times n x k) and of the second operand (k x m times m x n).
-    return {matmul(op.name + ".dgrad", m, k, n, batch), matmul(op.name + ".wgrad", k, n, m, batch)};
+    // The gradient of the input (m x n times n x k) and of the second operand (k x m times m x n): a linear
+    // operator's weights, or a batched product's second input.
+    Kernel second            = matmul(op.name + ".wgrad", k, n, m, batch);
+    second.weight_gradient   = !batched;
+    return {matmul(op.name + ".dgrad", m, k, n, batch), second};
   }
   case OperatorKind::fused_attention: {
     // FlashAttention-2 (Dao, 2023): the backward runs five products against the forward's two (the scores are

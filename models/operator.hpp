@@ -82,6 +82,9 @@ struct Kernel {
   double m = 0, n = 0, k = 0, batch = 1; ///< matmul; fused_attention: m = n = sequence, k = head size
   double flops = 0; ///< matmul and fused attention
   double bytes = 0; ///< 16-bit: operands and result of a matmul, what a stream or fused attention moves
+  /// A linear operator's weight gradient: the half of a backward a zero-bubble schedule runs apart (the rest,
+  /// input gradients, is what the previous stage waits for).
+  bool weight_gradient = false;
 };
 
 /// The kernels of one forward (backward = false) or backward pass of `op` over `samples` sequences on one

@@ -59,9 +59,16 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
                                                               gpu, workload, task.first_layer, end, tp, samples,
                                                               dtype, split)
                                                         : 0;
+      // Zero bubble splits a backward into its input gradients and, later, its weight gradients.
+      const double weights = task.part == strategies::BackwardPart::whole
+                                 ? 0
+                                 : model.weight_gradient_seconds(gpu, workload, task.first_layer, end, tp, samples,
+                                                                 dtype, split);
+      if (task.part == strategies::BackwardPart::weight_gradients)
+        return weights * task.share;
       return (model.layers_seconds(gpu, workload, task.first_layer, end, tp, samples, dtype, backward,
                                    backward && task.recomputes, split) +
-              rerun) *
+              rerun - weights) *
              task.share;
     }
     return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len / cp);

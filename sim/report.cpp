@@ -75,12 +75,16 @@ void summarize_stages(const strategies::Plan& plan, Report& report)
   }
   report.bubble.fraction = report.devices.empty() ? 0 : fractions / report.devices.size();
   // (pp - 1) / (m + pp - 1) of the window with equal stages and free transfers; interleaving divides the ramp
-  // by the chunks per device (Narayanan et al., SC'21, §2.2.2).
+  // by the chunks per device (Narayanan et al., SC'21, §2.2.2). ZB-H1's bubble is (pp - 1)(F + B - W) against
+  // 1F1B's (pp - 1)(F + B + W) (Qi et al. 2024, §3.1): a third of it with forward, input-gradient and
+  // weight-gradient steps of equal length.
+  const double ramp = plan.schedule == strategies::PipelineSchedule::zero_bubble ? 1.0 / 3 : 1.0;
   for (int micro_batches : plan.grad_accum)
     if (plan.pp > 1 && micro_batches > 0)
-      report.bubble.ideal_fraction =
-          std::max(report.bubble.ideal_fraction,
-                   (plan.pp - 1.0) / (static_cast<double>(plan.virtual_stages) * micro_batches + plan.pp - 1.0));
+      report.bubble.ideal_fraction = std::max(
+          report.bubble.ideal_fraction,
+          ramp * (plan.pp - 1.0) /
+              (static_cast<double>(plan.virtual_stages) * micro_batches + ramp * (plan.pp - 1.0)));
 }
 
 nlohmann::json memory_to_json(const strategies::DeviceMemory& memory)

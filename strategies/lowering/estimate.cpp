@@ -244,6 +244,8 @@ private:
       const StageSteps& steps = final && !last.empty() ? last[k] : full[k];
       if (!step.backward)
         return steps.forward_s;
+      if (step.weight)
+        return steps.weight_s;
       return final ? steps.final_backward_s : steps.backward_s;
     };
     std::vector<std::vector<costmodel::PipelineStep>> orders;
@@ -276,6 +278,7 @@ private:
     double forward_s   = 0; ///< one micro-batch's forward, with all that holds the stage's compute back
     double backward_s  = 0; ///< its backward, likewise
     double final_backward_s = 0; ///< the last micro-batch's backward, whose ZeRO-2 reduction ends the iteration
+    double weight_s    = 0; ///< zero bubble: the weight-gradient step, which backward_s then leaves out
   };
 
   /// One micro-batch of `mb` samples through chunk `k` (stage k without virtual stages) of replica `r`:
@@ -297,10 +300,15 @@ private:
                                ? compute_.selective_recompute_seconds(gpu, workload_, first, end, plan_.tp, samples,
                                                                       plan_.dtype, split)
                                : 0;
+      const double weights = plan_.schedule == PipelineSchedule::zero_bubble
+                                 ? compute_.weight_gradient_seconds(gpu, workload_, first, end, plan_.tp, samples,
+                                                                    plan_.dtype, split)
+                                 : 0;
       steps.backward_s = std::max(steps.backward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp,
                                                                             samples, plan_.dtype, true,
                                                                             plan_.recompute, split) +
-                                                        rerun);
+                                                        rerun - weights);
+      steps.weight_s = std::max(steps.weight_s, weights);
       tp_group.push_back(plan_.device(s, r, t));
     }
 

@@ -59,6 +59,9 @@ struct StageLayout {
   std::vector<Piece> forward;
   std::vector<Piece> backward;      ///< micro-batches without gradient synchronisation
   std::vector<Piece> backward_sync; ///< micro-batches that synchronise gradient buckets (ZeRO 0-2)
+  /// Zero bubble: the weight-gradient step, whole, and split where buckets close for the one that synchronises.
+  std::vector<Piece> weight;
+  std::vector<Piece> weight_sync;
   std::vector<double> bucket_bytes; ///< gradient buckets in backward layer order
   std::vector<double> expert_bucket_bytes; ///< the routed experts' (expert parallelism), reduced over their holders
   int bucket_offset                = 0; ///< buckets of the stage's earlier chunks: tasks number them on
@@ -78,6 +81,7 @@ public:
         layers_(problem.workload->layers), seq_len_(problem.workload->seq_len),
         scale_(dtype_bytes(plan.dtype) / 2.0),
         zero3_(plan.zero_stage == 3 && plan.dp > 1), sharding_(plan.shards_layers()),
+        splits_backward_(plan.schedule == PipelineSchedule::zero_bubble),
         expert_replicas_(plan.dp / plan.ep),
         tied_bytes_(tied_embedding_gradient_bytes(layers_, plan))
   {
@@ -226,10 +230,25 @@ private:
     return false;
   }
 
+  /// A backward's FLOPs: under zero bubble its input-gradient half only.
   double backward_flops_per_sample(const models::Layer& layer) const
   {
     return layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0) +
-           (plan_.selective_recompute ? layer.selective_recompute_flops_per_sample : 0);
+           (plan_.selective_recompute ? layer.selective_recompute_flops_per_sample : 0) -
+           (splits_backward_ ? weight_flops_per_sample(layer) : 0);
+  }
+
+  /// The weight-gradient products' FLOPs: the linear operators' forward FLOPs again (a layer list's layer: its
+  /// forward's, half its backward).
+  static double weight_flops_per_sample(const models::Layer& layer)
+  {
+    if (layer.operators.empty())
+      return layer.forward_flops_per_sample;
+    double flops = 0;
+    for (const models::Operator& op : layer.operators)
+      if (op.kind == models::OperatorKind::linear)
+        flops += op.flops_per_sample();
+    return flops;
   }
 
   /// Fills gradient buckets of the plan's size with `bytes_of(layer)` in backward layer order: `buckets` gets
@@ -314,6 +333,31 @@ private:
       closed_by(expert_closing_layer, layer, piece.expert_bucket_begin, piece.expert_bucket_end);
     };
 
+    if (splits_backward_) {
+      // The weight-gradient step runs the chunk's layers at once; the one that synchronises stops where buckets
+      // close so that they reduce while the rest runs.
+      Piece range;
+      int top = stage.end - 1;
+      for (int l = stage.end - 1; l >= stage.first; --l) {
+        range.flops_per_sample += weight_flops_per_sample(layers_[l]) / plan_.tp / plan_.cp;
+        const bool closes = std::find(closing_layer.begin(), closing_layer.end(), l) != closing_layer.end();
+        if (!closes && l != stage.first)
+          continue;
+        range.first_layer = l;
+        range.layer_count = top - l + 1;
+        buckets_of(l, range);
+        stage.weight_sync.push_back(range);
+        range = Piece{};
+        top   = l - 1;
+      }
+      Piece whole;
+      whole.first_layer = stage.first;
+      whole.layer_count = stage.end - stage.first;
+      for (const Piece& piece : stage.weight_sync)
+        whole.flops_per_sample += piece.flops_per_sample;
+      stage.weight.push_back(whole);
+    }
+
     const bool per_layer = plan_.tp > 1 || zero3_ || sharding_ || plan_.ep > 1 || plan_.cp > 1;
     if (per_layer) {
       for (int backward = 0; backward < 2; ++backward) {
@@ -356,7 +400,7 @@ private:
       }
       stage.backward_sync = stage.backward;
       for (auto& piece : stage.backward_sync)
-        if (piece.ends_layer)
+        if (piece.ends_layer && !splits_backward_) // zero bubble: the weight-gradient step completes them
           buckets_of(piece.first_layer, piece);
       return stage;
     }
@@ -384,7 +428,8 @@ private:
         continue;
       range.first_layer = l;
       range.layer_count = top - l + 1;
-      buckets_of(l, range);
+      if (!splits_backward_)
+        buckets_of(l, range);
       stage.backward_sync.push_back(range);
       range            = Piece{};
       range.recomputes = plan_.recompute;
@@ -425,7 +470,8 @@ private:
       for (int r : replicas_) {
         const std::size_t m = plan_.grad_accum[r];
         std::size_t per_device = m * ((stage.forward.size() + stage.backward.size()) * tp_factor + 4) +
-                                 stage.backward_sync.size() * tp_factor + 1;
+                                 stage.backward_sync.size() * tp_factor + m * stage.weight.size() +
+                                 stage.weight_sync.size() + 1;
         std::size_t dp_tasks = (stage.bucket_bytes.size() + stage.expert_bucket_bytes.size()) *
                                (plan_.zero_stage == 2 ? m + 1 : 2);
         if (zero3_)
@@ -617,14 +663,19 @@ private:
     // ZeRO 0-1 reduce a chunk's buckets during its last backward (each chunk has its own buffers, as
     // Megatron-LM's), ZeRO-2 during every backward.
     const bool buckets = plan_.dp > 1 && plan_.zero_stage <= 2;
+    // Under zero bubble the weight-gradient steps complete the gradients.
     std::vector<std::size_t> last_backward(plan_.virtual_stages, 0);
     for (std::size_t i = 0; i < order.size(); ++i)
-      if (order[i].backward)
+      if (order[i].backward && order[i].weight == splits_backward_)
         last_backward[order[i].chunk] = i;
     for (std::size_t i = 0; i < order.size(); ++i) {
       const costmodel::PipelineStep& step = order[i];
-      const bool sync = step.backward && buckets && (plan_.zero_stage == 2 || i == last_backward[step.chunk]);
-      lower_step(step.micro_batch, step.chunk * plan_.pp + s, step.backward, sync);
+      const bool sync = step.backward && step.weight == splits_backward_ && buckets &&
+                        (plan_.zero_stage == 2 || i == last_backward[step.chunk]);
+      if (step.weight)
+        lower_weight_step(step.micro_batch, step.chunk * plan_.pp + s, sync);
+      else
+        lower_step(step.micro_batch, step.chunk * plan_.pp + s, step.backward, sync);
     }
 
     if (tied_bytes_ > 0 && (s == 0 || s == plan_.pp - 1)) {
@@ -661,6 +712,45 @@ private:
             add_gradient_collective(std::move(gather), experts);
           }
       }
+    }
+  }
+
+  /// The gradient buckets `piece` completes once compute task `id` ends: dense, then routed experts' (each over
+  /// its own group).
+  void add_buckets(const StageLayout& stage, const Piece& piece, int id, int m)
+  {
+    for (bool experts : {false, true}) {
+      const int begin   = experts ? piece.expert_bucket_begin : piece.bucket_begin;
+      const int end     = experts ? piece.expert_bucket_end : piece.bucket_end;
+      const int first   = experts ? stage.expert_bucket_offset : stage.bucket_offset;
+      const auto& sizes = experts ? stage.expert_bucket_bytes : stage.bucket_bytes;
+      for (int b = begin; b < end; ++b) {
+        Task bucket  = make_task(plan_.zero_stage == 0 ? TaskKind::all_reduce : TaskKind::reduce_scatter,
+                                 Stream::data_parallel, plan_.zero_stage == 2 ? m : -1, true);
+        bucket.piece = first + b;
+        bucket.bytes = sizes[b];
+        bucket.deps  = {id};
+        sync_tasks_.push_back(add_gradient_collective(std::move(bucket), experts));
+      }
+    }
+  }
+
+  /// Zero bubble: the weight-gradient step of chunk `k` for micro-batch `m`, after the input-gradient step that
+  /// ran earlier on the same compute stream; it crosses no boundary and completes the gradient buckets.
+  void lower_weight_step(int m, int k, bool sync)
+  {
+    const StageLayout& stage = stages_[k];
+    chunk_                   = k / plan_.pp;
+    const int samples        = plan_.micro_batch_samples(replica_, m);
+    for (const Piece& piece : sync ? stage.weight_sync : stage.weight) {
+      Task compute        = make_task(TaskKind::backward, Stream::compute, m, true);
+      compute.part        = BackwardPart::weight_gradients;
+      compute.first_layer = piece.first_layer;
+      compute.layer_count = piece.layer_count;
+      compute.samples     = samples;
+      compute.flops       = piece.flops_per_sample * samples;
+      const int id        = add_task(std::move(compute));
+      add_buckets(stage, piece, id, m);
     }
   }
 
@@ -734,6 +824,8 @@ private:
       compute.recomputes  = piece.recomputes;
       compute.recomputes_attention =
           backward && !piece.recomputed && plan_.selective_recompute && reruns_attention(layer, piece.layer_count);
+      if (backward && splits_backward_)
+        compute.part = BackwardPart::input_gradients;
       compute.samples     = samples;
       compute.flops       = piece.flops_per_sample * samples;
       const bool after_gather = piece.piece == 0 && gathered_layer == layer;
@@ -780,21 +872,7 @@ private:
         last                 = ready;
       }
 
-      // The buckets this piece completes: dense, then routed experts' (each over its own group).
-      for (bool experts : {false, true}) {
-        const int begin = experts ? piece.expert_bucket_begin : piece.bucket_begin;
-        const int end   = experts ? piece.expert_bucket_end : piece.bucket_end;
-        const int first = experts ? stage.expert_bucket_offset : stage.bucket_offset;
-        const auto& sizes = experts ? stage.expert_bucket_bytes : stage.bucket_bytes;
-        for (int b = begin; b < end; ++b) {
-          Task bucket  = make_task(plan_.zero_stage == 0 ? TaskKind::all_reduce : TaskKind::reduce_scatter,
-                                   Stream::data_parallel, plan_.zero_stage == 2 ? m : -1, true);
-          bucket.piece = first + b;
-          bucket.bytes = sizes[b];
-          bucket.deps  = {id};
-          sync_tasks_.push_back(add_gradient_collective(std::move(bucket), experts));
-        }
-      }
+      add_buckets(stage, piece, id, m);
 
       if (backward && (zero3_ || sharding_) && piece.ends_layer) {
         // Prefetch the next layer's parameters before reducing this one's gradients.
@@ -845,6 +923,7 @@ private:
   const double scale_; ///< activation bytes relative to 16-bit
   const bool zero3_;   ///< ZeRO-3 with something to shard over
   const bool sharding_; ///< layer_sharding shards some layers' slices over more than one replica
+  const bool splits_backward_; ///< zero bubble: backwards in an input-gradient and a weight-gradient step
   const int expert_replicas_; ///< replicas holding the same routed experts: dp / ep
   const double tied_bytes_; ///< the embedding gradient the first and last stages all-reduce, 0 when they do not
   int max_accum_ = 1;

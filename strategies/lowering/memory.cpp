@@ -173,7 +173,11 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
                                         : interleaved_in_flight(plan, stage, replica, chunk_saved);
     m.activation_bytes *= samples;
   } else {
-    const int in_flight = plan.schedule == PipelineSchedule::gpipe ? accum : std::min(accum, plan.pp - stage);
+    // Zero bubble (ZB-H1) holds 1F1B's pp - stage micro-batches whole, and stage s runs s weight-gradient steps
+    // late, keeping those micro-batches' weight-gradient inputs: counted whole, pp on every stage.
+    const int in_flight = plan.schedule == PipelineSchedule::gpipe         ? accum
+                          : plan.schedule == PipelineSchedule::zero_bubble ? std::min(accum, plan.pp)
+                                                                           : std::min(accum, plan.pp - stage);
     m.activation_bytes  = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
   }
 

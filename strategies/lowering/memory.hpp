@@ -46,7 +46,7 @@ struct DeviceMemory {
 /// ZeRO-3 gathers whole. Activations and workspace are left empty.
 DeviceMemory zero_model_states(double params, double largest_two_params, int zero_stage, int dp, Dtype dtype);
 /// Memory of every device the plan uses, indexed by device id. Activations are kept for the micro-batches in
-/// flight: all of them with GPipe, min(grad_accum, pp - stage) with 1F1B, and with interleaved 1F1B the most
+/// flight: all of them with GPipe, min(grad_accum, pp - stage) with 1F1B, min(grad_accum, pp) with zero bubble, and with interleaved 1F1B the most
 /// chunk passes its order has begun and not ended at once (warm-up + 1 on the first stage, each of one chunk);
 /// with recompute only each layer's boundary activation is kept per micro-batch in flight, plus one layer's
 /// saved activations to recompute it.

@@ -44,7 +44,7 @@ std::vector<costmodel::PipelineStep> pass_order(PipelineSchedule schedule, int p
     return interleaved_order(pp, stage, micro_batches, virtual_stages);
   }
   std::vector<costmodel::PipelineStep> order;
-  order.reserve(2 * static_cast<std::size_t>(std::max(micro_batches, 0)));
+  order.reserve(3 * static_cast<std::size_t>(std::max(micro_batches, 0)));
   if (schedule == PipelineSchedule::gpipe) {
     for (int m = 0; m < micro_batches; ++m)
       order.push_back({m, false});
@@ -53,14 +53,26 @@ std::vector<costmodel::PipelineStep> pass_order(PipelineSchedule schedule, int p
     return order;
   }
   const int warmup = std::clamp(pp - stage - 1, 0, micro_batches);
+  // ZB-H1 (PyTorch's ScheduleInterleavedZeroBubble with one chunk per stage): after its k-th backward a stage
+  // runs a weight-gradient step once k >= stage, the oldest first; the rest close the iteration.
+  const bool split = schedule == PipelineSchedule::zero_bubble;
+  int weights      = 0;
+  int backwards    = 0;
+  auto backward    = [&](int m) {
+    order.push_back({m, true});
+    if (split && backwards++ >= stage)
+      order.push_back({weights++, true, 0, true});
+  };
   for (int m = 0; m < warmup; ++m)
     order.push_back({m, false});
   for (int m = 0; m + warmup < micro_batches; ++m) {
     order.push_back({m + warmup, false});
-    order.push_back({m, true});
+    backward(m);
   }
   for (int m = micro_batches - warmup; m < micro_batches; ++m)
-    order.push_back({m, true});
+    backward(m);
+  while (split && weights < micro_batches)
+    order.push_back({weights++, true, 0, true});
   return order;
 }
 

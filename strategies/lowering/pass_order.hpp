@@ -10,7 +10,9 @@
 namespace hetsim::strategies {
 
 /// GPipe: every forward, then every backward from the last micro-batch. 1F1B: pp − stage − 1 warm-up forwards,
-/// then one forward and one backward in turn, then the remaining backwards. With `virtual_stages` > 1 (1F1B
+/// then one forward and one backward in turn, then the remaining backwards. Zero bubble (ZB-H1): 1F1B's order of
+/// forwards and input-gradient backwards, each backward from the stage's (stage + 1)-th on followed by the
+/// oldest weight-gradient step not yet run, and the ones left at the end. With `virtual_stages` > 1 (1F1B
 /// only), Megatron-LM's interleaved 1F1B: micro-batches go through the stage's chunks in groups of pp (forward
 /// chunk 0 for micro-batches 0..pp-1, then chunk 1 for the same, ...; backward from the last chunk), with
 /// (pp − stage − 1) x 2 + (virtual_stages − 1) x pp warm-up forwards, all of them when micro_batches == pp.

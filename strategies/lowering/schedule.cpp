@@ -60,7 +60,7 @@ std::string_view prefix(const Task& task)
     case TaskKind::forward:
       return "fwd";
     case TaskKind::backward:
-      return "bwd";
+      return task.part == BackwardPart::weight_gradients ? "bwd-w" : "bwd";
     case TaskKind::optimizer:
       return "opt";
     case TaskKind::send:

@@ -24,6 +24,9 @@ enum class TaskKind {
   all_gather,
   all_to_all, ///< every member sends bytes / n to every other member (expert parallelism's token exchange)
 };
+/// Which part of a backward a backward task runs: all of it, or one of the halves a zero-bubble schedule splits
+/// it into (the input gradients the previous stage waits for, the weight gradients run later).
+enum class BackwardPart { whole, input_gradients, weight_gradients };
 /// All but the pipeline run their tasks in queue order; the pipeline's start when ready.
 enum class Stream { compute, tensor_parallel, data_parallel, expert_parallel, context_parallel, pipeline };
 inline constexpr int kStreamCount = 6;
@@ -59,6 +62,7 @@ struct Task {
   bool recomputes = false;
   /// A backward that first reruns the forward of its selectively recomputed operators (Plan::selective_recompute).
   bool recomputes_attention = false;
+  BackwardPart part = BackwardPart::whole; ///< backward compute tasks: what of the backward they run
   // Work.
   int samples     = 0;  ///< sequences processed (compute tasks), for batch-dependent efficiency
   double flops    = 0;  ///< compute tasks: FLOPs on this device
@@ -117,12 +121,12 @@ struct Schedule {
 
   /// A readable stable name, unique within the schedule (computed, not stored): "fwd s1 r0 t0 mb3" (stage 1,
   /// replica 0, tensor-parallel rank 0, micro-batch 3), "fwd s1c2 ..." for chunk 2 of stage 1 with virtual
-  /// stages, with " l12" or " l4-6" when the chunk's computation is
-  /// split by layer and ".1" for the piece of a tensor-parallel layer; "send-act", "recv-grad", "ar-tp-fwd",
-  /// "ar-grad s0 r1 t0 b2" (bucket 2), "ar-grad-experts" (routed experts' buckets), "rs-grad",
-  /// "a2a-fwd"/"a2a-bwd" (expert parallelism),
-  /// "ag-kv-fwd"/"ag-kv-bwd"/"rs-kv-bwd" (context parallelism's ring of keys and values), "rs-tp-fwd"/"ag-tp-fwd" (sequence parallelism), "ag-param" (after the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3),
-  /// "opt".
+  /// stages, "bwd-w ..." for a zero-bubble schedule's weight-gradient step, with " l12" or " l4-6" when the
+  /// chunk's computation is split by layer and ".1" for the piece of a tensor-parallel layer; "send-act",
+  /// "recv-grad", "ar-tp-fwd", "ar-grad s0 r1 t0 b2" (bucket 2), "ar-grad-experts" (routed experts' buckets),
+  /// "rs-grad", "a2a-fwd"/"a2a-bwd" (expert parallelism), "ag-kv-fwd"/"ag-kv-bwd"/"rs-kv-bwd" (context
+  /// parallelism's ring of keys and values), "rs-tp-fwd"/"ag-tp-fwd" (sequence parallelism), "ag-param" (after
+  /// the optimizer), "ag-fwd"/"ag-bwd" (ZeRO-3), "opt".
   std::string task_name(int id) const;
 };
 

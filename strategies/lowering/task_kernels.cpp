@@ -117,6 +117,11 @@ std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model
     }
     append_piece(kernels, groups, piece, tp, samples, backward, scale, sequence_parallel);
   }
+  // Zero bubble: the weight-gradient products run apart from the rest of the backward.
+  if (task.part != BackwardPart::whole)
+    std::erase_if(kernels, [&](const Kernel& k) {
+      return k.weight_gradient != (task.part == BackwardPart::weight_gradients);
+    });
   return kernels;
 }
 

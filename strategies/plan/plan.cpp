@@ -6,8 +6,9 @@
 namespace hetsim::strategies {
 namespace {
 
-constexpr EnumNames<PipelineSchedule, 2> kScheduleNames{
-    {{{PipelineSchedule::gpipe, "gpipe"}, {PipelineSchedule::one_f_one_b, "1f1b"}}}};
+constexpr EnumNames<PipelineSchedule, 3> kScheduleNames{{{{PipelineSchedule::gpipe, "gpipe"},
+                                                          {PipelineSchedule::one_f_one_b, "1f1b"},
+                                                          {PipelineSchedule::zero_bubble, "zero_bubble"}}}};
 constexpr EnumNames<CollectiveAlgorithm, 3> kAlgorithmNames{{{{CollectiveAlgorithm::ring, "ring"},
                                                               {CollectiveAlgorithm::tree, "tree"},
                                                               {CollectiveAlgorithm::hierarchical, "hierarchical"}}}};

@@ -14,7 +14,10 @@
 
 namespace hetsim::strategies {
 
-enum class PipelineSchedule { gpipe, one_f_one_b };
+/// GPipe, 1F1B, or ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): 1F1B's warm-up and memory
+/// with every backward split into its input-gradient half, which the previous stage waits for, and its
+/// weight-gradient half, which stage s runs s steps late to fill what would be the cool-down's bubble.
+enum class PipelineSchedule { gpipe, one_f_one_b, zero_bubble };
 
 /// How a collective is decomposed into point-to-point transfers.
 enum class CollectiveAlgorithm { ring, tree, hierarchical };
@@ -119,7 +122,7 @@ struct Plan {
   bool operator==(const Plan&) const = default;
 };
 
-/// "gpipe" or "1f1b", as in plan files.
+/// "gpipe", "1f1b" or "zero_bubble", as in plan files.
 std::string_view schedule_name(PipelineSchedule schedule);
 /// "ring", "tree" or "hierarchical", as in plan files.
 std::string_view algorithm_name(CollectiveAlgorithm algorithm);

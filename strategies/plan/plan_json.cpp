@@ -365,6 +365,19 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
              "expected a multiple of pp (" + str(plan.pp) + ") " + interleaved +
                  ": Megatron-LM runs micro-batches through the chunks in groups of pp, got " + str(plan.grad_accum[r]));
   }
+  if (plan.schedule == PipelineSchedule::zero_bubble) {
+    const std::string zero_bubble = "with schedule \"zero_bubble\" (ZB-H1)";
+    if (plan.virtual_stages > 1)
+      fail("virtual_stages", "expected 1 " + zero_bubble + ", got " + str(plan.virtual_stages));
+    if (plan.recompute)
+      fail("recompute", "expected none or \"selective\" " + zero_bubble +
+                            " (a fully recomputed forward would have to run before each half), got full");
+    if (plan.zero_stage > 1 || plan.shards_layers())
+      fail(plan.zero_stage > 1 ? "zero_stage" : "layer_sharding",
+           "expected ZeRO 0 or 1 " + zero_bubble +
+               " (gradients are complete only after the weight-gradient steps; per-micro-batch reductions are not "
+               "modelled), got " + (plan.zero_stage > 1 ? str(plan.zero_stage) : "sharded layers"));
+  }
   if (plan.recompute && plan.selective_recompute)
     fail("recompute", "expected one of full or selective recompute, got both");
   if (plan.ep < 1)
@@ -545,7 +558,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   if (auto zero = root.find("zero_stage"))
     plan.zero_stage = zero->non_negative_int();
   if (auto schedule = root.find("schedule"); schedule && !parse_schedule(schedule->string(), plan.schedule))
-    schedule->fail("\"gpipe\" or \"1f1b\"");
+    schedule->fail("\"gpipe\", \"1f1b\" or \"zero_bubble\"");
   if (auto recompute = root.find("recompute")) { // true/false, or "none", "selective", "full"
     const char* expected = "true, false, \"none\", \"selective\" or \"full\"";
     if (recompute->value().is_boolean()) {

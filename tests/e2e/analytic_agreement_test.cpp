@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+
 using namespace hetsim;
 using sim::testing::ScheduleBuilder;
 
@@ -160,5 +162,78 @@ TEST_CASE("interleaved 1F1B's bubble is (p - 1) / (v m) of the ideal time on a u
         optimizer = sim::compute_time_model(cluster, workload, plan, nullptr, nullptr)(task);
     const double bubble = (report.iteration_time_s - optimizer - ideal) / ideal;
     CHECK(bubble == doctest::Approx(static_cast<double>(p - 1) / (v * m)).epsilon(0.02));
+  }
+}
+
+TEST_CASE("ZB-H1's bubble is (p - 1)(F + B - W) against 1F1B's (p - 1)(F + B + W) on a uniform cluster, within 2%")
+{
+  // As above: 16 equal layers on 4 stages, free transfers. F, B and W are one stage's forward, input-gradient and
+  // weight-gradient steps of one micro-batch (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, §3.1).
+  const Cluster cluster =
+      sim::testing::uniform_cluster(4, 1, Link{1e15, 1e-9}, Link{1e15, 1e-9}, 1e-9);
+  nlohmann::json layers = nlohmann::json::array();
+  for (int l = 0; l < 16; ++l)
+    layers.push_back({{"name", "l" + std::to_string(l)}, {"kind", "block"}, {"params", 1e6},
+                      {"forward_flops_per_sample", 4e11}, {"activation_bytes_per_sample", 1e3},
+                      {"saved_activation_bytes_per_sample", 1e3}});
+  const models::Workload workload =
+      models::workload_from_json({{"name", "equal"}, {"seq_len", 512}, {"layers", layers}}, "equal.json");
+  const int p = 4, m = 8;
+  std::map<std::string, double> iteration;
+  for (const std::string schedule_name : {"1f1b", "zero_bubble"}) {
+    CAPTURE(schedule_name);
+    const auto plan = strategies::plan_from_json(
+        {{"tp", 1}, {"pp", p}, {"dp", 1}, {"micro_batch", 1}, {"grad_accum", m}, {"schedule", schedule_name}},
+        "zb.json", cluster, workload);
+    const auto problem  = strategies::problem_for_plan(cluster, workload, plan);
+    const auto schedule = strategies::lower(plan, problem);
+    const auto report   = sim::simulate(plan, problem, schedule).report;
+    const auto seconds  = sim::compute_time_model(cluster, workload, plan, nullptr, nullptr);
+    double forward = 0, input = 0, weight = 0, optimizer = 0; // device 0's, over all micro-batches
+    for (const auto& task : schedule.tasks) {
+      if (task.device != 0)
+        continue;
+      if (task.kind == strategies::TaskKind::optimizer)
+        optimizer = seconds(task);
+      else if (task.kind == strategies::TaskKind::forward)
+        forward += seconds(task);
+      else if (task.part == strategies::BackwardPart::weight_gradients)
+        weight += seconds(task);
+      else if (task.kind == strategies::TaskKind::backward)
+        input += seconds(task);
+    }
+    const double ideal  = forward + input + weight;
+    const double bubble = (report.iteration_time_s - optimizer - ideal) / ideal;
+    const double ramp   = schedule_name == "zero_bubble" ? forward + input - weight : ideal;
+    CHECK(bubble == doctest::Approx((p - 1) * ramp / (m * ideal)).epsilon(0.02));
+    CHECK(report.iteration_time_s == doctest::Approx(strategies::estimate(plan, problem).iteration_time_s).epsilon(0.02));
+    if (schedule_name == "zero_bubble") { // the weight gradients are half a backward, as much as a forward
+      CHECK(weight == doctest::Approx(forward).epsilon(0.02));
+      CHECK(weight > 0.25 * ideal);
+    }
+    iteration[schedule_name] = report.iteration_time_s;
+  }
+  CHECK(iteration["zero_bubble"] < iteration["1f1b"]);
+}
+
+TEST_CASE("ZB-H1 on GPT-2 medium: simulator and analytic estimate agree within 5%, and it beats 1F1B")
+{
+  const Cluster cluster =
+      sim::testing::uniform_cluster(4, 4, Link{1200 * units::kGbps, 2e-6}, Link{200 * units::kGbps, 5e-6}, 10e-6);
+  const models::Workload workload = models::load_workload("preset:gpt2-medium");
+  for (int tp : {1, 2}) {
+    std::map<std::string, double> simulated;
+    for (const std::string schedule_name : {"1f1b", "zero_bubble"}) {
+      CAPTURE(tp);
+      CAPTURE(schedule_name);
+      const auto plan_json = nlohmann::json{{"tp", tp},         {"pp", 4},         {"dp", 4 / tp},
+                                            {"micro_batch", 2}, {"grad_accum", 8}, {"schedule", schedule_name}};
+      const strategies::Plan plan = strategies::plan_from_json(plan_json, "zb.json", cluster, workload);
+      const auto problem          = strategies::problem_for_plan(cluster, workload, plan);
+      simulated[schedule_name]    = sim::simulate(plan, problem, strategies::lower(plan, problem)).report.iteration_time_s;
+      CHECK(simulated[schedule_name] ==
+            doctest::Approx(strategies::estimate(plan, problem).iteration_time_s).epsilon(0.05));
+    }
+    CHECK(simulated["zero_bubble"] < simulated["1f1b"]);
   }
 }

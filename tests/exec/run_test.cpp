@@ -295,3 +295,27 @@ TEST_CASE("run: a context-parallel plan passes keys and values round each pair b
   CHECK(scatters == 4 * 2 * 2);
   CHECK(reductions >= 4);
 }
+
+TEST_CASE("run: a zero-bubble plan runs each backward as an input-gradient step and a later weight-gradient step")
+{
+  ScratchDir dir("zb");
+  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("tiny_gpt2.json"), "--plan",
+             data_file("pp4_zero_bubble.json"), "--trace-dir", dir.path.string(), "--iterations", "1"},
+            dir.path / "log");
+  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
+  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  std::map<std::string, std::pair<double, double>> span; // name -> (start, end), microseconds
+  for (const auto& e : merged["traceEvents"])
+    if (e["ph"] == "X")
+      span[e["name"]] = {e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()};
+  int weights = 0;
+  for (const auto& [name, times] : span) {
+    if (name.rfind("bwd-w ", 0) != 0)
+      continue;
+    ++weights;
+    const auto input = span.find("bwd " + name.substr(6)); // the same stage and micro-batch's input gradients
+    REQUIRE_MESSAGE(input != span.end(), name);
+    CHECK(input->second.second <= times.first);
+  }
+  CHECK(weights == 4 * 4); // stages x micro-batches
+}

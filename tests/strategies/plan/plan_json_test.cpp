@@ -188,7 +188,7 @@ TEST_CASE("the framework sets how gradients are reduced and what a pipeline send
 TEST_CASE("unknown fields and unknown names are rejected")
 {
   check_rejected(with(base(), "tensor_parallel", 2), "(top level)", "unknown field 'tensor_parallel'");
-  check_rejected(with(base(), "schedule", "pipedream"), "schedule", "expected \"gpipe\" or \"1f1b\"");
+  check_rejected(with(base(), "schedule", "pipedream"), "schedule", "expected \"gpipe\", \"1f1b\" or \"zero_bubble\"");
   check_rejected(with(base(), "dtype", "int8"), "dtype", "expected \"fp16\", \"bf16\" or \"fp32\"");
   check_rejected(with(base(), "collective_algorithm", "star"), "collective_algorithm",
                  "expected \"ring\", \"tree\" or \"hierarchical\"");
