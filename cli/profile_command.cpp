@@ -10,6 +10,7 @@
 #include "core/units.hpp"
 #include "exec/executor_profiler.hpp"
 #include "strategies/profiling/device_profiles.hpp"
+#include "strategies/search/plan_space.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -102,8 +103,10 @@ int run_profile(const ProfileOptions& options)
   // The planners turn recompute on when not even ZeRO-3 holds a sequence without it (profile_cluster): the
   // stages again with it, so that they find what they ask for.
   if (short_at_zero3)
-    for (int stage : stages)
-      profile_setting(strategies::ProfileSetting(stage, true));
+    for (strategies::Recompute recompute : strategies::recompute_choices(workload))
+      if (recompute != strategies::Recompute::none)
+        for (int stage : stages)
+          profile_setting(strategies::ProfileSetting(stage, recompute));
   write_file_atomically(options.out, strategies::device_profiles_to_json(profiles).dump(1) + "\n");
   std::cout << "device profiles written to " << options.out << " (hetsim search --device-profile " << options.out
             << ")\n";

@@ -19,6 +19,9 @@ namespace hetsim::strategies {
 /// weight-gradient half, which stage s runs s steps late to fill what would be the cool-down's bubble.
 enum class PipelineSchedule { gpipe, one_f_one_b, zero_bubble };
 
+/// Activation recompute: none, selective (Plan::selective_recompute), or full (Plan::recompute).
+enum class Recompute { none, selective, full };
+
 /// How a collective is decomposed into point-to-point transfers.
 enum class CollectiveAlgorithm { ring, tree, hierarchical };
 
@@ -118,6 +121,18 @@ struct Plan {
   /// Gradient bucket size in bytes: bucket_bytes if given, else the framework's bucket of parameters at the
   /// reduction's bytes, else PyTorch DDP's 25 MiB.
   double gradient_bucket_bytes() const;
+
+  /// Which recompute the plan runs.
+  Recompute recompute_choice() const
+  {
+    return recompute ? Recompute::full : selective_recompute ? Recompute::selective : Recompute::none;
+  }
+  /// Sets recompute and selective_recompute to `choice`.
+  void set_recompute(Recompute choice)
+  {
+    recompute           = choice == Recompute::full;
+    selective_recompute = choice == Recompute::selective;
+  }
 
   bool operator==(const Plan&) const = default;
 };

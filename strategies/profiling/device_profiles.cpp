@@ -29,7 +29,9 @@ nlohmann::json device_profiles_to_json(const DeviceProfiles& profiles)
       points.push_back({{"batch", p.batch}, {"step_s", p.step_seconds}});
     out["profiles"].push_back({{"gpu", e.gpu},
                                {"zero_stage", e.setting.zero_stage},
-                               {"recompute", e.setting.recompute},
+                               {"recompute", e.setting.recompute == Recompute::selective
+                                                 ? nlohmann::json("selective")
+                                                 : nlohmann::json(e.setting.recompute == Recompute::full)},
                                {"memory_cap_bytes", e.memory_cap_bytes},
                                {"max_batch", e.profile.max_batch},
                                {"steps", e.profile.steps},
@@ -71,7 +73,16 @@ DeviceProfileEntry read_entry(const JsonInput& input, const Cluster& cluster, in
   entry.setting.zero_stage   = stage.non_negative_int();
   if (entry.setting.zero_stage > 3)
     stage.fail("a ZeRO stage from 0 to 3");
-  entry.setting.recompute = input.boolean_or("recompute", false); // files from before recompute was profiled
+  // true, false or "selective"; absent in files from before recompute was profiled.
+  if (auto recompute = input.find("recompute")) {
+    if (recompute->value().is_string()) {
+      if (recompute->string() != "selective")
+        recompute->fail("true, false or \"selective\"");
+      entry.setting.recompute = Recompute::selective;
+    } else {
+      entry.setting.recompute = recompute->boolean() ? Recompute::full : Recompute::none;
+    }
+  }
   entry.memory_cap_bytes    = input.at("memory_cap_bytes").positive_number();
   const JsonInput max_batch = input.at("max_batch");
   entry.profile.max_batch   = max_batch.non_negative_int();

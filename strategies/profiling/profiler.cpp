@@ -10,7 +10,10 @@ namespace hetsim::strategies {
 
 std::string ProfileSetting::text() const
 {
-  return "ZeRO-" + std::to_string(zero_stage) + (recompute ? " with recompute" : "");
+  return "ZeRO-" + std::to_string(zero_stage) +
+         (recompute == Recompute::full        ? " with recompute"
+          : recompute == Recompute::selective ? " with selective recompute"
+                                              : "");
 }
 
 Plan profiling_plan(const Problem& problem, int batch, ProfileSetting setting)
@@ -24,7 +27,7 @@ Plan profiling_plan(const Problem& problem, int batch, ProfileSetting setting)
   plan.micro_batch.assign(devices, batch);
   plan.grad_accum.assign(devices, 1);
   plan.zero_stage = setting.zero_stage;
-  plan.recompute  = setting.recompute;
+  plan.set_recompute(setting.recompute);
   plan.dtype      = problem.dtype;
   plan.framework  = problem.framework;
   return plan;
@@ -72,7 +75,12 @@ StepResult CostModelProfiler::run_step(int device, int batch, ProfileSetting set
   const int layers      = static_cast<int>(workload.layers.size());
   const double forward  = compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, false);
   const double backward = compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, true);
-  const double seconds  = forward + backward + (setting.recompute ? forward : 0); // recompute: forward again
+  // Recompute runs the forward again, or selectively its attention core.
+  const double rerun = setting.recompute == Recompute::full ? forward
+                       : setting.recompute == Recompute::selective
+                           ? compute_.selective_recompute_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype)
+                           : 0;
+  const double seconds = forward + backward + rerun;
   return StepResult{false, seconds};
 }
 

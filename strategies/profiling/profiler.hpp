@@ -15,16 +15,16 @@ namespace hetsim::strategies {
 /// What a profiled step trains under: the ZeRO stage, and whether activations are recomputed in backward (what
 /// a planner turns on when no stage holds one sequence without it). A stage alone means without recompute.
 struct ProfileSetting {
-  int zero_stage = 0;
-  bool recompute = false;
+  int zero_stage      = 0;
+  Recompute recompute = Recompute::none;
 
-  ProfileSetting(int stage = 0, bool recompute_activations = false) // NOLINT: implicit from a stage, on purpose
-      : zero_stage(stage), recompute(recompute_activations)
+  ProfileSetting(int stage = 0, Recompute rerun = Recompute::none) // NOLINT: implicit from a stage, on purpose
+      : zero_stage(stage), recompute(rerun)
   {
   }
   ProfileSetting(bool) = delete;   // a lone bool is not a stage
   ProfileSetting(double) = delete; // nor is a number that is not an int
-  /// "ZeRO-2", "ZeRO-2 with recompute".
+  /// "ZeRO-2", "ZeRO-2 with recompute", "ZeRO-2 with selective recompute".
   std::string text() const;
   bool operator==(const ProfileSetting&) const = default;
 };

@@ -15,12 +15,13 @@ Candidate best_micro_batch(const Degrees& degrees, const std::vector<int>& place
   const auto sizes = micro_batch_sizes(problem.global_batch, degrees.dp);
   HETSIM_ASSERT(!sizes.empty());
   std::optional<Candidate> best;
-  for (bool recompute : {false, true}) {
+  for (Recompute recompute : recompute_choices(*problem.workload)) {
     for (int mbs : sizes) {
       Plan plan       = uniform_batch_plan(degrees, placement, stage_starts, mbs, problem);
       plan.zero_stage = zero_stage;
-      plan.recompute  = recompute;
-      Candidate c     = evaluate(std::move(plan), problem, context, recompute ? note + "; recompute" : note);
+      plan.set_recompute(recompute);
+      Candidate c = evaluate(std::move(plan), problem, context,
+                             recompute == Recompute::none ? note : note + "; " + recompute_note(recompute));
       if (!best || better_candidate(c, *best))
         best = std::move(c);
     }

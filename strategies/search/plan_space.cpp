@@ -35,11 +35,6 @@ std::vector<Recompute> recompute_choices(const models::Workload& workload)
   return {Recompute::none, Recompute::full};
 }
 
-void apply_recompute(Plan& plan, Recompute choice)
-{
-  plan.recompute           = choice == Recompute::full;
-  plan.selective_recompute = choice == Recompute::selective;
-}
 
 std::string recompute_note(Recompute choice)
 {

@@ -36,10 +36,7 @@ std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workloa
 
 /// Activation recompute a planner tries when a plan does not fit, least rerun first: none, selective (when the
 /// model has operators it reruns: non-fused attention), full.
-enum class Recompute { none, selective, full };
 std::vector<Recompute> recompute_choices(const models::Workload& workload);
-/// Sets the plan's recompute fields to `choice`.
-void apply_recompute(Plan& plan, Recompute choice);
 /// "" for none, "selective recompute", "recompute" (full): the candidate's note.
 std::string recompute_note(Recompute choice);
 

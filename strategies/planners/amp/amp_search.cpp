@@ -18,7 +18,7 @@ Candidate best_assignment(Plan shape, const Problem& problem, const PlannerConte
   const int layer_count   = static_cast<int>(problem.workload->layers.size());
   const int micro_batches = *std::max_element(shape.grad_accum.begin(), shape.grad_accum.end());
   for (Recompute recompute : recompute_choices(*problem.workload)) {
-    apply_recompute(shape, recompute);
+    shape.set_recompute(recompute);
     const PipelineCosts costs(shape, problem, compute);
     if (auto assignment = assign_layers(layer_count, shape.pp, micro_batches, costs.model())) {
       shape.stage_starts = std::move(assignment->stage_starts);

@@ -134,7 +134,7 @@ private:
         plan.ep    = ep;
         bool found = false;
         for (Recompute recompute : recompute_choices(*problem.workload)) {
-          apply_recompute(plan, recompute);
+          plan.set_recompute(recompute);
           const PipelineCosts costs(plan, problem, compute);
           if (auto starts = proportional_stages(costs, d.pp, layer_count)) {
             plan.stage_starts = std::move(*starts);

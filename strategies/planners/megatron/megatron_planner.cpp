@@ -67,7 +67,7 @@ public:
           for (Recompute recompute : recompute_choices(*problem.workload)) {
             Plan plan = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
             plan.ep   = ep;
-            apply_recompute(plan, recompute);
+            plan.set_recompute(recompute);
             Candidate c = evaluate(std::move(plan), problem, context, recompute_note(recompute));
             if (c.fits()) {
               if (!fitting || c.estimate.iteration_time_s < fitting->estimate.iteration_time_s)

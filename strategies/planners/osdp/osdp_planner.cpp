@@ -95,13 +95,13 @@ public:
     const int per_device = problem.global_batch / n;
     const int layers     = static_cast<int>(problem.workload->layers.size());
     // Every micro-batch size that fits, smallest first.
-    auto candidates_with = [&](bool recompute) {
+    auto candidates_with = [&](Recompute recompute) {
       std::vector<Candidate> candidates;
       for (int micro : divisors(per_device)) {
         Plan plan = uniform_batch_plan(Degrees{1, 1, n}, std::vector<int>(), {0}, micro, problem);
         plan.placement.resize(n);
         std::iota(plan.placement.begin(), plan.placement.end(), 0);
-        plan.recompute = recompute;
+        plan.set_recompute(recompute);
         if (!shard_to_fit(plan, problem))
           break; // larger micro-batches only need more memory
         int sharded = 0;
@@ -109,14 +109,16 @@ public:
           sharded += s.sharded > 0 ? 1 : 0;
         candidates.push_back(evaluate(std::move(plan), problem, context,
                                       std::to_string(sharded) + " of " + std::to_string(layers) + " layers sharded" +
-                                          (recompute ? ", recompute" : "")));
+                                          (recompute == Recompute::none ? "" : ", " + recompute_note(recompute))));
       }
       return candidates;
     };
-    // Recompute only when not even one sequence fits without it: it costs a forward pass more per step.
-    std::vector<Candidate> candidates = candidates_with(false);
-    if (candidates.empty())
-      candidates = candidates_with(true);
+    // Recompute only when not even one sequence fits without it, the least rerun first: it costs a forward pass
+    // (or its attention core) more per step.
+    std::vector<Candidate> candidates;
+    for (Recompute recompute : recompute_choices(*problem.workload))
+      if (candidates.empty())
+        candidates = candidates_with(recompute);
     if (candidates.empty())
       throw InfeasiblePlan("osdp: even one sequence per device with every layer sharded and activation recompute "
                            "does not fit the memory of " + problem.workload->name);

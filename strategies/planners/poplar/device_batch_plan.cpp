@@ -1,6 +1,7 @@
 #include "strategies/planners/poplar/device_batch_plan.hpp"
 
 #include "core/error.hpp"
+#include "strategies/search/plan_space.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -18,8 +19,9 @@ ClusterProfile profile_cluster(const Problem& problem, Profiler& profiler, int r
   std::string first_short; // the types that could not hold a sequence at the requested stage
   std::string last_short;  // ... at ZeRO-3 without recompute
   std::string short_of;
-  // Recompute only when no stage holds a sequence without it: it costs a forward pass more per step.
-  for (const bool recompute : {false, true}) {
+  // Recompute only when no stage holds a sequence without it, the least rerun first: it costs a forward pass
+  // (or its attention core) more per step.
+  for (const Recompute recompute : recompute_choices(*problem.workload)) {
     for (int stage = requested_stage; stage <= 3; ++stage) {
       const ProfileSetting setting(stage, recompute);
       result.profiles.clear();
@@ -29,14 +31,14 @@ ClusterProfile profile_cluster(const Problem& problem, Profiler& profiler, int r
         if (result.profiles.back().max_batch == 0)
           short_of += (short_of.empty() ? "" : ", ") + cluster.gpu_of(device).name;
       }
-      if (stage == requested_stage && !recompute)
+      if (stage == requested_stage && recompute == Recompute::none)
         first_short = short_of;
-      if (stage == 3 && !recompute)
+      if (stage == 3 && recompute == Recompute::none)
         last_short = short_of;
       if (short_of.empty()) {
         result.setting = setting;
         result.note    = setting.text();
-        if (recompute)
+        if (recompute != Recompute::none)
           result.note += " (" + last_short + " cannot hold one sequence without it, even at ZeRO-3)";
         else if (stage != requested_stage)
           result.note += " (raised from ZeRO-" + std::to_string(requested_stage) + ": " + first_short +
@@ -66,7 +68,7 @@ Plan per_device_plan(const Problem& problem, const std::vector<DeviceBatch>& bat
   std::iota(plan.placement.begin(), plan.placement.end(), 0);
   plan.stage_starts = {0};
   plan.zero_stage   = setting.zero_stage;
-  plan.recompute    = setting.recompute;
+  plan.set_recompute(setting.recompute);
   plan.dtype        = problem.dtype;
   plan.framework    = problem.framework;
   bool partial_last = false;

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "fixtures.hpp"
 #include "models/transformer.hpp"
+#include "tests/models/gpt_shape.hpp"
 #include "tests/models/moe_shape.hpp"
 
 #include <doctest/doctest.h>
@@ -204,6 +205,27 @@ TEST_CASE("planners: the data-parallel planners recompute activations when no Ze
     CAPTURE(name);
     for (const Candidate& c : search(*find_planner(name).make(), problem_of(cluster, light, 8), {}).ranked)
       CHECK_FALSE(c.plan.recompute);
+  }
+}
+
+TEST_CASE("planners: the data-parallel planners try selective recompute before full where attention allows it")
+{
+  // GPT-2 medium at 4,096 tokens without flash attention on eight 16 GB V100s: its s x s attention matrices keep
+  // 1.4 GiB per block and sequence (35 GiB in all), which no ZeRO stage holds; selective recompute keeps 34sbh
+  // per block (3.4 GiB in all) and fits, at a third of full recompute's extra forward.
+  const Cluster cluster           = make_cluster(2, 4);
+  const models::Workload workload = models::build_transformer(models::testing::gpt_shape(24, 1024, 16, 50257, 4096));
+  const Problem problem           = problem_of(cluster, workload, 8);
+  for (const char* name : {"poplar", "deepspeed", "whale", "osdp", "zero3"}) {
+    CAPTURE(name);
+    const auto ranked = search(*find_planner(name).make(), problem, {}).ranked;
+    REQUIRE_FALSE(ranked.empty());
+    const Candidate& best = ranked.front();
+    CAPTURE(best.note);
+    CHECK(best.plan.selective_recompute);
+    CHECK_FALSE(best.plan.recompute);
+    CHECK(best.fits());
+    CHECK(best.note.find("selective recompute") != std::string::npos);
   }
 }
 

@@ -96,12 +96,15 @@ TEST_CASE("device profiles survive a round trip through their file")
   DeviceProfiles written          = sample_profiles();
   // The same GPU and stage with recompute is an entry of its own.
   written.entries.push_back(written.entries[1]);
-  written.entries.back().setting = ProfileSetting(0, true);
+  written.entries.back().setting = ProfileSetting(0, Recompute::full);
+  written.entries.push_back(written.entries[1]);
+  written.entries.back().setting = ProfileSetting(0, Recompute::selective);
   TempFile file(device_profiles_to_json(written).dump(1));
   const DeviceProfiles read = load_device_profiles(file.path, workload, cluster);
-  CHECK(read.find("V100-SXM2-16GB", ProfileSetting(0, true)) == 3);
+  CHECK(read.find("V100-SXM2-16GB", ProfileSetting(0, Recompute::full)) == 3);
+  CHECK(read.find("V100-SXM2-16GB", ProfileSetting(0, Recompute::selective)) == 4);
   CHECK(read.find("V100-SXM2-16GB", 0) == 1);
-  CHECK(read.find("A100-SXM4-80GB", ProfileSetting(0, true)) == -1);
+  CHECK(read.find("A100-SXM4-80GB", ProfileSetting(0, Recompute::full)) == -1);
   CHECK(read.origin == file.path);
   CHECK(read.model == written.model);
   CHECK(read.executor == written.executor);

@@ -114,11 +114,12 @@ TEST_CASE("a type that holds no sequence even at ZeRO-3 is profiled again with r
   public:
     MemoryProbe probe_memory(int, int batch, ProfileSetting setting) override
     {
-      return setting.recompute ? MemoryProbe{10, 10.0 + batch, 20} : MemoryProbe{10, 12, 11};
+      return setting.recompute != Recompute::none ? MemoryProbe{10, 10.0 + batch, 20} : MemoryProbe{10, 12, 11};
     }
     StepResult run_step(int, int batch, ProfileSetting setting) override
     {
-      return setting.recompute && batch <= 10 ? StepResult{false, 1e-3 * (1 + batch)} : StepResult{true, 0};
+      return setting.recompute != Recompute::none && batch <= 10 ? StepResult{false, 1e-3 * (1 + batch)}
+                                                                  : StepResult{true, 0};
     }
   } profiler;
   const Cluster cluster           = make_cluster(1, 2);
@@ -126,7 +127,7 @@ TEST_CASE("a type that holds no sequence even at ZeRO-3 is profiled again with r
   Problem problem                 = make_problem(cluster, workload);
   problem.global_batch            = 16;
   const ClusterProfile profile    = profile_cluster(problem, profiler, 1);
-  CHECK(profile.setting == ProfileSetting(1, true));
+  CHECK(profile.setting == ProfileSetting(1, Recompute::full)); // a layer list has nothing to rerun selectively
   CHECK(profile.max_batch(0) == 10);
   CHECK(profile.note == "ZeRO-1 with recompute (V100-SXM2-16GB cannot hold one sequence without it, even at ZeRO-3)");
   const PoplarResult result = plan_poplar(problem, profiler, 1);
