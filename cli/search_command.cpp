@@ -107,8 +107,8 @@ nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
 void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& out)
 {
   char line[512];
-  std::snprintf(line, sizeof line, "%4s %4s %4s %2s %4s %3s %9s %-24s %11s %11s %8s  %s\n", "rank", "tp", "pp",
-                "v", "dp", "ep", "mb x acc", "stage starts", "estimate s", "simulated s", "peak GiB", "memory / note");
+  std::snprintf(line, sizeof line, "%4s %4s %4s %2s %3s %4s %3s %9s %-24s %11s %11s %8s  %s\n", "rank", "tp", "pp",
+                "v", "cp", "dp", "ep", "mb x acc", "stage starts", "estimate s", "simulated s", "peak GiB", "memory / note");
   out << line;
   for (std::size_t i = 0; i < rows.size() && i < shown; ++i) {
     const auto& c      = *rows[i].candidate;
@@ -121,8 +121,9 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
     std::string status = memory_status(c);
     if (!c.note.empty())
       status += "; " + c.note;
-    std::snprintf(line, sizeof line, "%4zu %4d %4d %2d %4d %3d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1,
-                  c.plan.tp, c.plan.pp, c.plan.virtual_stages, c.plan.replicas(), c.plan.ep, batch_text(c.plan).c_str(),
+    std::snprintf(line, sizeof line, "%4zu %4d %4d %2d %3d %4d %3d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1,
+                  c.plan.tp, c.plan.pp, c.plan.virtual_stages, c.plan.cp, c.plan.replicas(), c.plan.ep,
+                  batch_text(c.plan).c_str(),
                   starts.c_str(),
                   c.estimate.iteration_time_s, simulated, c.peak_memory_bytes / units::kGiB, status.c_str());
     out << line;

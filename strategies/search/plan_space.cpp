@@ -27,6 +27,18 @@ std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workloa
   return divisors(std::gcd(dp, workload.shape->experts));
 }
 
+std::vector<int> context_parallel_degrees(const Plan& plan, const models::Workload& workload)
+{
+  if (!workload.shape || !workload.shape->flash_attention || plan.ep > 1 ||
+      plan.framework.name == Framework::deepspeed)
+    return {};
+  std::vector<int> degrees;
+  for (int cp : divisors(plan.dp))
+    if (cp > 1 && workload.seq_len % (2 * cp * (plan.splits_sequence() ? plan.tp : 1)) == 0)
+      degrees.push_back(cp);
+  return degrees;
+}
+
 std::vector<Recompute> recompute_choices(const models::Workload& workload)
 {
   for (const auto& layer : workload.layers)
@@ -78,16 +90,17 @@ std::vector<int> node_first_placement(const Cluster& cluster)
 }
 
 Plan uniform_batch_plan(const Degrees& degrees, std::vector<int> placement, std::vector<int> stage_starts,
-                        int micro_batch, const Problem& problem)
+                        int micro_batch, const Problem& problem, int cp)
 {
   Plan plan;
   plan.tp           = degrees.tp;
   plan.pp           = degrees.pp;
   plan.dp           = degrees.dp;
+  plan.cp           = cp;
   plan.placement    = std::move(placement);
   plan.stage_starts = std::move(stage_starts);
   plan.micro_batch.assign(degrees.dp, micro_batch);
-  plan.grad_accum.assign(degrees.dp, problem.global_batch / (degrees.dp * micro_batch));
+  plan.grad_accum.assign(degrees.dp, problem.global_batch / (degrees.dp / cp * micro_batch));
   plan.dtype     = problem.dtype;
   plan.framework = problem.framework;
   return plan;

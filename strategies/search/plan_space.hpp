@@ -34,6 +34,11 @@ std::vector<Degrees> enumerate_degrees(int devices, int layer_count, int max_tp)
 /// experts, ascending; {1} for a dense model.
 std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workload);
 
+/// Context-parallel degrees a planner tries for `plan` (its tp, its dp data-parallel ranks, its framework): the
+/// divisors of dp above 1 that plan_json's validation accepts (a transformer with flash attention, a sequence of
+/// 2 x cp (x tp under sequence parallelism) equal chunks, not DeepSpeed, no expert parallelism); none otherwise.
+std::vector<int> context_parallel_degrees(const Plan& plan, const models::Workload& workload);
+
 /// Activation recompute a planner tries when a plan does not fit, least rerun first: none, selective (when the
 /// model has operators it reruns: non-fused attention), full.
 std::vector<Recompute> recompute_choices(const models::Workload& workload);
@@ -49,9 +54,9 @@ std::vector<int> micro_batch_sizes(int global_batch, int dp);
 std::vector<int> node_first_placement(const Cluster& cluster);
 
 /// A 1F1B plan with the same micro-batch on every replica and the problem's dtype; grad_accum makes up the
-/// global batch.
+/// global batch. With `cp` > 1 the degrees' dp data-parallel ranks hold dp / cp replicas.
 Plan uniform_batch_plan(const Degrees& degrees, std::vector<int> placement, std::vector<int> stage_starts,
-                        int micro_batch, const Problem& problem);
+                        int micro_batch, const Problem& problem, int cp = 1);
 
 /// Throws InfeasiblePlan "PLANNER: global batch N is not divisible by any data-parallel degree of the D devices"
 /// followed by `limits` (what restricted the degrees).

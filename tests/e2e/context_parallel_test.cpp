@@ -8,6 +8,8 @@
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
 #include "strategies/plan/plan_json.hpp"
+#include "strategies/planners/registry.hpp"
+#include "strategies/search/planner.hpp"
 
 #include <doctest/doctest.h>
 
@@ -104,6 +106,35 @@ TEST_CASE("context-parallel plans: the analytic estimate within 10% of the repla
       const auto problem  = strategies::problem_for_plan(cluster, workload, plan);
       const double replay = sim::simulate(plan, problem, strategies::lower(plan, problem)).report.iteration_time_s;
       CHECK(strategies::estimate(plan, problem).iteration_time_s == doctest::Approx(replay).epsilon(0.1));
+    }
+  }
+}
+
+TEST_CASE("the megatron planner cuts 128k-token sequences over context-parallel ranks, and 8k ones not")
+{
+  const Cluster cluster = dgx_h100_32();
+  for (int seq_len : {131072, 8192}) {
+    CAPTURE(seq_len);
+    const models::Workload workload = models::with_seq_len(
+        models::load_workload(std::string(HETSIM_SOURCE_DIR) + "/tests/models/data/hf/llama-3-8b.json"), seq_len,
+        "--seq-len");
+    strategies::Problem problem = strategies::problem_for_plan(
+        cluster, workload, plan_of({{"tp", 8}, {"dp", 4}}, cluster, workload));
+    problem.global_batch = 8;
+    strategies::PlannerContext context;
+    const auto candidates = strategies::find_planner("megatron").make()->propose(problem, context);
+    const strategies::Candidate* fastest = nullptr;
+    for (const auto& c : candidates)
+      if (c.fits() && (!fastest || c.estimate.iteration_time_s < fastest->estimate.iteration_time_s))
+        fastest = &c;
+    REQUIRE(fastest != nullptr);
+    CAPTURE(fastest->note);
+    if (seq_len == 131072) {
+      CHECK(fastest->plan.cp > 1);
+      CHECK_FALSE(fastest->plan.recompute);
+    } else {
+      for (const auto& c : candidates)
+        CHECK(c.plan.cp == 1); // one sequence fits without: nothing to cut
     }
   }
 }

@@ -3,7 +3,8 @@
 /// number of layers on every stage. Each pipelined choice also comes interleaved (virtual stages, as
 /// Megatron-LM's large published runs use), with the chunk count the estimate likes best among those that fit.
 /// For a mixture-of-experts model every expert-parallel degree is tried with each (tp, pp, dp), and the fastest
-/// that fits stands for them.
+/// that fits stands for them. Where no plan fits without full recompute (long sequences), the data-parallel
+/// ranks are also cut into context-parallel groups, as Megatron-LM's long-context runs do.
 
 #include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
@@ -63,20 +64,34 @@ public:
         // fastest that fits stands
         // for these degrees, else the one with the least memory (the largest ep, recomputing).
         std::optional<Candidate> fitting, closest;
-        for (int ep : expert_parallel_degrees(d.dp, *problem.workload))
+        bool fits_lightly = false; // without full recompute, at cp 1
+        auto try_plan     = [&](int ep, int cp) {
           for (Recompute recompute : recompute_choices(*problem.workload)) {
-            Plan plan = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
-            plan.ep   = ep;
+            Plan plan =
+                uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem, cp);
+            plan.ep = ep;
             plan.set_recompute(recompute);
-            Candidate c = evaluate(std::move(plan), problem, context, recompute_note(recompute));
+            const std::string split = cp > 1 ? "cp " + std::to_string(cp) : "";
+            const std::string note  = recompute_note(recompute);
+            Candidate c = evaluate(std::move(plan), problem, context,
+                                   split + (!split.empty() && !note.empty() ? ", " : "") + note);
             if (c.fits()) {
+              fits_lightly = fits_lightly || (cp == 1 && recompute != Recompute::full);
               if (!fitting || c.estimate.iteration_time_s < fitting->estimate.iteration_time_s)
                 fitting = std::move(c);
-              break;
+              return;
             }
-            if (recompute == Recompute::full)
+            if (recompute == Recompute::full && (!closest || cp == 1))
               closest = std::move(c);
           }
+        };
+        for (int ep : expert_parallel_degrees(d.dp, *problem.workload))
+          try_plan(ep, 1);
+        if (!fits_lightly) {
+          const Plan shape = uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem);
+          for (int cp : context_parallel_degrees(shape, *problem.workload))
+            try_plan(1, cp);
+        }
         if (fitting) {
           if (d.tp * d.pp < fitting_size)
             smallest_fitting.clear();
