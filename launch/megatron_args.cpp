@@ -216,6 +216,8 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
     args.push_back({"--pipeline-model-parallel-layout", pipeline_layout(blocks)});
   else if (plan.virtual_stages > 1)
     add(args, "--num-layers-per-virtual-pipeline-stage", blocks[0]);
+  if (plan.virtual_stages > 1 && plan.microbatch_group > 0)
+    add(args, "--microbatch-group-size-per-virtual-pipeline-stage", plan.microbatch_group);
   return args;
 }
 

@@ -250,7 +250,8 @@ private:
     };
     std::vector<std::vector<costmodel::PipelineStep>> orders;
     for (int s = 0; s < plan_.pp; ++s)
-      orders.push_back(pass_order(plan_.schedule, plan_.pp, s, plan_.grad_accum[r], plan_.virtual_stages));
+      orders.push_back(pass_order(plan_.schedule, plan_.pp, s, plan_.grad_accum[r], plan_.virtual_stages,
+                                    plan_.microbatch_group));
     for (int k = 0; k + 1 < chunks; ++k) {
       const Boundary& boundary = boundary_[k * plan_.dp + r];
       durations.forward_transfer_s.push_back(boundary.to_next.seconds);

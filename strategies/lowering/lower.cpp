@@ -658,7 +658,7 @@ private:
 
     const int accum = plan_.grad_accum[r];
     const std::vector<costmodel::PipelineStep> order =
-        pass_order(plan_.schedule, plan_.pp, s, accum, plan_.virtual_stages);
+        pass_order(plan_.schedule, plan_.pp, s, accum, plan_.virtual_stages, plan_.microbatch_group);
 
     // ZeRO 0-1 reduce a chunk's buckets during its last backward (each chunk has its own buffers, as
     // Megatron-LM's), ZeRO-2 during every backward.

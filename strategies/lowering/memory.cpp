@@ -46,7 +46,8 @@ double interleaved_in_flight(const Plan& plan, int stage, int replica, const std
 {
   double live = 0, peak = 0;
   for (const costmodel::PipelineStep& step :
-       pass_order(plan.schedule, plan.pp, stage, plan.grad_accum[replica], plan.virtual_stages)) {
+       pass_order(plan.schedule, plan.pp, stage, plan.grad_accum[replica], plan.virtual_stages,
+                  plan.microbatch_group)) {
     live += step.backward ? -bytes_per_sample[step.chunk] : bytes_per_sample[step.chunk];
     peak = std::max(peak, live);
   }

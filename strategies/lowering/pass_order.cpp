@@ -8,19 +8,28 @@ namespace hetsim::strategies {
 namespace {
 
 /// Megatron-Core's interleaved schedule (pipeline_parallel/schedules.py, forward_backward_pipelining_with_
-/// interleaving, microbatch_group_size_per_vp_stage = pp): the k-th forward and the k-th backward of the stage.
-std::vector<costmodel::PipelineStep> interleaved_order(int pp, int stage, int micro_batches, int chunks)
+/// interleaving and its schedule table): micro-batches pass every chunk in groups of `group`, the last group
+/// holding what is left; the k-th forward and the k-th backward of the stage are the table's k-th entry (the
+/// backward's chunk counted from the last).
+std::vector<costmodel::PipelineStep> interleaved_order(int pp, int stage, int micro_batches, int chunks, int group)
 {
-  HETSIM_ASSERT(micro_batches % pp == 0);
+  HETSIM_ASSERT(group >= pp && group <= micro_batches);
+  std::vector<std::pair<int, int>> table; // (micro-batch, chunk)
+  for (int first = 0; first < micro_batches; first += group) {
+    const int end = first + group >= micro_batches ? micro_batches : first + group;
+    for (int chunk = 0; chunk < chunks; ++chunk)
+      for (int m = first; m < end; ++m)
+        table.emplace_back(m, chunk);
+    if (end == micro_batches)
+      break;
+  }
   const int total = micro_batches * chunks;
   const auto step = [&](int k, bool backward) {
-    const int group    = k / (pp * chunks);
-    const int in_group = k % (pp * chunks);
-    const int chunk    = in_group / pp;
-    return costmodel::PipelineStep{group * pp + in_group % pp, backward, backward ? chunks - 1 - chunk : chunk};
+    const auto [m, chunk] = table[static_cast<std::size_t>(k)];
+    return costmodel::PipelineStep{m, backward, backward ? chunks - 1 - chunk : chunk};
   };
   const int warmup =
-      micro_batches == pp ? total : std::min((pp - stage - 1) * 2 + (chunks - 1) * pp, total);
+      micro_batches == pp ? total : std::min((pp - stage - 1) * 2 + (chunks - 1) * group, total);
   std::vector<costmodel::PipelineStep> order;
   order.reserve(2 * static_cast<std::size_t>(total));
   for (int k = 0; k < warmup; ++k)
@@ -37,11 +46,11 @@ std::vector<costmodel::PipelineStep> interleaved_order(int pp, int stage, int mi
 } // namespace
 
 std::vector<costmodel::PipelineStep> pass_order(PipelineSchedule schedule, int pp, int stage, int micro_batches,
-                                                int virtual_stages)
+                                                int virtual_stages, int group)
 {
   if (virtual_stages > 1) {
     HETSIM_ASSERT(schedule == PipelineSchedule::one_f_one_b);
-    return interleaved_order(pp, stage, micro_batches, virtual_stages);
+    return interleaved_order(pp, stage, micro_batches, virtual_stages, group > 0 ? group : pp);
   }
   std::vector<costmodel::PipelineStep> order;
   order.reserve(3 * static_cast<std::size_t>(std::max(micro_batches, 0)));

@@ -73,6 +73,10 @@ struct Plan {
   /// Model chunks per device (Megatron-LM's virtual pipeline stages): every micro-batch goes round the pipeline
   /// this many times, and 1F1B becomes Megatron's interleaved 1F1B. 1: one contiguous chunk per stage.
   int virtual_stages = 1;
+  /// Interleaved 1F1B: micro-batches that pass each chunk together before the next chunk (Megatron-LM's
+  /// microbatch_group_size_per_vp_stage, from pp to grad_accum); the last group takes what is left. 0: pp.
+  int microbatch_group = 0;
+  int interleave_group() const { return microbatch_group > 0 ? microbatch_group : pp; }
   /// Expert-parallel degree (Megatron-LM's expert_model_parallel_size, carved out of dp): replicas form groups of
   /// ep consecutive ones that divide every sparse block's routed experts among them and exchange tokens by
   /// all-to-all. An expert's gradients are reduced over the dp / ep replicas that hold it.

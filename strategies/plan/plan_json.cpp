@@ -359,11 +359,19 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
                              "modelled across chunks), got " + str(plan.zero_stage));
     if (plan.shards_layers())
       fail("layer_sharding", "expected no sharded layers " + interleaved);
+    // Megatron-LM's range for its microbatch_group_size_per_vp_stage: [pp, micro-batches].
+    if (plan.microbatch_group != 0 && plan.microbatch_group < plan.pp)
+      fail("microbatch_group", "expected at least pp (" + str(plan.pp) + ") " + interleaved + ", got " +
+                                   str(plan.microbatch_group));
     for (int r = 0; r < plan.dp; ++r)
-      if (plan.grad_accum[r] % plan.pp != 0)
+      if (plan.grad_accum[r] < plan.interleave_group())
         fail("grad_accum" + (plan.dp > 1 ? "[" + str(r) + "]" : std::string()),
-             "expected a multiple of pp (" + str(plan.pp) + ") " + interleaved +
-                 ": Megatron-LM runs micro-batches through the chunks in groups of pp, got " + str(plan.grad_accum[r]));
+             "expected at least " + str(plan.interleave_group()) + " " + interleaved +
+                 ": Megatron-LM runs micro-batches through the chunks in groups of " +
+                 (plan.microbatch_group > 0 ? "microbatch_group" : "pp") + ", got " + str(plan.grad_accum[r]));
+  } else if (plan.microbatch_group != 0) {
+    fail("microbatch_group", "expected none without virtual_stages (it groups micro-batches of interleaved 1F1B), got " +
+                                 str(plan.microbatch_group));
   }
   if (plan.schedule == PipelineSchedule::zero_bubble) {
     const std::string zero_bubble = "with schedule \"zero_bubble\" (ZB-H1)";
@@ -489,8 +497,8 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   root.allow_only({"description", "tp", "pp", "dp", "placement", "stage_starts", "micro_batch", "grad_accum",
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
-                   "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "ep",
-                   "cp", "sequence_parallel"});
+                   "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "microbatch_group",
+                   "ep", "cp", "sequence_parallel"});
   Plan plan;
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
@@ -515,6 +523,8 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
 
   plan.ep             = root.positive_int_or("ep", 1);
   plan.virtual_stages = root.positive_int_or("virtual_stages", 1);
+  if (root.find("microbatch_group"))
+    plan.microbatch_group = root.positive_int_or("microbatch_group", 0);
   if (plan.virtual_stages > layer_count(workload)) // before a default stage_starts is sized by it
     root.at("virtual_stages").fail("at most " + str(layer_count(workload)) + " (the layers of model " +
                                    quote(workload.name) + ")");
@@ -626,6 +636,8 @@ nlohmann::json plan_to_json(const Plan& plan)
     json["layer_sharding"] = layer_sharding_json(plan.layer_sharding);
   if (plan.virtual_stages > 1)
     json["virtual_stages"] = plan.virtual_stages;
+  if (plan.microbatch_group > 0)
+    json["microbatch_group"] = plan.microbatch_group;
   if (plan.ep > 1)
     json["ep"] = plan.ep;
   if (plan.cp > 1)

@@ -11,7 +11,7 @@
 /// (default ring); bucket_mib (gradient bucket, default 25, at least 1/16); last_micro_batch or
 /// last_micro_batch_per_device (Poplar: sequences in each replica's last micro-batch, at most its micro_batch,
 /// with pp 1 and grad_accum); layer_sharding (OSDP, with zero_stage 0: per layer 0, 1 or
-/// {"sharded": j, "slices": k}, k in 1/2/4/8); virtual_stages; ep; sequence_parallel; cp (context parallelism:
+/// {"sharded": j, "slices": k}, k in 1/2/4/8); virtual_stages and microbatch_group; ep; sequence_parallel; cp (context parallelism:
 /// tp * cp * pp * dp devices, ranks in Megatron's tp-cp-dp-pp order, the per-replica fields still one per
 /// replica); description (ignored).
 /// Unknown fields are errors.

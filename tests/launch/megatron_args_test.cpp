@@ -29,7 +29,8 @@ const std::set<std::string> kMegatronCore013 = {
     "--recompute-num-layers", "--use-distributed-optimizer", "--use-custom-fsdp",
     "--data-parallel-sharding-strategy", "--ddp-bucket-size", "--overlap-grad-reduce",
     "--pipeline-model-parallel-layout", "--grad-reduce-in-bf16", "--no-gradient-accumulation-fusion",
-    "--sequence-parallel", "--num-layers-per-virtual-pipeline-stage", "--context-parallel-size", "--cp-comm-type"};
+    "--sequence-parallel", "--num-layers-per-virtual-pipeline-stage", "--context-parallel-size", "--cp-comm-type",
+    "--microbatch-group-size-per-virtual-pipeline-stage"};
 
 std::map<std::string, std::string> by_flag(const std::vector<Argument>& args)
 {
@@ -183,4 +184,9 @@ TEST_CASE("virtual stages: even chunks as layers per virtual stage, uneven ones 
   CHECK(flags.count("--num-layers-per-virtual-pipeline-stage") == 0);
   // Megatron-Core puts layout stage i on pipeline rank i % pp: the plan's chunk order.
   CHECK(flags.at("--pipeline-model-parallel-layout") == "Et*4|t*9|t*6|t*5,L");
+  CHECK(flags.count("--microbatch-group-size-per-virtual-pipeline-stage") == 0); // pp, Megatron's default
+
+  c.plan.microbatch_group = 4;
+  flags                   = by_flag(megatron_arguments(c.inputs()));
+  CHECK(flags.at("--microbatch-group-size-per-virtual-pipeline-stage") == "4");
 }

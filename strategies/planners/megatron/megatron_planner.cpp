@@ -26,7 +26,7 @@ std::optional<Candidate> interleaved(const Candidate& base, const Problem& probl
   const Plan& plan      = base.plan;
   const int layer_count = static_cast<int>(problem.workload->layers.size());
   // Megatron-LM's schedule, with ZeRO 0-1; with pp 2 it needs its p2p overlap, which the replay does not model.
-  if (plan.pp <= 2 || plan.grad_accum[0] % plan.pp != 0 || plan.zero_stage > 1 ||
+  if (plan.pp <= 2 || plan.grad_accum[0] < plan.pp || plan.zero_stage > 1 ||
       plan.framework.name != Framework::megatron)
     return std::nullopt;
   std::optional<Candidate> best;

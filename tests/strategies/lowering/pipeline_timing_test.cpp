@@ -101,13 +101,14 @@ TEST_CASE("blocking sends hold the sending stage until the transfer is done")
 
 namespace {
 
-/// Interleaved 1F1B over `stages` stages of `chunks` chunks each, every chunk a 1/chunks share of its stage.
-std::vector<std::vector<PipelineStep>> interleaved(int stages, int micro_batches, int chunks)
+/// Interleaved 1F1B over `stages` stages of `chunks` chunks each, every chunk a 1/chunks share of its stage;
+/// micro-batches in groups of `group` (0: stages).
+std::vector<std::vector<PipelineStep>> interleaved(int stages, int micro_batches, int chunks, int group = 0)
 {
   std::vector<std::vector<PipelineStep>> result;
   for (int s = 0; s < stages; ++s)
     result.push_back(hetsim::strategies::pass_order(hetsim::strategies::PipelineSchedule::one_f_one_b, stages, s,
-                                                    micro_batches, chunks));
+                                                    micro_batches, chunks, group));
   return result;
 }
 
@@ -144,6 +145,43 @@ TEST_CASE("interleaved 1F1B: every micro-batch passes each chunk forward then ba
   const PipelineStep first_backward = all[0][first_forwards.size() + 1];
   CHECK(first_backward.backward);
   CHECK(std::pair{first_backward.micro_batch, first_backward.chunk} == std::pair{0, 1});
+}
+
+TEST_CASE("interleaved 1F1B with micro-batches that are no multiple of the group: the last group holds the rest")
+{
+  // Megatron-Core's schedule table: 6 micro-batches in groups of 4 pass chunk 0 as 0-3, chunk 1 as 0-3, then
+  // chunk 0 and chunk 1 for 4-5; a group of 5 takes 0-4, then 5 alone.
+  for (int group : {4, 5}) {
+    CAPTURE(group);
+    const int stages = 4, chunks = 2, micro_batches = 6;
+    const auto all   = interleaved(stages, micro_batches, chunks, group);
+    for (int s = 0; s < stages; ++s) {
+      std::map<std::pair<int, int>, int> forward_at, backward_at;
+      for (int i = 0; i < static_cast<int>(all[s].size()); ++i)
+        CHECK((all[s][i].backward ? backward_at : forward_at)
+                  .emplace(std::pair{all[s][i].micro_batch, all[s][i].chunk}, i)
+                  .second);
+      CHECK(forward_at.size() == static_cast<std::size_t>(micro_batches * chunks));
+      CHECK(backward_at.size() == forward_at.size());
+    }
+    std::vector<std::pair<int, int>> forwards;
+    for (const PipelineStep& step : all[0])
+      if (!step.backward)
+        forwards.emplace_back(step.micro_batch, step.chunk);
+    const std::vector<std::pair<int, int>> expected =
+        group == 4 ? std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {2, 0}, {3, 0}, {0, 1}, {1, 1},
+                                                      {2, 1}, {3, 1}, {4, 0}, {5, 0}, {4, 1}, {5, 1}}
+                   : std::vector<std::pair<int, int>>{{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {0, 1},
+                                                      {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 0}, {5, 1}};
+    CHECK(forwards == expected);
+    // The stages can run it together.
+    PipelineDurations durations;
+    durations.step_seconds        = [](int, const PipelineStep& step) { return step.backward ? 1.0 : 0.5; };
+    durations.forward_transfer_s  = std::vector<double>(stages * chunks - 1, 0);
+    durations.backward_transfer_s = durations.forward_transfer_s;
+    const auto finish             = pipeline_finish_seconds(all, durations);
+    CHECK(*std::max_element(finish.begin(), finish.end()) >= micro_batches * chunks * 1.5);
+  }
 }
 
 TEST_CASE("interleaved 1F1B: the ramp shrinks by the chunks per stage, (m + (p - 1) / v) steps of a whole stage")
