@@ -159,3 +159,20 @@ TEST_CASE("DeepSeek-V2-Lite, V2 and V3: multi-head latent attention and DeepSeek
            std::string::npos;
   }));
 }
+
+TEST_CASE("Falcon-7B: multi-query attention and a parallel block with one shared norm count exactly")
+{
+  // tiiuae/falcon-7b's config.json values (model card; no verbatim copy of its model_type "falcon" form was found,
+  // SOURCES.md). Per block: QKV 4544 x (4544 + 2 x 64) (one key-value head of 64), output 4544², MLP 2 x 4544 x
+  // 18176, one LayerNorm of 2 x 4544: 207,070,080; x 32, plus the tied 65,024 x 4544 embedding and the final
+  // LayerNorm: 6,921,720,704 (the card's "7B").
+  const nlohmann::json falcon = {{"model_type", "falcon"},       {"hidden_size", 4544},
+                                 {"num_hidden_layers", 32},      {"num_attention_heads", 71},
+                                 {"multi_query", true},          {"parallel_attn", true},
+                                 {"new_decoder_architecture", false}, {"bias", false},
+                                 {"alibi", false},               {"vocab_size", 65024},
+                                 {"torch_dtype", "bfloat16"},    {"seq_len", 2048}};
+  const Workload workload = workload_from_json(falcon, "falcon-7b.json");
+  CHECK(workload.total_params() == doctest::Approx(6'921'720'704.0).epsilon(1e-12));
+  CHECK(workload.layers[1].params == doctest::Approx(207'070'080.0).epsilon(1e-12));
+}
