@@ -39,7 +39,8 @@ public:
                         bool sequence_parallel = false) const;
   /// Of layers_seconds' backward (no recompute), the part that computes weight gradients (a zero-bubble
   /// schedule's second backward step): each layer's backward times the model's share of it in its linear
-  /// operators' weight-gradient products (half of a layer list's layer, whose backward is twice its forward).
+  /// operators' weight-gradient products (half where the layer is priced by its FLOPs alone: a layer list's
+  /// layer, or any layer under layer-level calibration, whose backward is twice its forward).
   double weight_gradient_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
                                  double samples, Dtype dtype, bool sequence_parallel = false) const;
   /// The forward of layers [first, end)'s selectively recomputed operators (non-fused attention's core), which a

@@ -137,6 +137,8 @@ std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops
       groups.emplace_back();
     OperatorGroup& group = groups.back();
     group.operators.push_back(&op);
+    group.flops_per_sample += op.flops_per_sample();
+    group.weight_gradient_flops_per_sample += op.weight_gradient_flops_per_sample();
     if (ring) {
       group.key_value_bytes_per_sample = op.key_value_bytes_per_sample;
       groups.emplace_back();
@@ -152,10 +154,17 @@ std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops
     group.all_to_all_bytes_per_sample = routes ? op.all_to_all_bytes_per_sample : 0;
     groups.emplace_back();
   }
-  if (groups.size() > 1) {
-    auto trailing = std::move(groups.back().operators);
+  // Trailing operators join the last communicating group, unless that is an attention beside its ring: they
+  // stay a group of their own, which waits for the ring.
+  if (groups.size() > 1 && groups[groups.size() - 2].key_value_bytes_per_sample == 0) {
+    OperatorGroup trailing = std::move(groups.back());
     groups.pop_back();
-    groups.back().operators.insert(groups.back().operators.end(), trailing.begin(), trailing.end());
+    groups.back().operators.insert(groups.back().operators.end(), trailing.operators.begin(),
+                                   trailing.operators.end());
+    groups.back().flops_per_sample += trailing.flops_per_sample;
+    groups.back().weight_gradient_flops_per_sample += trailing.weight_gradient_flops_per_sample;
+  } else if (groups.size() > 1 && groups.back().operators.empty()) {
+    groups.pop_back();
   }
   return groups;
 }

@@ -62,6 +62,12 @@ struct Operator {
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;
+  /// Of its backward's FLOPs, the weight gradient's (a linear operator's: its forward's again), which a
+  /// zero-bubble schedule runs apart from the rest.
+  double weight_gradient_flops_per_sample() const
+  {
+    return kind == OperatorKind::linear ? flops_per_sample() : 0;
+  }
   /// The factor tp divides this operator's work and bytes by: all but the replicated ones, and those too under
   /// sequence parallelism (they run on 1/tp of the sequence).
   double tensor_parallel_divisor(int tp, bool sequence_parallel = false) const
@@ -102,12 +108,25 @@ struct OperatorGroup {
   /// Under context parallelism: the group is an attention kernel whose keys and values (this many bytes per
   /// sample, whole sequence) pass round the ring while it runs; the next group waits for the ring.
   double key_value_bytes_per_sample = 0;
+  /// Its operators' forward FLOPs per sample, whole, and of their backward's the weight gradients'.
+  double flops_per_sample                 = 0;
+  double weight_gradient_flops_per_sample = 0;
+
+  /// Its share of a layer's forward (`forward_flops`) or, with `input_gradients`, of the backward less the
+  /// weight gradients (`layer_weight_flops`, a zero-bubble schedule's first backward step); `equal` when the
+  /// layer has none.
+  double share(double forward_flops, double layer_weight_flops, bool input_gradients, double equal) const
+  {
+    const double whole = input_gradients ? 2 * forward_flops - layer_weight_flops : forward_flops;
+    const double own   = input_gradients ? 2 * flops_per_sample - weight_gradient_flops_per_sample : flops_per_sample;
+    return whole > 0 ? own / whole : equal;
+  }
 };
 
 /// A layer's forward operators cut where the pass stops to communicate: after each row- or vocabulary-parallel
 /// operator when tp > 1 (its all-reduce), after each operator with all-to-all bytes when ep > 1, and before and
 /// after fused attention when cp > 1 (its ring). Operators after the last cut join the last group, whose
-/// communication then stands for the layer's end.
+/// communication then stands for the layer's end, unless that group is an attention beside its ring.
 std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops, int tp, int ep, int cp = 1);
 
 } // namespace hetsim::models

@@ -62,6 +62,16 @@ double Workload::backward_flops_per_sample() const
   return sum(*this, &Layer::backward_flops_per_sample);
 }
 
+double weight_gradient_flops_per_sample(const Layer& layer)
+{
+  if (layer.operators.empty())
+    return layer.forward_flops_per_sample;
+  double flops = 0;
+  for (const Operator& op : layer.operators)
+    flops += op.weight_gradient_flops_per_sample();
+  return flops;
+}
+
 int default_tensor_parallel_all_reduces(const std::string& kind)
 {
   // Megatron splits a block into column- then row-parallel halves: one all-reduce closes each half.

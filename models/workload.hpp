@@ -75,6 +75,10 @@ struct Workload {
   double backward_flops_per_sample() const;
 };
 
+/// Of a layer's backward FLOPs per sample, its weight gradients' (what a zero-bubble schedule runs apart): its
+/// linear operators' forward FLOPs again, or a layer list's layer's forward FLOPs (half its backward).
+double weight_gradient_flops_per_sample(const Layer& layer);
+
 /// Default number of tensor-parallel all-reduces per forward for a layer kind.
 int default_tensor_parallel_all_reduces(const std::string& kind);
 

@@ -108,6 +108,7 @@ Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs)
     set("tp", std::to_string(c.plan.tp));
     set("pp", std::to_string(c.plan.pp));
     set("virtual_stages", std::to_string(c.plan.virtual_stages));
+    set("cp", std::to_string(c.plan.cp));
     set("dp", std::to_string(c.plan.replicas()));
     set("micro_batch", range(*mb_min, *mb_max));
     set("grad_accum", range(*ga_min, *ga_max));

@@ -11,7 +11,7 @@ const std::vector<std::string>& sweep_columns()
 {
   static const std::vector<std::string> columns = {
       "cluster", "model", "planner", "global_batch", "zero_stage", "pp_request", "seed", "status", "tp", "pp",
-      "virtual_stages", "dp", "micro_batch", "grad_accum", "plan_zero_stage", "recompute", "estimate_s",
+      "virtual_stages", "cp", "dp", "micro_batch", "grad_accum", "plan_zero_stage", "recompute", "estimate_s",
       "simulated_s", "tokens_per_s", "mfu", "peak_memory_bytes", "note"};
   return columns;
 }

@@ -193,10 +193,7 @@ private:
       for (const models::OperatorGroup& group : models::communication_groups(layer.operators, plan_.tp, 1, plan_.cp)) {
         if (group.key_value_bytes_per_sample <= 0 || layer.forward_flops_per_sample <= 0)
           continue;
-        double flops = 0;
-        for (const models::Operator* op : group.operators)
-          flops += op->flops_per_sample();
-        const double share = flops / layer.forward_flops_per_sample;
+        const double share = group.share(layer.forward_flops_per_sample, 0, false, 0);
         const double bytes = group.key_value_bytes_per_sample * mb * activation_scale() / plan_.tp;
         if (bytes != slowdown_bytes)
           slowdown = slowdown_of(slowdown_bytes = bytes);
@@ -204,8 +201,19 @@ private:
                             call_seconds(members, CollectiveOp::all_gather);
         const double forward_core =
             share * compute_.layers_seconds(gpu, workload_, l, l + 1, plan_.tp, samples, plan_.dtype, false, false, split);
+        // Zero bubble: the ring runs beside the attention's share of the input-gradient step.
+        const double weights = plan_.schedule == PipelineSchedule::zero_bubble
+                                   ? compute_.weight_gradient_seconds(gpu, workload_, l, l + 1, plan_.tp, samples,
+                                                                      plan_.dtype, split)
+                                   : 0;
+        const double backward_share =
+            weights > 0 ? group.share(layer.forward_flops_per_sample, models::weight_gradient_flops_per_sample(layer),
+                                      true, 0)
+                        : share;
         const double backward_core =
-            share * compute_.layers_seconds(gpu, workload_, l, l + 1, plan_.tp, samples, plan_.dtype, true, false, split);
+            backward_share * (compute_.layers_seconds(gpu, workload_, l, l + 1, plan_.tp, samples, plan_.dtype, true,
+                                                      false, split) -
+                              weights);
         forward += std::max(0.0, ring - forward_core);
         backward += std::max(0.0, 2 * ring - backward_core) + (plan_.recompute ? std::max(0.0, ring - forward_core) : 0);
       }
@@ -716,6 +724,11 @@ private:
       const GpuSpec& gpu    = cluster_.gpu_of(plan_.device(s, r, t));
       const double samples  = static_cast<double>(plan_.micro_batch[r]) / plan_.cp;
       for (const auto& [first, closing] : ranges) {
+        if (plan_.schedule == PipelineSchedule::zero_bubble) { // the last weight-gradient step's rest
+          seconds += compute_.weight_gradient_seconds(gpu, workload_, first, closing, plan_.tp, samples, plan_.dtype,
+                                                      plan_.splits_sequence());
+          continue;
+        }
         seconds += compute_.layers_seconds(gpu, workload_, first, closing, plan_.tp, samples, plan_.dtype, true,
                                            plan_.recompute, plan_.splits_sequence());
         if (plan_.selective_recompute)

@@ -49,6 +49,7 @@ struct LayerPart {
   double all_to_all_bytes  = 0; ///< per sample, 16-bit
   double key_value_bytes   = 0; ///< per sample, 16-bit, whole sequence
   double share             = 1; ///< of the layer's FLOPs
+  double input_share       = 1; ///< of its input-gradient FLOPs (the backward less the weight gradients)
 };
 
 /// What every device of one pipeline stage does for one of its model chunks (its only one without virtual
@@ -186,21 +187,19 @@ private:
       const int reductions = plan_.tp > 1 ? layer.tensor_parallel_all_reduces : 0;
       const int n          = std::max(1, reductions);
       parts.assign(static_cast<std::size_t>(n),
-                   LayerPart{reductions > 0, layer.activation_bytes_per_sample, 0, 0, 1.0 / n});
+                   LayerPart{reductions > 0, layer.activation_bytes_per_sample, 0, 0, 1.0 / n, 1.0 / n});
       return parts;
     }
-    const auto groups = models::communication_groups(layer.operators, plan_.tp, plan_.ep, plan_.cp);
-    for (const models::OperatorGroup& group : groups) {
-      double flops = 0;
-      for (const models::Operator* op : group.operators)
-        flops += op->flops_per_sample();
+    const auto groups      = models::communication_groups(layer.operators, plan_.tp, plan_.ep, plan_.cp);
+    const double weights   = models::weight_gradient_flops_per_sample(layer);
+    const double equal     = 1.0 / static_cast<double>(groups.size());
+    const double forward   = layer.forward_flops_per_sample;
+    for (const models::OperatorGroup& group : groups)
       parts.push_back(LayerPart{group.all_reduce,
                                 group.all_reduce_bytes_per_sample > 0 ? group.all_reduce_bytes_per_sample
                                                                       : layer.activation_bytes_per_sample,
                                 group.all_to_all_bytes_per_sample, group.key_value_bytes_per_sample,
-                                layer.forward_flops_per_sample > 0 ? flops / layer.forward_flops_per_sample
-                                                                   : 1.0 / static_cast<double>(groups.size())});
-    }
+                                group.share(forward, weights, false, equal), group.share(forward, weights, true, equal)});
     return parts;
   }
 
@@ -235,21 +234,9 @@ private:
   {
     return layer.backward_flops_per_sample + (plan_.recompute ? layer.forward_flops_per_sample : 0) +
            (plan_.selective_recompute ? layer.selective_recompute_flops_per_sample : 0) -
-           (splits_backward_ ? weight_flops_per_sample(layer) : 0);
+           (splits_backward_ ? models::weight_gradient_flops_per_sample(layer) : 0);
   }
 
-  /// The weight-gradient products' FLOPs: the linear operators' forward FLOPs again (a layer list's layer: its
-  /// forward's, half its backward).
-  static double weight_flops_per_sample(const models::Layer& layer)
-  {
-    if (layer.operators.empty())
-      return layer.forward_flops_per_sample;
-    double flops = 0;
-    for (const models::Operator& op : layer.operators)
-      if (op.kind == models::OperatorKind::linear)
-        flops += op.flops_per_sample();
-    return flops;
-  }
 
   /// Fills gradient buckets of the plan's size with `bytes_of(layer)` in backward layer order: `buckets` gets
   /// their sizes, `closing` the layer that completes each (when it is ready to reduce).
@@ -339,8 +326,10 @@ private:
       Piece range;
       int top = stage.end - 1;
       for (int l = stage.end - 1; l >= stage.first; --l) {
-        range.flops_per_sample += weight_flops_per_sample(layers_[l]) / plan_.tp / plan_.cp;
-        const bool closes = std::find(closing_layer.begin(), closing_layer.end(), l) != closing_layer.end();
+        range.flops_per_sample += models::weight_gradient_flops_per_sample(layers_[l]) / plan_.tp / plan_.cp;
+        const bool closes =
+            std::find(closing_layer.begin(), closing_layer.end(), l) != closing_layer.end() ||
+            std::find(expert_closing_layer.begin(), expert_closing_layer.end(), l) != expert_closing_layer.end();
         if (!closes && l != stage.first)
           continue;
         range.first_layer = l;
@@ -388,7 +377,8 @@ private:
             piece.recomputed          = backward && forward_part;
             piece.recomputes          = backward && plan_.recompute && !recomputes;
             piece.ends_layer          = k == count - 1;
-            piece.share               = part.share;
+            // Zero bubble: an input-gradient piece's share of its half of the backward.
+            piece.share = splits_backward_ && backward && !forward_part ? part.input_share : part.share;
             piece.flops_per_sample    = flops / plan_.tp / plan_.cp * part.share;
             piece.tp_all_reduce       = part.all_reduce;
             piece.tp_bytes_per_sample = part.all_reduce_bytes / plan_.cp;
@@ -745,6 +735,8 @@ private:
     for (const Piece& piece : sync ? stage.weight_sync : stage.weight) {
       Task compute        = make_task(TaskKind::backward, Stream::compute, m, true);
       compute.part        = BackwardPart::weight_gradients;
+      if (blocking_send_ >= 0) // the step's send, when sends block compute
+        compute.deps = {std::exchange(blocking_send_, -1)};
       compute.first_layer = piece.first_layer;
       compute.layer_count = piece.layer_count;
       compute.samples     = samples;
@@ -838,8 +830,8 @@ private:
         compute.deps.push_back(held);
       held = -1;
       const int id = add_task(std::move(compute));
-      ready        = ring;
-      last         = ring >= 0 ? ring : id;
+      ready        = ring; // the next piece waits for the ring
+      last         = id;
       if (piece.ends_layer)
         finished.push_back(id);
 

@@ -85,7 +85,8 @@ std::vector<int> read_per_device(const JsonInput& value, const Plan& plan, int d
         if (per_replica[r] == 0)
           per_replica[r] = per_device[device];
         else if (per_device[device] != per_replica[r])
-          value.at(device).fail(str(per_replica[r]) + ", the value of the other devices of replica " + str(r));
+          value.at(device).fail(str(per_replica[r]) + ", the value of the other devices of replica " +
+                                str(r / plan.cp));
       }
   return per_replica;
 }
@@ -289,12 +290,14 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
       fail(at, "expected a layer index below " + str(layers) + " (the model's layer count), got " + str(start));
   }
 
+  // A per-replica field's index in the file: data-parallel rank r belongs to replica r / cp.
+  auto entry = [&](const std::string& name, int r) { return name + "[" + str(r / plan.cp) + "]"; };
   auto check_per_replica = [&](const char* name, const std::vector<int>& values) {
     if (static_cast<int>(values.size()) != plan.dp)
-      fail(name, "expected " + str(plan.dp) + " values (one per replica), got " + str(values.size()));
+      fail(name, "expected " + str(plan.dp) + " values (one per data-parallel rank), got " + str(values.size()));
     for (int r = 0; r < plan.dp; ++r)
       if (values[r] < 1)
-        fail(std::string(name) + "[" + str(r) + "]", "expected a positive integer, got " + str(values[r]));
+        fail(entry(name, r), "expected a positive integer, got " + str(values[r]));
   };
   check_per_replica("micro_batch", plan.micro_batch);
   check_per_replica("grad_accum", plan.grad_accum);
@@ -321,8 +324,8 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
                                    str(plan.pp));
     for (int r = 0; r < plan.dp; ++r)
       if (plan.last_micro_batch[r] > plan.micro_batch[r])
-        fail("last_micro_batch[" + str(r) + "]", "expected at most micro_batch[" + str(r) + "] = " +
-                                                     str(plan.micro_batch[r]) + ", got " + str(plan.last_micro_batch[r]));
+        fail(entry("last_micro_batch", r), "expected at most " + entry("micro_batch", r) + " = " +
+                                               str(plan.micro_batch[r]) + ", got " + str(plan.last_micro_batch[r]));
   }
   if (!plan.layer_sharding.empty()) {
     if (static_cast<int>(plan.layer_sharding.size()) != layers)
@@ -365,7 +368,7 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
                                    str(plan.microbatch_group));
     for (int r = 0; r < plan.dp; ++r)
       if (plan.grad_accum[r] < plan.interleave_group())
-        fail("grad_accum" + (plan.dp > 1 ? "[" + str(r) + "]" : std::string()),
+        fail(plan.replicas() > 1 ? entry("grad_accum", r) : std::string("grad_accum"),
              "expected at least " + str(plan.interleave_group()) + " " + interleaved +
                  ": Megatron-LM runs micro-batches through the chunks in groups of " +
                  (plan.microbatch_group > 0 ? "microbatch_group" : "pp") + ", got " + str(plan.grad_accum[r]));
@@ -508,6 +511,9 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     if (auto value = root.find(degree); value && value->positive_int() > cluster.device_count())
       value->fail("at most " + str(cluster.device_count()) + " (the devices of cluster " + quote(cluster.name()) + ")");
   plan.cp = root.positive_int_or("cp", 1);
+  if (static_cast<long long>(plan.dp) * plan.cp > cluster.device_count())
+    root.at("cp").fail("at most " + str(cluster.device_count() / plan.dp) + " with dp " + str(plan.dp) +
+                       " (the devices of cluster " + quote(cluster.name()) + ")");
   plan.dp *= plan.cp; // the data-parallel ranks: cp per replica
 
   if (auto placement = root.find("placement")) {

@@ -140,6 +140,29 @@ TEST_CASE("every attention's keys and values go round its context-parallel group
   CHECK(names.size() == schedule.tasks.size());
 }
 
+TEST_CASE("without tensor parallelism the ring still ends at the attention: the rest of the layer waits for it")
+{
+  const ContextCase c;
+  const Plan plan         = c.plan(1, 2);
+  const Schedule schedule = lower(plan, c.problem);
+  CHECK(replay_problem(schedule).empty());
+  // Block 0's forward on device 0: before the attention, the attention beside its ring, the rest of the block.
+  std::vector<const Task*> pieces;
+  const Task* ring = nullptr;
+  for (const Task& task : schedule.tasks)
+    if (task.device == 0 && task.first_layer == 1 && task.micro_batch == 0 && !task.backward) {
+      if (task.kind == TaskKind::forward)
+        pieces.push_back(&task);
+      else if (task.stream == Stream::context_parallel)
+        ring = &task;
+    }
+  REQUIRE(pieces.size() == 3);
+  REQUIRE(ring != nullptr);
+  CHECK(std::find(pieces[2]->deps.begin(), pieces[2]->deps.end(), ring->id) != pieces[2]->deps.end());
+  CHECK(pieces[0]->share + pieces[1]->share + pieces[2]->share == doctest::Approx(1));
+  CHECK(pieces[1]->share < 0.5); // the attention kernel alone, at 128 tokens a small part of the block
+}
+
 TEST_CASE("a context-parallel rank computes, sends and keeps 1/cp of what a replica of its own would")
 {
   const ContextCase c;

@@ -119,6 +119,30 @@ TEST_CASE("a zero-bubble backward is an input-gradient step, and a later weight-
   CHECK(one_f_one_b[4].activation_bytes < zb[4].activation_bytes);                  // stage 1: 1 against 2
 }
 
+TEST_CASE("with expert parallelism every routed experts' bucket is still reduced after a weight-gradient step")
+{
+  const Cluster cluster           = make_cluster(2, 4, a100());
+  const models::Workload workload = models::build_transformer(models::testing::moe_shape());
+  const Problem problem           = make_problem(cluster, workload);
+  // 1 MiB buckets: a block's experts (3 MiB of gradients per expert rank) close buckets at layers where its
+  // dense part (a fifth of that) does not.
+  auto reductions                 = [&](const char* schedule_name) {
+    const Plan plan = plan_from_json({{"pp", 2}, {"dp", 4}, {"ep", 2}, {"micro_batch", 1}, {"grad_accum", 4},
+                                      {"schedule", schedule_name}, {"zero_stage", 1}, {"bucket_mib", 1}},
+                                     "zb.json", cluster, workload);
+    const Schedule schedule = lower(plan, problem);
+    CHECK(replay_problem(schedule).empty());
+    std::map<bool, double> bytes; // experts or not -> bytes reduced by device 0
+    for (int id : schedule.queues[0][static_cast<int>(Stream::data_parallel)])
+      if (schedule.tasks[id].kind == TaskKind::reduce_scatter)
+        bytes[schedule.tasks[id].experts] += schedule.tasks[id].bytes;
+    return bytes;
+  };
+  const auto zb = reductions("zero_bubble"), one_f_one_b = reductions("1f1b");
+  CHECK(zb.at(true) == doctest::Approx(one_f_one_b.at(true)));
+  CHECK(zb.at(false) == doctest::Approx(one_f_one_b.at(false)));
+}
+
 TEST_CASE("the zero-bubble schedule is refused with what it does not model, naming the field")
 {
   const Cluster cluster           = make_cluster(2, 4, a100());

@@ -250,7 +250,7 @@ TEST_CASE("validate_plan checks plans built in code with the same messages")
   CHECK_NOTHROW(validate_plan(plan, inputs.cluster, inputs.workload, "planner amp"));
   plan.micro_batch = {1, 2, 3};
   CHECK_THROWS_WITH_AS(validate_plan(plan, inputs.cluster, inputs.workload, "planner amp"),
-                       "planner amp: micro_batch: expected 2 values (one per replica), got 3", InputError);
+                       "planner amp: micro_batch: expected 2 values (one per data-parallel rank), got 3", InputError);
   plan             = make_plan(inputs.cluster, inputs.workload, 2, 2, 2);
   plan.grad_accum  = {1, 0};
   CHECK_THROWS_WITH_AS(validate_plan(plan, inputs.cluster, inputs.workload, "planner amp"),
