@@ -95,6 +95,7 @@ std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
               r / "presets/model/llama-2-7b.json", r / "presets/model/bert-base-uncased.json"};
     case InputKind::plan:
       return {fixed(context, "dp4.json"), fixed(context, "pp4.json"), fixed(context, "pp2dp2z3.json"),
+              fixed(context, "pp4_zero_bubble.json"),
               r / "tests/exec/netns/pp2dp2_wan_dp.json"};
     case InputKind::sweep:
       return {r / "experiments/geo_decentralized/sweep.json"};
