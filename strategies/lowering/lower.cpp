@@ -237,7 +237,6 @@ private:
            (splits_backward_ ? models::weight_gradient_flops_per_sample(layer) : 0);
   }
 
-
   /// Fills gradient buckets of the plan's size with `bytes_of(layer)` in backward layer order: `buckets` gets
   /// their sizes, `closing` the layer that completes each (when it is ready to reduce).
   template <class BytesOf>
@@ -320,13 +319,15 @@ private:
       closed_by(expert_closing_layer, layer, piece.expert_bucket_begin, piece.expert_bucket_end);
     };
 
-    if (splits_backward_) {
-      // The weight-gradient step runs the chunk's layers at once; the one that synchronises stops where buckets
-      // close so that they reduce while the rest runs.
+    // One task per pass over the chunk's layers, backward, split after each layer that closes a bucket (dense or
+    // routed experts') so that those buckets reduce while the rest runs; `completes` attaches them.
+    auto split_where_buckets_close = [&](auto flops_of, bool recomputes, bool completes) {
+      std::vector<Piece> pieces;
       Piece range;
-      int top = stage.end - 1;
+      range.recomputes = recomputes;
+      int top          = stage.end - 1;
       for (int l = stage.end - 1; l >= stage.first; --l) {
-        range.flops_per_sample += models::weight_gradient_flops_per_sample(layers_[l]) / plan_.tp / plan_.cp;
+        range.flops_per_sample += flops_of(l);
         const bool closes =
             std::find(closing_layer.begin(), closing_layer.end(), l) != closing_layer.end() ||
             std::find(expert_closing_layer.begin(), expert_closing_layer.end(), l) != expert_closing_layer.end();
@@ -334,11 +335,21 @@ private:
           continue;
         range.first_layer = l;
         range.layer_count = top - l + 1;
-        buckets_of(l, range);
-        stage.weight_sync.push_back(range);
-        range = Piece{};
-        top   = l - 1;
+        if (completes)
+          buckets_of(l, range);
+        pieces.push_back(range);
+        range            = Piece{};
+        range.recomputes = recomputes;
+        top              = l - 1;
       }
+      return pieces;
+    };
+
+    if (splits_backward_) {
+      // The weight-gradient step runs the chunk's layers at once; the one that synchronises completes the buckets.
+      stage.weight_sync = split_where_buckets_close(
+          [&](int l) { return models::weight_gradient_flops_per_sample(layers_[l]) / plan_.tp / plan_.cp; }, false,
+          true);
       Piece whole;
       whole.first_layer = stage.first;
       whole.layer_count = stage.end - stage.first;
@@ -407,24 +418,10 @@ private:
     for (int l = stage.first; l < stage.end; ++l)
       whole.flops_per_sample += backward_flops_per_sample(layers_[l]) / plan_.cp;
     stage.backward.push_back(whole);
-    // ...except a synchronising backward, split where buckets become ready so that they overlap the rest.
-    int top = stage.end - 1;
-    Piece range;
-    range.recomputes = plan_.recompute;
-    for (int l = stage.end - 1; l >= stage.first; --l) {
-      range.flops_per_sample += backward_flops_per_sample(layers_[l]) / plan_.cp;
-      const bool closes = std::find(closing_layer.begin(), closing_layer.end(), l) != closing_layer.end();
-      if (!closes && l != stage.first)
-        continue;
-      range.first_layer = l;
-      range.layer_count = top - l + 1;
-      if (!splits_backward_)
-        buckets_of(l, range);
-      stage.backward_sync.push_back(range);
-      range            = Piece{};
-      range.recomputes = plan_.recompute;
-      top              = l - 1;
-    }
+    // ...except a synchronising backward, split where buckets become ready so that they overlap the rest (under
+    // zero bubble the weight-gradient step completes them instead).
+    stage.backward_sync = split_where_buckets_close(
+        [&](int l) { return backward_flops_per_sample(layers_[l]) / plan_.cp; }, plan_.recompute, !splits_backward_);
     return stage;
   }
 

@@ -166,6 +166,22 @@ int layer_count(const models::Workload& workload)
   return static_cast<int>(workload.layers.size());
 }
 
+/// Calls `differs(field, r, expected, got)` where data-parallel rank r's micro_batch, grad_accum or
+/// last_micro_batch differs from that of the first rank of its group (`group_first(r)`): the members of an
+/// expert- or context-parallel group run the same micro-batches.
+template <class GroupFirst, class Differs>
+void check_groups_agree(const Plan& plan, GroupFirst group_first, Differs differs)
+{
+  const std::pair<const char*, const std::vector<int>*> fields[] = {
+      {"micro_batch", &plan.micro_batch}, {"grad_accum", &plan.grad_accum}, {"last_micro_batch", &plan.last_micro_batch}};
+  for (int r = 0; r < plan.dp; ++r)
+    for (const auto& [name, values] : fields) {
+      const int first = group_first(r);
+      if (r < static_cast<int>(values->size()) && (*values)[r] != (*values)[first])
+        differs(name, r, (*values)[first], (*values)[r]);
+    }
+}
+
 /// What context parallelism runs with: a transformer with flash attention (Transformer Engine's ring attention
 /// is a fused-attention kernel), a sequence Megatron-LM can cut into 2 x cp chunks (x tp under sequence
 /// parallelism), a framework that has it, no expert parallelism, and the same micro-batches on a group's ranks.
@@ -190,19 +206,13 @@ void validate_context_parallel(const Plan& plan, const models::Workload& workloa
   if (plan.ep > 1)
     fail("ep", "expected 1 " + with_cp + " (experts over context-parallel ranks are not modelled), got " +
                    str(plan.ep));
-  for (int r = 0; r < plan.dp; ++r) {
-    const int first = plan.context_group_first(r);
-    auto same = [&](const char* name, const std::vector<int>& values) {
-      if (r < static_cast<int>(values.size()) && values[r] != values[first])
-        fail(std::string(name) + "_per_device", "expected " + str(values[first]) + " on every device of replica " +
-                                                    str(r / plan.cp) + " " + with_cp +
-                                                    ": its ranks hold parts of the same sequences, got " +
-                                                    str(values[r]));
-    };
-    same("micro_batch", plan.micro_batch);
-    same("grad_accum", plan.grad_accum);
-    same("last_micro_batch", plan.last_micro_batch);
-  }
+  // Per-replica lists repeat each value over a group; per-device lists may not.
+  check_groups_agree(plan, [&](int r) { return plan.context_group_first(r); },
+                     [&](const char* name, int r, int expected, int got) {
+                       fail(std::string(name) + "_per_device",
+                            "expected " + str(expected) + " on every device of replica " + str(r / plan.cp) + " " +
+                                with_cp + ": its ranks hold parts of the same sequences, got " + str(got));
+                     });
 }
 
 } // namespace
@@ -409,18 +419,12 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
     if (!plan.layer_sharding.empty())
       fail("layer_sharding", "expected none " + with_ep);
     // The members of a group exchange tokens every micro-batch: they run the same micro-batches.
-    for (int r = 0; r < plan.dp; ++r) {
-      const int first = r - plan.expert_rank(r);
-      auto same = [&](const char* name, const std::vector<int>& values) {
-        if (!values.empty() && values[r] != values[first])
-          fail(std::string(name) + "[" + str(r) + "]",
-               "expected " + str(values[first]) + " like replica " + str(first) + " of its expert-parallel group " +
-                   with_ep + ": the group's replicas exchange tokens every micro-batch, got " + str(values[r]));
-      };
-      same("micro_batch", plan.micro_batch);
-      same("grad_accum", plan.grad_accum);
-      same("last_micro_batch", plan.last_micro_batch);
-    }
+    const auto group_first = [&](int r) { return r - plan.expert_rank(r); };
+    check_groups_agree(plan, group_first, [&](const char* name, int r, int expected, int got) {
+      fail(std::string(name) + "[" + str(r) + "]",
+           "expected " + str(expected) + " like replica " + str(group_first(r)) + " of its expert-parallel group " +
+               with_ep + ": the group's replicas exchange tokens every micro-batch, got " + str(got));
+    });
   }
   if (plan.cp > 1)
     validate_context_parallel(plan, workload, fail);

@@ -27,6 +27,23 @@ std::vector<int> iota(int n)
   return v;
 }
 
+/// `nodes` nodes of one GPU on links so fast that transfers are free: pipeline timings are their compute alone.
+Cluster free_link_cluster(int nodes)
+{
+  return sim::testing::uniform_cluster(nodes, 1, Link{1e15, 1e-9}, Link{1e15, 1e-9}, 1e-9);
+}
+
+/// `count` equal layers given by their totals (a backward twice the forward, its weight gradients half of it).
+models::Workload equal_layers(int count)
+{
+  nlohmann::json layers = nlohmann::json::array();
+  for (int l = 0; l < count; ++l)
+    layers.push_back({{"name", "l" + std::to_string(l)}, {"kind", "block"}, {"params", 1e6},
+                      {"forward_flops_per_sample", 4e11}, {"activation_bytes_per_sample", 1e3},
+                      {"saved_activation_bytes_per_sample", 1e3}});
+  return models::workload_from_json({{"name", "equal"}, {"seq_len", 512}, {"layers", layers}}, "equal.json");
+}
+
 } // namespace
 
 TEST_CASE("ring all-reduce on uniform links: simulator and alpha-beta agree within 1%")
@@ -132,15 +149,8 @@ TEST_CASE("interleaved 1F1B's bubble is (p - 1) / (v m) of the ideal time on a u
 {
   // 16 equal layers on 4 stages of one GPU each, links so fast that transfers are free: the iteration is the ideal
   // (m micro-batches' forward and backward per stage) plus the bubble, which chunks divide.
-  const Cluster cluster =
-      sim::testing::uniform_cluster(4, 1, Link{1e15, 1e-9}, Link{1e15, 1e-9}, 1e-9);
-  nlohmann::json layers = nlohmann::json::array();
-  for (int l = 0; l < 16; ++l)
-    layers.push_back({{"name", "l" + std::to_string(l)}, {"kind", "block"}, {"params", 1e6},
-                      {"forward_flops_per_sample", 4e11}, {"activation_bytes_per_sample", 1e3},
-                      {"saved_activation_bytes_per_sample", 1e3}});
-  const models::Workload workload =
-      models::workload_from_json({{"name", "equal"}, {"seq_len", 512}, {"layers", layers}}, "equal.json");
+  const Cluster cluster           = free_link_cluster(4);
+  const models::Workload workload = equal_layers(16);
   const int p = 4, m = 8;
   for (int v : {1, 2, 4}) {
     CAPTURE(v);
@@ -169,15 +179,8 @@ TEST_CASE("ZB-H1's bubble is (p - 1)(F + B - W) against 1F1B's (p - 1)(F + B + W
 {
   // As above: 16 equal layers on 4 stages, free transfers. F, B and W are one stage's forward, input-gradient and
   // weight-gradient steps of one micro-batch (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, §3.1).
-  const Cluster cluster =
-      sim::testing::uniform_cluster(4, 1, Link{1e15, 1e-9}, Link{1e15, 1e-9}, 1e-9);
-  nlohmann::json layers = nlohmann::json::array();
-  for (int l = 0; l < 16; ++l)
-    layers.push_back({{"name", "l" + std::to_string(l)}, {"kind", "block"}, {"params", 1e6},
-                      {"forward_flops_per_sample", 4e11}, {"activation_bytes_per_sample", 1e3},
-                      {"saved_activation_bytes_per_sample", 1e3}});
-  const models::Workload workload =
-      models::workload_from_json({{"name", "equal"}, {"seq_len", 512}, {"layers", layers}}, "equal.json");
+  const Cluster cluster           = free_link_cluster(4);
+  const models::Workload workload = equal_layers(16);
   const int p = 4, m = 8;
   std::map<std::string, double> iteration;
   for (const std::string schedule_name : {"1f1b", "zero_bubble"}) {

@@ -1,7 +1,7 @@
 /// Llama-3-8B at 128k tokens end to end: context parallelism where one sequence per replica runs out of memory,
 /// the replay of its rings of keys and values, and the analytic estimate against the replay.
 
-#include "core/cluster_json.hpp"
+#include "dgx_fixtures.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
@@ -23,22 +23,12 @@ namespace {
 /// Four DGX H100 nodes: 450 GB/s NVSwitch ports (NVLink 4), `nic_gbps` per node to the fabric.
 Cluster dgx_h100_32(int nic_gbps = 3200)
 {
-  const nlohmann::json node = {{"name", "dgx"},
-                               {"gpu", "H100-SXM5-80GB"},
-                               {"devices", 8},
-                               {"repeat", 4},
-                               {"intra_node", {{"bandwidth_GBps", 450}, {"latency_us", 2}}},
-                               {"nic", {{"bandwidth_gbps", nic_gbps}, {"latency_us", 3}}}};
-  return cluster_from_json({{"name", "dgx_h100_32"}, {"regions", {{{"name", "fabric"}, {"latency_us", 2},
-                                                                   {"nodes", {node}}}}}},
-                           "dgx_h100_32.json");
+  return e2e::dgx_cluster("dgx_h100_32", "H100-SXM5-80GB", 4, 450, nic_gbps);
 }
 
-models::Workload llama_128k()
+models::Workload llama_3_8b(int seq_len = 131072)
 {
-  return models::with_seq_len(
-      models::load_workload(std::string(HETSIM_SOURCE_DIR) + "/tests/models/data/hf/llama-3-8b.json"), 131072,
-      "--seq-len");
+  return e2e::hf_model("llama-3-8b.json", seq_len);
 }
 
 strategies::Plan plan_of(nlohmann::json json, const Cluster& cluster, const models::Workload& workload)
@@ -50,26 +40,18 @@ strategies::Plan plan_of(nlohmann::json json, const Cluster& cluster, const mode
   return strategies::plan_from_json(json, "plan.json", cluster, workload);
 }
 
-double largest_need(const strategies::Plan& plan, const strategies::Problem& problem)
-{
-  double largest = 0;
-  for (const auto& device : strategies::plan_memory(plan, problem))
-    largest = std::max(largest, device.total_bytes());
-  return largest;
-}
-
 } // namespace
 
 TEST_CASE("Llama-3-8B at 128k tokens on 32 H100-80GB: cp 4 fits where cp 1 does not, and the replay runs its rings")
 {
   const Cluster cluster           = dgx_h100_32();
-  const models::Workload workload = llama_128k();
+  const models::Workload workload = llama_3_8b();
   const auto whole   = plan_of({{"tp", 8}, {"dp", 4}}, cluster, workload);
   const auto split   = plan_of({{"tp", 8}, {"cp", 4}, {"dp", 1}}, cluster, workload);
   const auto problem = strategies::problem_for_plan(cluster, workload, split);
   const double capacity = 80 * units::kGiB;
-  CHECK(largest_need(whole, problem) > capacity);
-  CHECK(largest_need(split, problem) < capacity);
+  CHECK(e2e::largest_need(whole, problem) > capacity);
+  CHECK(e2e::largest_need(split, problem) < capacity);
 
   const auto schedule = strategies::lower(split, problem);
   const auto result   = sim::simulate(split, problem, schedule);
@@ -90,7 +72,7 @@ TEST_CASE("Llama-3-8B at 128k tokens on 32 H100-80GB: cp 4 fits where cp 1 does 
 
 TEST_CASE("context-parallel plans: the analytic estimate within 10% of the replay, rings hidden or exposed")
 {
-  const models::Workload workload = llama_128k();
+  const models::Workload workload = llama_3_8b();
   const nlohmann::json plans[]    = {
       {{"tp", 8}, {"cp", 4}, {"dp", 1}},                                // rings across the four nodes
       {{"tp", 2}, {"cp", 4}, {"dp", 4}, {"recompute", "full"}},         // rings inside a node
@@ -115,9 +97,7 @@ TEST_CASE("the megatron planner cuts 128k-token sequences over context-parallel 
   const Cluster cluster = dgx_h100_32();
   for (int seq_len : {131072, 8192}) {
     CAPTURE(seq_len);
-    const models::Workload workload = models::with_seq_len(
-        models::load_workload(std::string(HETSIM_SOURCE_DIR) + "/tests/models/data/hf/llama-3-8b.json"), seq_len,
-        "--seq-len");
+    const models::Workload workload = llama_3_8b(seq_len);
     strategies::Problem problem = strategies::problem_for_plan(
         cluster, workload, plan_of({{"tp", 8}, {"dp", 4}}, cluster, workload));
     problem.global_batch = 8;

@@ -1,7 +1,7 @@
 /// Mixtral-8x7B end to end: its published Hugging Face config, expert parallelism where a dense layout runs out
 /// of memory, the replay of its all-to-alls, the planners' choice, and the analytic estimate against the replay.
 
-#include "core/cluster_json.hpp"
+#include "dgx_fixtures.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
@@ -23,22 +23,12 @@ namespace {
 /// Eight DGX A100 80GB nodes: 300 GB/s NVSwitch ports, `nic_gbps` per node to the fabric.
 Cluster dgx_a100_64(int nic_gbps = 1600)
 {
-  const nlohmann::json node = {{"name", "dgx"},
-                               {"gpu", "A100-SXM4-80GB"},
-                               {"devices", 8},
-                               {"repeat", 8},
-                               {"intra_node", {{"bandwidth_GBps", 300}, {"latency_us", 2}}},
-                               {"nic", {{"bandwidth_gbps", nic_gbps}, {"latency_us", 3}}}};
-  return cluster_from_json({{"name", "dgx_a100_64"}, {"regions", {{{"name", "fabric"}, {"latency_us", 2},
-                                                                   {"nodes", {node}}}}}},
-                           "dgx_a100_64.json");
+  return e2e::dgx_cluster("dgx_a100_64", "A100-SXM4-80GB", 8, 300, nic_gbps);
 }
 
 models::Workload mixtral()
 {
-  return models::with_seq_len(
-      models::load_workload(std::string(HETSIM_SOURCE_DIR) + "/tests/models/data/hf/mixtral-8x7b.json"), 4096,
-      "--seq-len");
+  return e2e::hf_model("mixtral-8x7b.json", 4096);
 }
 
 strategies::Plan plan_of(nlohmann::json json, const Cluster& cluster, const models::Workload& workload)
@@ -47,14 +37,6 @@ strategies::Plan plan_of(nlohmann::json json, const Cluster& cluster, const mode
   json["zero_stage"]   = 1;
   json["dtype"]        = "bf16";
   return strategies::plan_from_json(json, "plan.json", cluster, workload);
-}
-
-double largest_need(const strategies::Plan& plan, const strategies::Problem& problem)
-{
-  double largest = 0;
-  for (const auto& device : strategies::plan_memory(plan, problem))
-    largest = std::max(largest, device.total_bytes());
-  return largest;
 }
 
 } // namespace
@@ -68,8 +50,8 @@ TEST_CASE("Mixtral-8x7B on 64 A100-80GB: ep 8 fits where ep 1 does not, and the 
   const auto experts = plan_of({{"tp", 1}, {"pp", 8}, {"dp", 8}, {"ep", 8}, {"micro_batch", 1}}, cluster, workload);
   const auto problem = strategies::problem_for_plan(cluster, workload, experts);
   const double capacity = 80 * units::kGiB;
-  CHECK(largest_need(dense, problem) > capacity);
-  CHECK(largest_need(experts, problem) < capacity);
+  CHECK(e2e::largest_need(dense, problem) > capacity);
+  CHECK(e2e::largest_need(experts, problem) < capacity);
   // A device holds its stage's attention and one expert in eight.
   CHECK(strategies::plan_memory(dense, problem)[8].parameter_bytes >
         4 * strategies::plan_memory(experts, problem)[8].parameter_bytes);

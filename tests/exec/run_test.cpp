@@ -21,6 +21,16 @@ std::vector<std::string> scenario(const std::string& plan, const fs::path& dir)
           data_file(plan), "--trace-dir", dir.string()};
 }
 
+/// Runs one iteration of `plan` of `model` on the four ranks into `dir` and returns the merged trace.
+nlohmann::json run_once(const std::string& model, const std::string& plan, const ScratchDir& dir)
+{
+  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file(model), "--plan", data_file(plan),
+             "--trace-dir", dir.path.string(), "--iterations", "1"},
+            dir.path / "log");
+  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
+  return nlohmann::json::parse(read_text(dir.path / "trace.json"));
+}
+
 } // namespace
 
 TEST_CASE("run: every task of a ZeRO-3 pipeline plan appears once, per rank and merged, with the report")
@@ -224,11 +234,7 @@ TEST_CASE("run: a file in --trace-dir that is not an earlier run's output is ref
 TEST_CASE("run: an interleaved 1F1B plan (2 chunks per stage) runs every task once, the last stage feeding the first")
 {
   ScratchDir dir("interleaved");
-  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("tiny_gpt2.json"), "--plan",
-             data_file("pp2dp2v2.json"), "--trace-dir", dir.path.string(), "--iterations", "1"},
-            dir.path / "log");
-  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
-  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  const auto merged = run_once("tiny_gpt2.json", "pp2dp2v2.json", dir);
   std::map<int, int> seen;
   std::set<std::string> wrapped; // activations sent from stage 1 back to stage 0's second chunk
   for (const auto& e : merged["traceEvents"])
@@ -247,11 +253,7 @@ TEST_CASE("run: an interleaved 1F1B plan (2 chunks per stage) runs every task on
 TEST_CASE("run: an expert-parallel plan exchanges tokens by Gloo all-to-all and reduces experts over their holders")
 {
   ScratchDir dir("ep");
-  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("tiny_mixtral.json"), "--plan",
-             data_file("dp4ep2.json"), "--trace-dir", dir.path.string(), "--iterations", "1"},
-            dir.path / "log");
-  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
-  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  const auto merged = run_once("tiny_mixtral.json", "dp4ep2.json", dir);
   int exchanges = 0, expert_reductions = 0;
   for (const auto& e : merged["traceEvents"]) {
     if (e["ph"] != "X" || !e.contains("args") || !e["args"].contains("kind"))
@@ -271,11 +273,7 @@ TEST_CASE("run: an expert-parallel plan exchanges tokens by Gloo all-to-all and 
 TEST_CASE("run: a context-parallel plan passes keys and values round each pair by Gloo and reduces over all ranks")
 {
   ScratchDir dir("cp");
-  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("tiny_llama.json"), "--plan",
-             data_file("cp2dp2.json"), "--trace-dir", dir.path.string(), "--iterations", "1"},
-            dir.path / "log");
-  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
-  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  const auto merged = run_once("tiny_llama.json", "cp2dp2.json", dir);
   int gathers = 0, scatters = 0, reductions = 0;
   for (const auto& e : merged["traceEvents"]) {
     if (e["ph"] != "X")
@@ -299,11 +297,7 @@ TEST_CASE("run: a context-parallel plan passes keys and values round each pair b
 TEST_CASE("run: a zero-bubble plan runs each backward as an input-gradient step and a later weight-gradient step")
 {
   ScratchDir dir("zb");
-  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("tiny_gpt2.json"), "--plan",
-             data_file("pp4_zero_bubble.json"), "--trace-dir", dir.path.string(), "--iterations", "1"},
-            dir.path / "log");
-  REQUIRE_MESSAGE(run.wait(120) == 0, read_text(dir.path / "log"));
-  const auto merged = nlohmann::json::parse(read_text(dir.path / "trace.json"));
+  const auto merged = run_once("tiny_gpt2.json", "pp4_zero_bubble.json", dir);
   std::map<std::string, std::pair<double, double>> span; // name -> (start, end), microseconds
   for (const auto& e : merged["traceEvents"])
     if (e["ph"] == "X")

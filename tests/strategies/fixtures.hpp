@@ -11,6 +11,7 @@
 #include "strategies/plan/problem.hpp"
 
 #include <numeric>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,16 @@ inline Problem make_problem(const Cluster& cluster, const models::Workload& work
   problem.cluster  = &cluster;
   problem.workload = &workload;
   return problem;
+}
+
+/// A name Schedule::task_name gives two tasks, or an empty string when every task's name is its own.
+inline std::string duplicate_task_name(const Schedule& schedule)
+{
+  std::set<std::string> names;
+  for (const Task& task : schedule.tasks)
+    if (!names.insert(schedule.task_name(task.id)).second)
+      return schedule.task_name(task.id);
+  return "";
 }
 
 /// Why a schedule is malformed or would deadlock, or an empty string. Replays it with zero-duration tasks:

@@ -134,10 +134,7 @@ TEST_CASE("every attention's keys and values go round its context-parallel group
       attention_flops += op.flops_per_sample();
   CHECK(attention->share == doctest::Approx(attention_flops / block.forward_flops_per_sample));
 
-  std::set<std::string> names;
-  for (const Task& task : schedule.tasks)
-    names.insert(schedule.task_name(task.id));
-  CHECK(names.size() == schedule.tasks.size());
+  CHECK(duplicate_task_name(schedule) == "");
 }
 
 TEST_CASE("without tensor parallelism the ring still ends at the attention: the rest of the layer waits for it")

@@ -487,13 +487,10 @@ TEST_CASE("lowering is deterministic, acyclic and deadlock-free across plans")
         const Schedule b = c.lower();
         check_same(a, b);
         CHECK(replay_problem(a) == "");
-        std::set<std::string> names;
-        for (const Task& t : a.tasks) {
+        for (const Task& t : a.tasks)
           for (int dep : t.deps)
             CHECK(dep < t.id); // deps point back, so they cannot form a cycle
-          names.insert(a.task_name(t.id));
-        }
-        CHECK(names.size() == a.tasks.size());
+        CHECK(duplicate_task_name(a) == "");
       }
 }
 
@@ -774,10 +771,7 @@ TEST_CASE("interleaved 1F1B: chunks go round the stages, the last stage sending 
     const Schedule schedule = c.lower();
     CHECK(replay_problem(schedule) == "");
     check_same(schedule, c.lower());
-    std::set<std::string> names;
-    for (const Task& t : schedule.tasks)
-      names.insert(schedule.task_name(t.id));
-    CHECK(names.size() == schedule.tasks.size());
+    CHECK(duplicate_task_name(schedule) == "");
 
     // Chunks in pipeline order: layers 0-1 on stage 0, 2-3 on stage 1, 4-5 on stage 0, 6-7 on stage 1. Every
     // layer runs forward once per micro-batch on its chunk's stage.

@@ -101,10 +101,7 @@ TEST_CASE("a zero-bubble backward is an input-gradient step, and a later weight-
       REQUIRE(bucket.deps.size() == 1);
       CHECK(schedule.tasks[bucket.deps[0]].part == BackwardPart::weight_gradients);
     }
-    std::map<std::string, int> names;
-    for (const Task& task : schedule.tasks)
-      if (++names[schedule.task_name(task.id)] == 2)
-        FAIL_CHECK("two tasks named " << schedule.task_name(task.id));
+    CHECK(duplicate_task_name(schedule) == "");
   }
 
   // Memory: every stage holds pp micro-batches (stage s runs its weight gradients s steps late).
