@@ -382,6 +382,17 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
            std::string(family.model_type) + " (set \"flash_attention\": " +
            (family.flash_attention ? "false" : "true") + " to change it)");
   }
+  // "fused_gelu" is our extension too. Hugging Face's gelu_new (GPT-2's activation) is a Python expression,
+  // so eager PyTorch runs it op by op; Megatron-LM fuses it with the bias.
+  if (auto fused = config.find("fused_gelu")) {
+    if (shape.gated_mlp)
+      fused->fail("no fused_gelu: " + std::string(family.model_type) + " has a gated MLP, not a GeLU");
+    shape.fused_gelu = fused->boolean();
+  } else if (config.string_or("activation_function", shape.family == "gpt2" ? "gelu_new" : "") == "gelu_new") {
+    assume("fused_gelu not given: gelu_new taken as one fused kernel keeping its input, as Megatron-LM runs it "
+           "(set \"fused_gelu\": false for eager PyTorch, whose op-by-op gelu_new keeps four tensors of the MLP's "
+           "width)");
+  }
   // "capacity_factor" is our extension: how unevenly the router fills the experts.
   if (auto factor = config.find("capacity_factor"); factor && shape.experts == 0)
     factor->fail("no capacity_factor: " + std::string(family.model_type) + " has no routed experts");

@@ -229,8 +229,11 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
     Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases);
     up.saved_bytes_per_sample = 2 * d.s * d.h;
     ops.push_back(up);
-    // Megatron's fused bias-GeLU keeps its input.
-    ops.push_back(memory_bound(activation + "gelu", TensorSplit::heads, 4 * d.s * width, 2 * d.s * width));
+    if (shape.fused_gelu) // Megatron's fused bias-GeLU reads and writes once and keeps its input.
+      ops.push_back(memory_bound(activation + "gelu", TensorSplit::heads, 4 * d.s * width, 2 * d.s * width));
+    else // 0.5x(1 + tanh(c(x + 0.044715x^3))) op by op: 10 reads and 8 writes of the width; autograd keeps x,
+         // the tanh, 0.5x and 1 + tanh.
+      ops.push_back(memory_bound(activation + "gelu", TensorSplit::heads, 36 * d.s * width, 8 * d.s * width));
   }
   Operator down = linear(prefix + "_down", TensorSplit::rows, d.s, d.h, width, shape.biases);
   down.saved_bytes_per_sample = 2 * d.s * width;

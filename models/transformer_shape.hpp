@@ -1,6 +1,7 @@
 #pragma once
 /// What a transformer is, whatever the family it was read from: the figures a framework's model arguments name.
 
+#include <numeric>
 #include <string>
 
 namespace hetsim::models {
@@ -35,6 +36,9 @@ struct TransformerShape {
   bool sandwich_norms = false;
   bool pooler          = false; ///< bert: dense + tanh on the first token
   bool flash_attention = false; ///< fused attention keeps no seq x seq score matrices for backward
+  /// The MLP's GeLU is one fused kernel that keeps its input (Megatron-LM's bias-GeLU); otherwise the tanh
+  /// approximation's eight elementwise operations run one by one (Hugging Face's gelu_new in eager PyTorch).
+  bool fused_gelu = true;
   /// Each block as two layers, "block.i.attention" (with the first norm) and "block.i.mlp" (with the second),
   /// so that per-layer decisions (OSDP's sharding) reach the operators inside a block.
   bool split_blocks = false;
@@ -67,6 +71,24 @@ struct TransformerShape {
     return experts > 0 && index >= first_dense_blocks && (index + 1) % sparse_step == 0;
   }
   bool latent_attention() const { return kv_lora_rank > 0; }
+  /// The largest tensor-parallel degree Megatron-LM splits this transformer by: each rank gets whole attention
+  /// heads and key-value groups and an equal slice of every MLP width (its `divide` asserts as much); every
+  /// divisor of it splits evenly too.
+  int tensor_parallel_limit() const
+  {
+    int limit = std::gcd(heads, kv_heads);
+    for (int width : {has_dense_block() ? intermediate : 0, expert_intermediate, shared_expert_intermediate})
+      limit = std::gcd(limit, width);
+    return limit;
+  }
+  /// Whether some block has a dense MLP (of width `intermediate`).
+  bool has_dense_block() const
+  {
+    for (int i = 0; i < layers; ++i)
+      if (!sparse_block(i))
+        return true;
+    return false;
+  }
 };
 
 } // namespace hetsim::models

@@ -182,6 +182,31 @@ void check_groups_agree(const Plan& plan, GroupFirst group_first, Differs differ
     }
 }
 
+/// What tensor parallelism splits: Megatron-LM gives each rank whole attention heads and key-value groups, an
+/// equal slice of every MLP width and, under sequence parallelism, of the sequence.
+template <class Fail>
+void validate_tensor_parallel(const Plan& plan, const models::TransformerShape& shape,
+                              const models::Workload& workload, Fail fail)
+{
+  const int limit = shape.tensor_parallel_limit();
+  if (limit % plan.tp != 0) {
+    std::string widths = str(shape.heads) + " attention heads";
+    if (shape.kv_heads != shape.heads)
+      widths += ", " + str(shape.kv_heads) + " key-value groups";
+    for (auto [name, width] : {std::pair{"an MLP", shape.has_dense_block() ? shape.intermediate : 0},
+                               std::pair{"an expert MLP", shape.expert_intermediate},
+                               std::pair{"a shared-expert MLP", shape.shared_expert_intermediate}})
+      if (width > 0 && width % plan.tp != 0)
+        widths += ", " + std::string(name) + " " + str(width) + " wide";
+    fail("tp", "expected a divisor of " + str(limit) + " (each rank takes whole heads and an equal slice of every "
+               "MLP; model " + quote(workload.name) + " has " + widths + "), got " + str(plan.tp));
+  }
+  if (plan.splits_sequence() && workload.seq_len % plan.tp != 0)
+    fail("tp", "expected a divisor of the " + str(workload.seq_len) +
+                   "-token sequence under sequence parallelism (each rank keeps an equal slice; "
+                   "\"sequence_parallel\": false lifts it), got " + str(plan.tp));
+}
+
 /// What context parallelism runs with: a transformer with flash attention (Transformer Engine's ring attention
 /// is a fused-attention kernel), a sequence Megatron-LM can cut into 2 x cp chunks (x tp under sequence
 /// parallelism), a framework that has it, no expert parallelism, and the same micro-batches on a group's ranks.
@@ -250,6 +275,9 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
                             str(cluster.device_count()) + " devices of cluster '" + cluster.name() + "', got " +
                             str(plan.tp) + " * " + (plan.cp > 1 ? str(plan.cp) + " * " : "") + str(plan.pp) +
                             " * " + str(plan.replicas()) + " = " + str(world));
+
+  if (workload.shape && plan.tp > 1)
+    validate_tensor_parallel(plan, *workload.shape, workload, fail);
 
   const int layers = layer_count(workload);
   if (plan.pp > layers)

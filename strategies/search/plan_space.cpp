@@ -61,6 +61,26 @@ int max_tensor_parallel(const Cluster& cluster)
   return g > 0 ? g : 1;
 }
 
+int model_tensor_parallel_limit(const Problem& problem)
+{
+  const models::Workload& workload = *problem.workload;
+  if (!workload.shape)
+    return 0;
+  const int limit = workload.shape->tensor_parallel_limit();
+  return problem.framework.scatter_gather_sends ? std::gcd(limit, workload.seq_len) : limit;
+}
+
+bool splits_model(const Problem& problem, int tp)
+{
+  const int limit = model_tensor_parallel_limit(problem);
+  return limit == 0 || limit % tp == 0;
+}
+
+int max_tensor_parallel(const Problem& problem)
+{
+  return std::gcd(max_tensor_parallel(*problem.cluster), model_tensor_parallel_limit(problem));
+}
+
 std::vector<Degrees> enumerate_degrees(int devices, int layer_count, int max_tp)
 {
   std::vector<Degrees> result;

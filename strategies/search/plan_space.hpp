@@ -26,6 +26,16 @@ std::vector<int> divisors(int n);
 /// greatest common divisor of the nodes' device counts.
 int max_tensor_parallel(const Cluster& cluster);
 
+/// The largest tensor-parallel degree that splits the problem's model as plan validation requires: whole heads
+/// and key-value groups, equal MLP slices (TransformerShape::tensor_parallel_limit) and, when the problem's
+/// framework splits the sequence over tp (Megatron-LM's sequence parallelism), equal slices of the sequence.
+/// Every divisor of it splits too; 0 for a layer list, which every degree splits.
+int model_tensor_parallel_limit(const Problem& problem);
+/// Whether `tp` splits the problem's model (divides model_tensor_parallel_limit).
+bool splits_model(const Problem& problem, int tp);
+/// max_tensor_parallel(cluster) further limited to the degrees that split the problem's model.
+int max_tensor_parallel(const Problem& problem);
+
 /// Every (tp, pp, dp) with tp * pp * dp = devices, tp dividing max_tp, pp at most `layer_count`, ordered by
 /// tp, then pp.
 std::vector<Degrees> enumerate_degrees(int devices, int layer_count, int max_tp);

@@ -120,6 +120,36 @@ TEST_CASE("gpt2 configs")
   CHECK(workload_from_json(gpt2_small(), "config.json").total_params() == 124439808.0);
 }
 
+TEST_CASE("fused_gelu: Megatron-LM's fused GeLU by default, a note for gelu_new, eager PyTorch's op-by-op GeLU on request")
+{
+  const Workload fused = workload_from_json(gpt2_small(), "config.json");
+  bool noted           = false;
+  for (const std::string& line : fused.assumptions)
+    noted = noted || line.find("config.json: fused_gelu not given: gelu_new taken as one fused kernel") == 0;
+  CHECK(noted);
+  json config          = gpt2_small();
+  config["fused_gelu"] = false;
+  const Workload eager = workload_from_json(config, "config.json");
+  auto gelu = [](const Workload& w) {
+    for (const Operator& op : w.layers[1].operators)
+      if (op.name == "gelu")
+        return op;
+    FAIL("no gelu operator");
+    return Operator{};
+  };
+  // Kept for backward per sample, 16-bit: the input (2 x s x 4h bytes) fused; x, tanh, 0.5x and 1 + tanh eager.
+  const double s = 1024, width = 4 * 768;
+  CHECK(gelu(fused).saved_bytes_per_sample == 2 * s * width);
+  CHECK(gelu(eager).saved_bytes_per_sample == 8 * s * width);
+  CHECK(gelu(eager).bytes_per_sample == 9 * gelu(fused).bytes_per_sample);
+  CHECK(eager.total_params() == fused.total_params());
+  // A gated MLP has no GeLU to fuse.
+  json llama          = llama_7b();
+  llama["fused_gelu"] = false;
+  CHECK(error_of(llama) == "config.json: fused_gelu: expected no fused_gelu: llama has a gated MLP, not a GeLU, got "
+                           "boolean");
+}
+
 TEST_CASE("bert configs")
 {
   TransformerShape s = shape_of(bert_base());

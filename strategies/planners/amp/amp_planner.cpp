@@ -23,7 +23,7 @@ public:
     require_global_batch(problem, "amp");
     const int layer_count = static_cast<int>(problem.workload->layers.size());
     const auto degrees =
-        enumerate_degrees(problem.cluster->device_count(), layer_count, max_tensor_parallel(*problem.cluster));
+        enumerate_degrees(problem.cluster->device_count(), layer_count, max_tensor_parallel(problem));
     const auto placement                  = node_first_placement(*problem.cluster);
     const costmodel::ComputeModel compute = context.compute_model();
 
@@ -41,7 +41,7 @@ public:
     }
     if (candidates.empty())
       fail_no_data_parallel_degree("amp", problem,
-                                   " (tp at most " + std::to_string(max_tensor_parallel(*problem.cluster)) +
+                                   " (tp at most " + std::to_string(max_tensor_parallel(problem)) +
                                        ", pp at most " + std::to_string(layer_count) + " layers)");
     if (context.has_flag("anneal"))
       for (Candidate& c : anneal_placements(problem, context, compute))

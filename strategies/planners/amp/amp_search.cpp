@@ -91,7 +91,7 @@ std::vector<Candidate> anneal_placements(const Problem& problem, const PlannerCo
 
   auto valid = [&](int tp, int dp) {
     return tp >= 1 && dp >= 1 && devices % (tp * dp) == 0 && devices / (tp * dp) <= layer_count &&
-           !micro_batch_sizes(problem.global_batch, dp).empty();
+           splits_model(problem, tp) && !micro_batch_sizes(problem.global_batch, dp).empty();
   };
   auto propose = [&](int tp, int dp) -> std::optional<Candidate> {
     if (!valid(tp, dp))

@@ -84,7 +84,7 @@ public:
     int common                    = 0; // stage sizes must divide every type's device count
     for (const TypeBlock& b : blocks)
       common = std::gcd(common, static_cast<int>(b.devices.size()));
-    const int max_tp                      = max_tensor_parallel(cluster);
+    const int max_tp                      = max_tensor_parallel(problem);
     const costmodel::ComputeModel compute = context.compute_model();
 
     // Every order of the type blocks along the pipeline (few types in practice; beyond 5, cluster order only).

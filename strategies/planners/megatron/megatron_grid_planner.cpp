@@ -26,14 +26,16 @@ public:
     for (int tp : {1, 2, 4, 8})
       for (int pp : {1, 2, 4, 8})
         for (int dp : {1, 2, 4, 8}) {
-          if (tp * pp * dp != devices || pp > layer_count || micro_batch_sizes(problem.global_batch, dp).empty())
+          if (tp * pp * dp != devices || pp > layer_count || !splits_model(problem, tp) ||
+              micro_batch_sizes(problem.global_batch, dp).empty())
             continue;
           candidates.push_back(best_micro_batch({tp, pp, dp}, placement, uniform_stage_starts(layer_count, pp), 0,
                                                 problem, context, "grid point, random layout"));
         }
     if (candidates.empty())
       throw InfeasiblePlan("megatron-grid: no tp, pp, dp in {1, 2, 4, 8} multiplies to " + std::to_string(devices) +
-                           " devices with dp dividing the global batch " + std::to_string(problem.global_batch));
+                           " devices with dp dividing the global batch " + std::to_string(problem.global_batch) +
+                           " and tp splitting the model's heads and MLP");
     return candidates;
   }
 };

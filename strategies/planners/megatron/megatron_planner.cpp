@@ -49,7 +49,7 @@ public:
     require_global_batch(problem, "megatron");
     const int layer_count = static_cast<int>(problem.workload->layers.size());
     const auto degrees =
-        enumerate_degrees(problem.cluster->device_count(), layer_count, max_tensor_parallel(*problem.cluster));
+        enumerate_degrees(problem.cluster->device_count(), layer_count, max_tensor_parallel(problem));
     const auto placement = node_first_placement(*problem.cluster);
 
     std::vector<Candidate> candidates;

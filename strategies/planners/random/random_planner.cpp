@@ -24,7 +24,7 @@ public:
     const int devices     = problem.cluster->device_count();
     const int layer_count = static_cast<int>(problem.workload->layers.size());
     std::vector<Degrees> degrees;
-    for (const Degrees& d : enumerate_degrees(devices, layer_count, max_tensor_parallel(*problem.cluster)))
+    for (const Degrees& d : enumerate_degrees(devices, layer_count, max_tensor_parallel(problem)))
       if (!micro_batch_sizes(problem.global_batch, d.dp).empty())
         degrees.push_back(d);
     if (degrees.empty())

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 using namespace hetsim;
 using namespace hetsim::strategies;
 using namespace hetsim::strategies::testing;
@@ -276,4 +278,38 @@ TEST_CASE("selective recompute keeps a block's 34sbh and drops attention's 5as^2
   plan.selective_recompute = true;
   const double selective   = plan_memory(plan, make_problem(cluster, workload))[0].activation_bytes;
   CHECK(kept - selective == doctest::Approx(4 * 5 * a * s * s));
+}
+
+TEST_CASE("Hugging Face's GPT-2 medium in fp32 on a 16 GB GPU: batch 1 at 1,024 tokens fits, batch 4 at 512 does "
+          "not, once eager gelu_new keeps its intermediates")
+{
+  // Both runs use transformers' run_lm_finetuning.py of December 2019: fp32 (no --fp16), AdamW, no activation
+  // checkpointing, GPT-2's gelu_new run op by op, block_size defaulting to the model's 1,024 positions.
+  //  - fits: huggingface/transformers issue #2114, gpt2-medium at batch 1 on a 16 GB P100, "took almost the
+  //    whole ram ~15gb";
+  //  - does not: PR #2356 measured gpt2-medium at batch 4, sequence 512, at 23.36 GB.
+  // The V100-SXM2-16GB holds as much as the P100.
+  auto workload = [](int seq_len, bool fused_gelu) {
+    std::ifstream file(std::string(HETSIM_SOURCE_DIR) + "/tests/models/data/hf/gpt2-medium.json");
+    nlohmann::json config = nlohmann::json::parse(file);
+    config["seq_len"]     = seq_len;
+    config["fused_gelu"]  = fused_gelu;
+    return models::workload_from_json(config, "gpt2-medium.json");
+  };
+  const Cluster cluster = make_cluster(1, 1);
+  auto need = [&](const models::Workload& gpt2_medium, int micro_batch) {
+    Plan plan      = make_plan(cluster, gpt2_medium, 1, 1, 1, micro_batch);
+    plan.dtype     = Dtype::fp32;
+    plan.framework = framework_defaults(Framework::fsdp);
+    return plan_memory(plan, make_problem(cluster, gpt2_medium));
+  };
+  const auto issue_2114 = need(workload(1024, false), 1);
+  CHECK_NOTHROW(check_memory(issue_2114));
+  CHECK(issue_2114[0].total_bytes() > 13e9); // "almost the whole" 16 GB
+  const auto pr_2356 = need(workload(512, false), 4);
+  CHECK_THROWS_WITH_AS(check_memory(pr_2356), doctest::Contains("most of it activations"), InfeasiblePlan);
+  // Not above what was measured, which also counts the caching allocator's reserve.
+  CHECK(pr_2356[0].total_bytes() < 23.36e9);
+  // The eager GeLU's three extra tensors of the MLP's width are what runs it out of memory: fused, it would fit.
+  CHECK_NOTHROW(check_memory(need(workload(512, true), 4)));
 }

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "fixtures.hpp"
+#include "tests/models/gpt_shape.hpp"
 
 #include <doctest/doctest.h>
 
@@ -424,4 +425,35 @@ TEST_CASE("recompute is true, false, \"none\", \"selective\" or \"full\"; sequen
   CHECK(inputs.read(plan_to_json(plan)) == plan);
   CHECK(inputs.read(base()).splits_sequence()); // Megatron-LM's default with tp 2
   check_rejected(with(base(), "ep", 2), "ep", "expected 1: model 'toy' has no routed experts to divide, got 2");
+}
+
+TEST_CASE("tp must give each rank whole heads and key-value groups, an equal MLP slice and, split, the sequence")
+{
+  const Cluster cluster = make_cluster(1, 8);
+  auto read = [&](const models::Workload& workload, json plan) {
+    return plan_from_json(plan, "plan.json", cluster, workload);
+  };
+  const json tp8 = {{"tp", 8}, {"pp", 1}, {"dp", 1}, {"micro_batch", 1}};
+  // GPT-2 small's 12 heads: tp 4 splits them, tp 8 does not (Megatron-LM's divide() asserts).
+  const models::Workload gpt2 = models::build_transformer(models::testing::gpt_shape(4, 768, 12));
+  CHECK_THROWS_WITH_AS(read(gpt2, tp8),
+                       "plan.json: tp: expected a divisor of 12 (each rank takes whole heads and an equal slice of "
+                       "every MLP; model 'gpt' has 12 attention heads), got 8",
+                       InputError);
+  CHECK(read(gpt2, {{"tp", 4}, {"pp", 1}, {"dp", 2}, {"micro_batch", 1}}).tp == 4);
+  // Grouped-query attention: 32 heads in 2 key-value groups split 2 ways at most.
+  models::TransformerShape grouped = models::testing::gpt_shape(4, 4096, 32);
+  grouped.kv_heads                 = 2;
+  CHECK_THROWS_WITH_AS(read(models::build_transformer(grouped), tp8),
+                       doctest::Contains("expected a divisor of 2 (each rank takes whole heads and an equal slice "
+                                         "of every MLP; model 'gpt' has 32 attention heads, 2 key-value groups)"),
+                       InputError);
+  // A sequence of 1,020 tokens splits 4 ways but not 8 under sequence parallelism, Megatron-LM's default.
+  const models::Workload odd = models::build_transformer(models::testing::gpt_shape(4, 1024, 16, 50257, 1020));
+  CHECK_THROWS_WITH_AS(read(odd, tp8), doctest::Contains("plan.json: tp: expected a divisor of the 1020-token "
+                                                         "sequence under sequence parallelism"),
+                       InputError);
+  CHECK(read(odd, with(tp8, "sequence_parallel", false)).tp == 8);
+  // A layer list has no heads to split.
+  CHECK(read(make_workload(4), tp8).tp == 8);
 }

@@ -1,5 +1,6 @@
 #include "strategies/planners/registry.hpp"
 #include "strategies/search/planner.hpp"
+#include "strategies/search/plan_space.hpp"
 #include "strategies/search/search.hpp"
 
 #include "core/error.hpp"
@@ -251,5 +252,23 @@ TEST_CASE("amp and hethub enumerate expert-parallel degrees on a mixture-of-expe
     CHECK(tried == std::set<int>{1, 2, 4}); // every common divisor of the 4 experts and dp
     for (const Candidate& c : find_planner(name).make()->propose(problem_of(cluster, dense, 32), context))
       CHECK(c.plan.ep == 1);
+  }
+}
+
+TEST_CASE("planners: tensor parallelism never splits a head, a key-value group or an MLP unevenly")
+{
+  // 6 heads on nodes of 8: only tp 1 and 2 give each rank whole heads.
+  const Cluster cluster           = make_cluster(2, 8, a100());
+  const models::Workload workload = models::build_transformer(models::testing::gpt_shape(4, 384, 6, 1000, 256));
+  const Problem problem           = problem_of(cluster, workload, 32);
+  CHECK(max_tensor_parallel(problem) == 2);
+  PlannerContext context;
+  context.flags = {"anneal"};
+  for (const PlannerInfo& info : planners()) {
+    CAPTURE(info.name);
+    for (const Candidate& c : info.make()->propose(problem, context)) {
+      CHECK(c.plan.tp <= 2);
+      CHECK_NOTHROW(validate_plan(c.plan, cluster, workload, std::string(info.name)));
+    }
   }
 }
