@@ -120,7 +120,8 @@ TEST_CASE("gpt2 configs")
   CHECK(workload_from_json(gpt2_small(), "config.json").total_params() == 124439808.0);
 }
 
-TEST_CASE("fused_gelu: Megatron-LM's fused GeLU by default, a note for gelu_new, eager PyTorch's op-by-op GeLU on request")
+TEST_CASE("fused_gelu: Megatron-LM's fused GeLU by default, a note for gelu_new, eager PyTorch's op-by-op GeLU "
+          "on request")
 {
   const Workload fused = workload_from_json(gpt2_small(), "config.json");
   bool noted           = false;
