@@ -47,12 +47,11 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
                                            "arguments (--hidden-size, --num-layers, ...); give its Hugging Face "
                                            "config.json");
   const models::TransformerShape& shape = *inputs.workload->shape;
-  const int tp                          = inputs.plan->tp;
-  if (shape.heads % tp != 0 || shape.kv_heads % tp != 0)
-    refuse_plan_field(inputs, "tp",
-                      std::to_string(tp) + ": Megatron-LM splits whole attention heads, and " +
-                          std::to_string(shape.heads) + " heads with " + std::to_string(shape.kv_heads) +
-                          " key/value heads do not divide by it");
+  // Plan validation has checked that tp splits the heads and MLP as Megatron-LM does.
+  if (!shape.fused_gelu)
+    throw InputError(inputs.model_origin + ": fused_gelu: expected true for Megatron-LM, which runs its fused "
+                                           "bias-GeLU (the plan was costed with eager PyTorch's op-by-op GeLU); "
+                                           "export --format deepspeed or torchrun");
   if (shape.family == "bert")
     throw InputError(inputs.model_origin + ": model_type: bert trains with Megatron-LM's pretrain_bert.py, whose "
                                            "model arguments this export does not write; export --format "

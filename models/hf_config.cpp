@@ -384,11 +384,16 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
   }
   // "fused_gelu" is our extension too. Hugging Face's gelu_new (GPT-2's activation) is a Python expression,
   // so eager PyTorch runs it op by op; Megatron-LM fuses it with the bias.
+  const std::string activation = config.string_or(
+      "activation_function", config.string_or("hidden_act", shape.family == "gpt2" ? "gelu_new" : ""));
   if (auto fused = config.find("fused_gelu")) {
     if (shape.gated_mlp)
       fused->fail("no fused_gelu: " + std::string(family.model_type) + " has a gated MLP, not a GeLU");
+    if (activation != "gelu_new")
+      fused->fail("no fused_gelu: the activation is " + (activation.empty() ? std::string("gelu") : activation) +
+                  ", which PyTorch runs as one kernel (only gelu_new runs op by op)");
     shape.fused_gelu = fused->boolean();
-  } else if (config.string_or("activation_function", shape.family == "gpt2" ? "gelu_new" : "") == "gelu_new") {
+  } else if (activation == "gelu_new") {
     assume("fused_gelu not given: gelu_new taken as one fused kernel keeping its input, as Megatron-LM runs it "
            "(set \"fused_gelu\": false for eager PyTorch, whose op-by-op gelu_new keeps four tensors of the MLP's "
            "width)");

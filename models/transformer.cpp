@@ -56,6 +56,15 @@ Operator memory_bound(std::string name, TensorSplit split, double bytes, double 
   return op;
 }
 
+/// A GeLU over `elements` 16-bit values per sample. Megatron's fused bias-GeLU reads and writes them once and
+/// keeps its input; eager PyTorch runs 0.5x(1 + tanh(c(x + 0.044715x^3))) op by op (Hugging Face's gelu_new):
+/// 8 kernels, 10 reads and 8 writes, and autograd keeps x, the tanh, 0.5x and 1 + tanh.
+Operator gelu(std::string name, const TransformerShape& shape, double elements)
+{
+  return shape.fused_gelu ? memory_bound(std::move(name), TensorSplit::heads, 4 * elements, 2 * elements)
+                          : memory_bound(std::move(name), TensorSplit::heads, 36 * elements, 8 * elements);
+}
+
 /// A norm reads and writes its input (fused, Apex/Megatron) and keeps the input for backward.
 Operator norm(std::string name, const TransformerShape& shape, bool with_params = true)
 {
@@ -229,11 +238,7 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
     Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases);
     up.saved_bytes_per_sample = 2 * d.s * d.h;
     ops.push_back(up);
-    if (shape.fused_gelu) // Megatron's fused bias-GeLU reads and writes once and keeps its input.
-      ops.push_back(memory_bound(activation + "gelu", TensorSplit::heads, 4 * d.s * width, 2 * d.s * width));
-    else // 0.5x(1 + tanh(c(x + 0.044715x^3))) op by op: 10 reads and 8 writes of the width; autograd keeps x,
-         // the tanh, 0.5x and 1 + tanh.
-      ops.push_back(memory_bound(activation + "gelu", TensorSplit::heads, 36 * d.s * width, 8 * d.s * width));
+    ops.push_back(gelu(activation + "gelu", shape, d.s * width));
   }
   Operator down = linear(prefix + "_down", TensorSplit::rows, d.s, d.h, width, shape.biases);
   down.saved_bytes_per_sample = 2 * d.s * width;
@@ -294,7 +299,7 @@ std::vector<Operator> moe_operators(const TransformerShape& shape)
     ops.push_back(expert_linear("expert_up", TensorSplit::columns, shape, rows, width, d.h));
     ops.push_back(memory_bound("expert_swiglu", TensorSplit::heads, 6 * slots * width, 6 * slots * width));
   } else {
-    ops.push_back(memory_bound("expert_gelu", TensorSplit::heads, 4 * slots * width, 2 * slots * width));
+    ops.push_back(gelu("expert_gelu", shape, slots * width));
   }
   Operator down = expert_linear("expert_down", TensorSplit::rows, shape, rows, d.h, width);
   down.saved_bytes_per_sample      = 2 * slots * width;

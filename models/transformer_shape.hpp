@@ -3,6 +3,7 @@
 
 #include <numeric>
 #include <string>
+#include <vector>
 
 namespace hetsim::models {
 
@@ -76,10 +77,26 @@ struct TransformerShape {
   /// divisor of it splits evenly too.
   int tensor_parallel_limit() const
   {
-    int limit = std::gcd(heads, kv_heads);
-    for (int width : {has_dense_block() ? intermediate : 0, expert_intermediate, shared_expert_intermediate})
-      limit = std::gcd(limit, width);
+    int limit = 0;
+    for (const SplitWidth& split : tensor_parallel_splits())
+      limit = std::gcd(limit, split.count);
     return limit;
+  }
+  /// What tensor parallelism splits, by name ("attention heads", "key-value groups", "MLP columns", ...): the
+  /// counts tensor_parallel_limit divides.
+  struct SplitWidth {
+    const char* what;
+    int count;
+  };
+  std::vector<SplitWidth> tensor_parallel_splits() const
+  {
+    std::vector<SplitWidth> splits{{"attention heads", heads}, {"key-value groups", kv_heads}};
+    for (const SplitWidth& mlp : {SplitWidth{"MLP columns", has_dense_block() ? intermediate : 0},
+                                  SplitWidth{"expert MLP columns", expert_intermediate},
+                                  SplitWidth{"shared-expert MLP columns", shared_expert_intermediate}})
+      if (mlp.count > 0)
+        splits.push_back(mlp);
+    return splits;
   }
   /// Whether some block has a dense MLP (of width `intermediate`).
   bool has_dense_block() const

@@ -54,7 +54,7 @@ def inputs(out, hidden, micro_batch):
     """The model and plan of one point; returns their paths."""
     name = f"h{hidden}-mb{micro_batch}"
     model = {"model_type": "gpt2", "n_embd": hidden, "n_head": max(1, hidden // 64), "n_layer": 1,
-             "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ}
+             "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "fused_gelu": True}
     plan = {"tp": 1, "pp": 1, "dp": 1, "micro_batch": micro_batch, "global_batch": micro_batch, "zero_stage": 0,
             "schedule": "1f1b", "recompute": False, "dtype": "fp32"}
     return write(out, name + ".model.json", model), write(out, name + ".plan.json", plan)

@@ -40,7 +40,8 @@ def inputs(row, micro_batch, name):
                     "intra_node": {"bandwidth_GBps": 300, "latency_us": 2},
                     "nic": {"bandwidth_gbps": 1600, "latency_us": 3}}]}]}
     model = {"model_type": "gpt2", "n_embd": row["hidden"], "n_head": row["heads"], "n_layer": row["layers"],
-             "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "tie_word_embeddings": True}
+             "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "tie_word_embeddings": True,
+             "fused_gelu": True}
     tp, pp = row["tp"], row["pp"]
     dp = row["gpus"] // (tp * pp)
     # The embedding rides with the first stage's blocks and the head with the last's, as in Megatron-LM.

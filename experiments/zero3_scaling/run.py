@@ -59,7 +59,8 @@ def simulate(out, row):
              "nic": {"bandwidth_gbps": 1600, "latency_us": 3}}]}]})
     model = write(out, name + ".model.json", {
         "model_type": "gpt2", "n_embd": row["hidden"], "n_head": row["heads"], "n_layer": row["layers"],
-        "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "tie_word_embeddings": True})
+        "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "tie_word_embeddings": True,
+        "fused_gelu": True})
     plan = write(out, name + ".plan.json", {
         "tp": 1, "pp": 1, "dp": row["gpus"], "micro_batch": row["mb"], "global_batch": row["batch"],
         "zero_stage": 3, "schedule": "1f1b", "recompute": True, "dtype": "fp16", "collective_algorithm": "ring",

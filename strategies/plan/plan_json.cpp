@@ -7,6 +7,7 @@
 #include "strategies/plan/problem.hpp"
 
 #include <climits>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -190,16 +191,14 @@ void validate_tensor_parallel(const Plan& plan, const models::TransformerShape& 
 {
   const int limit = shape.tensor_parallel_limit();
   if (limit % plan.tp != 0) {
-    std::string widths = str(shape.heads) + " attention heads";
-    if (shape.kv_heads != shape.heads)
-      widths += ", " + str(shape.kv_heads) + " key-value groups";
-    for (auto [name, width] : {std::pair{"an MLP", shape.has_dense_block() ? shape.intermediate : 0},
-                               std::pair{"an expert MLP", shape.expert_intermediate},
-                               std::pair{"a shared-expert MLP", shape.shared_expert_intermediate}})
-      if (width > 0 && width % plan.tp != 0)
-        widths += ", " + std::string(name) + " " + str(width) + " wide";
-    fail("tp", "expected a divisor of " + str(limit) + " (each rank takes whole heads and an equal slice of every "
-               "MLP; model " + quote(workload.name) + " has " + widths + "), got " + str(plan.tp));
+    std::string counts;
+    for (const auto& split : shape.tensor_parallel_splits())
+      if (split.count % plan.tp != 0)
+        counts += (counts.empty() ? "" : ", ") + str(split.count) + " " +
+                  (split.count == 1 ? std::string(split.what).substr(0, std::strlen(split.what) - 1) : split.what);
+    fail("tp", "expected a divisor of " + str(limit) + " (each rank takes whole heads and key-value groups and an "
+               "equal share of the MLP columns; model " + quote(workload.name) + " has " + counts + "), got " +
+               str(plan.tp));
   }
   if (plan.splits_sequence() && workload.seq_len % plan.tp != 0)
     fail("tp", "expected a divisor of the " + str(workload.seq_len) +

@@ -156,12 +156,11 @@ TEST_CASE("what Megatron-LM cannot run is refused, naming the plan field")
     CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: framework: deepspeed"),
                          InputError);
   }
-  SUBCASE("tensor parallelism that splits a head")
+  SUBCASE("a model costed with eager PyTorch's GeLU, which Megatron-LM fuses")
   {
-    ExportCase odd(1, 2, 8);
-    odd.workload.shape->heads = odd.workload.shape->kv_heads = 12;
-    odd.plan.tp = 8; // the degrees no longer multiply to the cluster; the heads are checked first
-    CHECK_THROWS_WITH_AS(megatron_arguments(odd.inputs()), doctest::Contains("best.json: tp: 8"), InputError);
+    c.workload.shape->fused_gelu = false; // a tp that splits a head is refused earlier, by plan validation
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("model.json: fused_gelu: expected true"),
+                         InputError);
   }
   SUBCASE("a layer list, which has no hidden size to give")
   {

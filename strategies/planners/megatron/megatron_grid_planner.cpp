@@ -34,8 +34,7 @@ public:
         }
     if (candidates.empty())
       throw InfeasiblePlan("megatron-grid: no tp, pp, dp in {1, 2, 4, 8} multiplies to " + std::to_string(devices) +
-                           " devices with dp dividing the global batch " + std::to_string(problem.global_batch) +
-                           " and tp splitting the model's heads and MLP");
+                           " devices with dp dividing the global batch " + std::to_string(problem.global_batch));
     return candidates;
   }
 };
