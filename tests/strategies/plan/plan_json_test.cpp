@@ -437,17 +437,18 @@ TEST_CASE("tp must give each rank whole heads and key-value groups, an equal MLP
   // GPT-2 small's 12 heads: tp 4 splits them, tp 8 does not (Megatron-LM's divide() asserts).
   const models::Workload gpt2 = models::build_transformer(models::testing::gpt_shape(4, 768, 12));
   CHECK_THROWS_WITH_AS(read(gpt2, tp8),
-                       "plan.json: tp: expected a divisor of 12 (each rank takes whole heads and key-value groups and an "
-                       "equal share of the MLP columns; model 'gpt' has 12 attention heads, 12 key-value groups), "
-                       "got 8",
+                       "plan.json: tp: expected a divisor of 12 (each rank takes whole heads and key-value groups "
+                       "and an equal share of the MLP columns; model 'gpt' has 12 attention heads, 12 key-value "
+                       "groups), got 8",
                        InputError);
   CHECK(read(gpt2, {{"tp", 4}, {"pp", 1}, {"dp", 2}, {"micro_batch", 1}}).tp == 4);
   // Grouped-query attention: 32 heads in 2 key-value groups split 2 ways at most.
   models::TransformerShape grouped = models::testing::gpt_shape(4, 4096, 32);
   grouped.kv_heads                 = 2;
   CHECK_THROWS_WITH_AS(read(models::build_transformer(grouped), tp8),
-                       doctest::Contains("expected a divisor of 2 (each rank takes whole heads and key-value groups and "
-                                         "an equal share of the MLP columns; model 'gpt' has 2 key-value groups)"),
+                       doctest::Contains("expected a divisor of 2 (each rank takes whole heads and key-value "
+                                         "groups and an equal share of the MLP columns; model 'gpt' has 2 "
+                                         "key-value groups)"),
                        InputError);
   // Multi-query attention (Falcon-7B's single key-value group) splits over no tp.
   grouped.kv_heads = 1;
