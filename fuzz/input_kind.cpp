@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
+#include <iterator>
 #include <numeric>
 
 namespace hetsim::fuzz {
@@ -95,7 +97,7 @@ std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
               r / "presets/model/llama-2-7b.json", r / "presets/model/bert-base-uncased.json"};
     case InputKind::plan:
       return {fixed(context, "dp4.json"), fixed(context, "pp4.json"), fixed(context, "pp2dp2z3.json"),
-              fixed(context, "pp4_zero_bubble.json"),
+              fixed(context, "pp4_zero_bubble.json"), fixed(context, "dp4ep2.json"),
               r / "tests/exec/netns/pp2dp2_wan_dp.json"};
     case InputKind::sweep:
       return {r / "experiments/geo_decentralized/sweep.json"};
@@ -147,8 +149,14 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
       return;
     }
     case InputKind::plan: {
-      const strategies::Plan plan = strategies::load_plan(file, cluster4, model4);
-      plan_work(plan, problem_of(cluster4, model4), plain, file);
+      // A plan that names expert parallelism is read against a model with routed experts.
+      std::ifstream in(file);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const models::Workload model = text.find("\"ep\"") != std::string::npos
+                                         ? models::load_workload(fixed(context, "tiny_mixtral.json").string())
+                                         : model4;
+      const strategies::Plan plan = strategies::load_plan(file, cluster4, model);
+      plan_work(plan, problem_of(cluster4, model), plain, file);
       return;
     }
     case InputKind::sweep:
