@@ -62,6 +62,19 @@ double Workload::backward_flops_per_sample() const
   return sum(*this, &Layer::backward_flops_per_sample);
 }
 
+double Workload::model_flops_per_sample() const
+{
+  double flops = forward_flops_per_sample() + backward_flops_per_sample();
+  if (!shape || shape->capacity_factor <= 1)
+    return flops;
+  const double padding = 1 - 1 / shape->capacity_factor; // of each expert product's rows
+  for (const Layer& layer : layers)
+    for (const Operator& op : layer.operators)
+      if (op.experts > 0) // forward, and a backward of twice that
+        flops -= 3 * op.flops_per_sample() * padding;
+  return flops;
+}
+
 double weight_gradient_flops_per_sample(const Layer& layer)
 {
   if (layer.operators.empty())

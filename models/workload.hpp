@@ -73,6 +73,9 @@ struct Workload {
   bool mixture_of_experts() const;
   double forward_flops_per_sample() const;
   double backward_flops_per_sample() const;
+  /// Forward and backward FLOPs of the model's own work, what TFLOP/s and MFU count: the routed experts'
+  /// products on the padding slots a capacity factor above 1 adds are run (and priced) but not counted.
+  double model_flops_per_sample() const;
 };
 
 /// Of a layer's backward FLOPs per sample, its weight gradients' (what a zero-bubble schedule runs apart): its

@@ -187,7 +187,7 @@ Report make_report(const strategies::Plan& plan, const strategies::Problem& prob
 
   if (time > 0) {
     const double sequences   = static_cast<double>(report.global_batch);
-    const double model_flops = sequences * (workload.forward_flops_per_sample() + workload.backward_flops_per_sample());
+    const double model_flops = sequences * workload.model_flops_per_sample();
     report.tokens_per_s      = sequences * workload.seq_len / time;
     report.tflops_per_s      = model_flops / time / units::kTera;
     report.mfu               = peak_flops > 0 ? model_flops / time / peak_flops : 0;

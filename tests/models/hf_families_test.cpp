@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -100,6 +101,26 @@ TEST_CASE("a sparse block's FLOPs are those of its top-k experts: Mixtral's 2 of
         doctest::Approx(mlp + 2 * s * 4096.0 * 8).epsilon(1e-9));
   CHECK(moe.all_to_alls == 2);
   CHECK(moe.expert_params == doctest::Approx(8 * 3 * 4096.0 * 14336.0));
+}
+
+TEST_CASE("a capacity factor pads the experts' products, which run but do not count as the model's FLOPs")
+{
+  std::ifstream file(fixture("mixtral-8x7b.json"));
+  nlohmann::json config       = nlohmann::json::parse(file);
+  config["capacity_factor"]   = 1.0;
+  const Workload balanced     = workload_from_json(config, "mixtral.json");
+  config["capacity_factor"]   = 1.25;
+  const Workload padded       = workload_from_json(config, "mixtral.json");
+  const double s              = balanced.seq_len;
+  // A quarter more rows for the products of each token's 2 experts (three h x 14,336 SwiGLU matrices) in each
+  // of the 32 sparse blocks, forward and backward (twice the forward).
+  const double padding = 0.25 * 32 * 3 * (2 * s * 2 * 3 * 4096.0 * 14336.0);
+  CHECK(padded.forward_flops_per_sample() + padded.backward_flops_per_sample() -
+            (balanced.forward_flops_per_sample() + balanced.backward_flops_per_sample()) ==
+        doctest::Approx(padding).epsilon(1e-9));
+  CHECK(padded.model_flops_per_sample() == doctest::Approx(balanced.model_flops_per_sample()).epsilon(1e-12));
+  CHECK(balanced.model_flops_per_sample() ==
+        balanced.forward_flops_per_sample() + balanced.backward_flops_per_sample());
 }
 
 TEST_CASE("torch_dtype is the model's dtype: the published configs' own, kept through --seq-len")
