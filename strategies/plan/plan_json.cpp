@@ -7,10 +7,10 @@
 #include "strategies/plan/problem.hpp"
 
 #include <climits>
-#include <cstring>
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <string_view>
 
 namespace hetsim::strategies {
 namespace {
@@ -183,27 +183,29 @@ void check_groups_agree(const Plan& plan, GroupFirst group_first, Differs differ
     }
 }
 
-/// What tensor parallelism splits: Megatron-LM gives each rank whole attention heads and key-value groups, an
-/// equal slice of every MLP width and, under sequence parallelism, of the sequence.
+/// Refuses a tp that does not divide tensor_parallel_limit, naming what it would split unevenly.
 template <class Fail>
-void validate_tensor_parallel(const Plan& plan, const models::TransformerShape& shape,
-                              const models::Workload& workload, Fail fail)
+void validate_tensor_parallel(const Plan& plan, const models::Workload& workload, Fail fail)
 {
-  const int limit = shape.tensor_parallel_limit();
+  if (tensor_parallel_limit(workload, plan.splits_sequence()) % plan.tp == 0)
+    return;
+  const models::TransformerShape& shape = *workload.shape;
+  const int limit                       = shape.tensor_parallel_limit();
   if (limit % plan.tp != 0) {
     std::string counts;
     for (const auto& split : shape.tensor_parallel_splits())
-      if (split.count % plan.tp != 0)
+      if (split.count % plan.tp != 0) {
+        const std::string_view what = split.what; // plural; singular for one
         counts += (counts.empty() ? "" : ", ") + str(split.count) + " " +
-                  (split.count == 1 ? std::string(split.what).substr(0, std::strlen(split.what) - 1) : split.what);
+                  std::string(what.substr(0, what.size() - (split.count == 1 ? 1 : 0)));
+      }
     fail("tp", "expected a divisor of " + str(limit) + " (each rank takes whole heads and key-value groups and an "
                "equal share of the MLP columns; model " + quote(workload.name) + " has " + counts + "), got " +
                str(plan.tp));
   }
-  if (plan.splits_sequence() && workload.seq_len % plan.tp != 0)
-    fail("tp", "expected a divisor of the " + str(workload.seq_len) +
-                   "-token sequence under sequence parallelism (each rank keeps an equal slice; "
-                   "\"sequence_parallel\": false lifts it), got " + str(plan.tp));
+  fail("tp", "expected a divisor of the " + str(workload.seq_len) +
+                 "-token sequence under sequence parallelism (each rank keeps an equal slice; "
+                 "\"sequence_parallel\": false lifts it), got " + str(plan.tp));
 }
 
 /// What context parallelism runs with: a transformer with flash attention (Transformer Engine's ring attention
@@ -241,6 +243,14 @@ void validate_context_parallel(const Plan& plan, const models::Workload& workloa
 
 } // namespace
 
+int tensor_parallel_limit(const models::Workload& workload, bool splits_sequence)
+{
+  if (!workload.shape)
+    return 0;
+  const int limit = workload.shape->tensor_parallel_limit();
+  return splits_sequence ? std::gcd(limit, workload.seq_len) : limit;
+}
+
 std::vector<int> uniform_stage_starts(int layer_count, int pp)
 {
   HETSIM_ASSERT(pp > 0 && pp <= layer_count);
@@ -275,8 +285,8 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
                             str(plan.tp) + " * " + (plan.cp > 1 ? str(plan.cp) + " * " : "") + str(plan.pp) +
                             " * " + str(plan.replicas()) + " = " + str(world));
 
-  if (workload.shape && plan.tp > 1)
-    validate_tensor_parallel(plan, *workload.shape, workload, fail);
+  if (plan.tp > 1)
+    validate_tensor_parallel(plan, workload, fail);
 
   const int layers = layer_count(workload);
   if (plan.pp > layers)

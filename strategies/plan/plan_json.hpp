@@ -35,6 +35,12 @@ nlohmann::json plan_to_json(const Plan& plan);
 void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workload& workload,
                    const std::string& origin);
 
+/// The largest tensor-parallel degree validate_plan accepts for `workload`, every divisor of it too: Megatron-LM
+/// gives each rank whole attention heads and key-value groups, an equal share of the MLP columns
+/// (TransformerShape::tensor_parallel_limit) and, when tp splits the sequence (sequence parallelism), an equal
+/// slice of it. 0 for a layer list, which every degree splits.
+int tensor_parallel_limit(const models::Workload& workload, bool splits_sequence);
+
 /// Stage boundaries that give every stage the same number of layers (the first ones get one more).
 std::vector<int> uniform_stage_starts(int layer_count, int pp);
 

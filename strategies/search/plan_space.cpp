@@ -1,6 +1,7 @@
 #include "strategies/search/plan_space.hpp"
 
 #include "core/error.hpp"
+#include "strategies/plan/plan_json.hpp"
 
 #include <numeric>
 #include <string>
@@ -63,11 +64,8 @@ int max_tensor_parallel(const Cluster& cluster)
 
 int model_tensor_parallel_limit(const Problem& problem)
 {
-  const models::Workload& workload = *problem.workload;
-  if (!workload.shape)
-    return 0;
-  const int limit = workload.shape->tensor_parallel_limit();
-  return problem.framework.scatter_gather_sends ? std::gcd(limit, workload.seq_len) : limit;
+  // Planners' plans leave sequence_parallel to the framework's default.
+  return tensor_parallel_limit(*problem.workload, problem.framework.scatter_gather_sends);
 }
 
 bool splits_model(const Problem& problem, int tp)

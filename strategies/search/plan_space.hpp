@@ -26,10 +26,8 @@ std::vector<int> divisors(int n);
 /// greatest common divisor of the nodes' device counts.
 int max_tensor_parallel(const Cluster& cluster);
 
-/// The largest tensor-parallel degree that splits the problem's model as plan validation requires: whole heads
-/// and key-value groups, equal MLP slices (TransformerShape::tensor_parallel_limit) and, when the problem's
-/// framework splits the sequence over tp (Megatron-LM's sequence parallelism), equal slices of the sequence.
-/// Every divisor of it splits too; 0 for a layer list, which every degree splits.
+/// tensor_parallel_limit (plan_json.hpp) of the problem's model under its framework's default sequence
+/// parallelism: the largest degree plan validation accepts for the planners' plans; 0 for a layer list.
 int model_tensor_parallel_limit(const Problem& problem);
 /// Whether `tp` splits the problem's model (divides model_tensor_parallel_limit).
 bool splits_model(const Problem& problem, int tp);
