@@ -3,14 +3,18 @@
 #include "cli/command.hpp"
 #include "cli/scenario.hpp"
 #include "core/error.hpp"
+#include "core/gpu_spec.hpp"
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
 #include "sim/replay_calibration.hpp"
 #include "traces/calibrate.hpp"
 #include "traces/kernel_fit.hpp"
+#include "traces/pytorch_fit.hpp"
+#include "traces/pytorch_trace.hpp"
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 
 namespace hetsim::cli {
@@ -21,6 +25,7 @@ struct CalibrateOptions {
   std::vector<std::string> plans; ///< with cluster and model: refine the links by replaying these runs
   std::string cluster;
   std::vector<std::string> models; ///< one for every run, or one per --trace
+  std::vector<std::string> gpus; ///< PyTorch profiler traces: the GPU type of each (or one for all)
   std::string out;
 };
 
@@ -81,6 +86,71 @@ std::map<std::string, costmodel::KernelConstants> fit_kernels(const std::vector<
   return traces::fit_kernel_constants(runs, &skipped);
 }
 
+/// The catalog GPU a profiler trace's device name ("NVIDIA H100 80GB HBM3") stands for, or "".
+std::string catalog_gpu_of(const std::string& device)
+{
+  auto has = [&](const char* part) { return device.find(part) != std::string::npos; };
+  if (has("H100"))
+    return has("PCIe") ? "H100-PCIe-80GB" : "H100-SXM5-80GB";
+  if (has("H200"))
+    return "H200-SXM-141GB";
+  if (has("A100"))
+    return has("80GB") ? (has("PCIe") ? "A100-PCIe-80GB" : "A100-SXM4-80GB")
+                       : (has("PCIe") ? "A100-PCIe-40GB" : "A100-SXM4-40GB");
+  if (has("V100"))
+    return has("32GB") ? "V100-SXM2-32GB" : "V100-SXM2-16GB";
+  if (has("T4"))
+    return "T4";
+  if (has("A40"))
+    return "A40";
+  return "";
+}
+
+/// Fits each GPU type's kernel constants to PyTorch profiler traces of it (one step of a framework's
+/// training, as torch.profiler records it), starting from the family's.
+costmodel::Calibration calibrate_from_pytorch(const CalibrateOptions& options)
+{
+  if (!options.gpus.empty() && options.gpus.size() != 1 && options.gpus.size() != options.traces.size())
+    throw InputError("calibrate: give one --gpu for all traces or one per --trace (got " +
+                     std::to_string(options.traces.size()) + " traces and " + std::to_string(options.gpus.size()) +
+                     " GPUs)");
+  std::map<std::string, std::vector<traces::PytorchTrace>> by_gpu;
+  for (std::size_t i = 0; i < options.traces.size(); ++i) {
+    traces::PytorchTrace trace = traces::read_pytorch_trace(options.traces[i]);
+    std::string name = options.gpus.empty() ? catalog_gpu_of(trace.device_name)
+                                            : options.gpus[options.gpus.size() == 1 ? 0 : i];
+    if (name.empty())
+      throw InputError(options.traces[i] + ": deviceProperties: GPU '" + trace.device_name +
+                       "' is not one HetSim knows by name; give its type with --gpu (e.g. --gpu H100)");
+    const GpuSpec* gpu = find_catalog_gpu(name);
+    if (!gpu)
+      throw InputError("--gpu: unknown GPU '" + name + "'");
+    by_gpu[gpu->name].push_back(std::move(trace));
+  }
+  costmodel::Calibration calibration;
+  for (const auto& [name, traces] : by_gpu) {
+    const GpuSpec& gpu            = *find_catalog_gpu(name);
+    const traces::PytorchFit fit = traces::fit_pytorch_traces(gpu, traces, costmodel::kernel_constants(gpu));
+    calibration.kernels[name]    = fit.constants;
+    costmodel::CalibrationEvidence& evidence = calibration.evidence[name];
+    evidence.source     = "pytorch profiler";
+    evidence.traces     = static_cast<int>(traces.size());
+    evidence.min_tokens = fit.min_tokens;
+    evidence.max_tokens = fit.max_tokens;
+    for (const auto& [kind, spread] : fit.spread)
+      evidence.errors[kind] = {spread.kernels, spread.median_error, spread.p90_error};
+    std::cout << name << " from " << traces.size() << " PyTorch profiler trace" << (traces.size() == 1 ? "" : "s")
+              << ":\n";
+    for (const std::string& note : fit.notes)
+      std::cout << "  " << note << '\n';
+    for (const auto& [kind, spread] : fit.spread)
+      std::printf("  %-20s %5d kernels, measured %.4g s, modelled %.4g s, per kernel %.1f%% median, %.1f%% p90\n",
+                  kind.c_str(), spread.kernels, spread.measured_s, spread.modelled_s, 100 * spread.median_error,
+                  100 * spread.p90_error);
+  }
+  return calibration;
+}
+
 int run_calibrate(const CalibrateOptions& options)
 {
   auto inputs = options.traces;
@@ -89,6 +159,21 @@ int run_calibrate(const CalibrateOptions& options)
   if (!options.cluster.empty())
     inputs.push_back(options.cluster);
   check_output_is_not_input(options.out, inputs, "--out");
+  std::size_t profiled = 0;
+  for (const auto& file : options.traces)
+    profiled += traces::is_pytorch_trace(file) ? 1 : 0;
+  if (profiled > 0) {
+    if (profiled != options.traces.size())
+      throw InputError("calibrate: give PyTorch profiler traces and HetSim's traces in separate calls");
+    if (!options.plans.empty())
+      throw InputError("calibrate: --plan is for HetSim's own traces; a PyTorch profiler trace is read kernel by kernel");
+    const costmodel::Calibration calibration = calibrate_from_pytorch(options);
+    write_file_atomically(options.out, costmodel::calibration_to_json(calibration).dump(1) + "\n");
+    std::cout << "calibration written to " << options.out << '\n';
+    return 0;
+  }
+  if (!options.gpus.empty())
+    throw InputError("calibrate: --gpu names the GPU of PyTorch profiler traces; HetSim's traces name theirs");
   std::vector<traces::Trace> loaded;
   for (const auto& file : options.traces)
     loaded.push_back(traces::read_chrome_trace(file));
@@ -137,7 +222,9 @@ CommandRunner add_calibrate_command(CLI::App& app)
                    "class (intra_node, inter_node, inter_region), latency alpha, "
                    "seconds per byte beta and a per-collective overhead by least squares (refined by replaying the "
                    "runs when --plan is given). Use the result with --calibration.");
-  command->add_option("--trace", options->traces, "measured trace (trace.json of `hetsim run`); repeat for several")
+  command->add_option("--trace", options->traces,
+                      "measured trace: trace.json of `hetsim run`, or a PyTorch profiler trace (torch.profiler's "
+                      "export_chrome_trace, record_shapes=True, plain or .gz; see the README); repeat for several")
       ->required()
       ->check(CLI::ExistingFile);
   command->add_option("--plan", options->plans,
@@ -148,6 +235,9 @@ CommandRunner add_calibrate_command(CLI::App& app)
   command->add_option("--model", options->models,
                       "model JSON file, or preset:NAME (with --plan): once for every run, or repeated in --trace "
                       "order");
+  command->add_option("--gpu", options->gpus,
+                      "the GPU type of each PyTorch profiler trace (once for all, or in --trace order); default: "
+                      "the trace's own device name");
   command->add_option("--out", options->out, "calibration JSON to write")->required();
   return [options] { return run_calibrate(*options); };
 }

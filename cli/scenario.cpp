@@ -10,6 +10,7 @@
 #include "strategies/plan/plan_json.hpp"
 
 #include <iostream>
+#include <set>
 
 namespace hetsim::cli {
 
@@ -74,6 +75,7 @@ void load_scenario(const ScenarioOptions& options, Scenario& scenario)
   scenario.cluster  = load_cluster(options.cluster);
   scenario.workload = load_model(options.model, options.seq_len);
   scenario.plan     = strategies::load_plan(options.plan, scenario.cluster, scenario.workload);
+  scenario.workload = strategies::run_by(scenario.workload, scenario.plan.framework, scenario.plan.dtype);
 
   auto& problem              = scenario.problem;
   problem                    = strategies::problem_for_plan(scenario.cluster, scenario.workload, scenario.plan);
@@ -100,6 +102,23 @@ MeasuredRun load_measured_run(const std::string& cluster, const std::string& mod
     apply_link_calibration(*run.scenario, *calibration);
   run.schedule = strategies::scale_schedule(strategies::lower(run.scenario->plan, run.scenario->problem, plan), scale);
   return run;
+}
+
+/// How sure the calibrated figures are: per GPU type of the plan, the error its calibrating traces left and
+/// whether the plan's products stay inside the tokens they covered.
+void print_calibration_confidence(const costmodel::Calibration& calibration, const strategies::Plan& plan,
+                                  const Cluster& cluster, const models::Workload& workload)
+{
+  std::set<std::string> seen;
+  for (int s = 0; s < plan.pp; ++s)
+    for (int r = 0; r < plan.dp && r < static_cast<int>(plan.micro_batch.size()); ++r) {
+      const std::string& gpu = cluster.gpu_of(plan.device(s, r, 0)).name;
+      const double tokens = static_cast<double>(plan.micro_batch[r]) * workload.seq_len / plan.cp;
+      if (!seen.insert(gpu + "@" + std::to_string(tokens)).second)
+        continue;
+      for (const std::string& line : costmodel::calibration_confidence(calibration, gpu, tokens))
+        std::cout << "calibration: " << line << '\n';
+    }
 }
 
 } // namespace hetsim::cli

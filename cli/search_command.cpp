@@ -162,16 +162,17 @@ int run_search(const SearchOptions& options)
     check_output_is_not_input(options.best_file, inputs, "--best");
 
   const Cluster cluster           = load_cluster(options.cluster);
-  const models::Workload workload = load_model(options.model, options.seq_len);
+  const models::Workload given = load_model(options.model, options.seq_len);
   strategies::Problem problem;
   problem.cluster      = &cluster;
-  problem.workload     = &workload;
   problem.global_batch = options.global_batch;
-  problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, workload);
+  problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, given);
   strategies::Framework framework = strategies::Framework::megatron;
   if (!strategies::parse_framework(options.framework, framework))
     throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + options.framework + "'");
-  problem.framework = strategies::framework_defaults(framework);
+  problem.framework               = strategies::framework_defaults(framework);
+  const models::Workload workload = strategies::run_by(given, problem.framework, problem.dtype);
+  problem.workload                = &workload;
   apply_memory_options(options.memory_limit, options.workspace, problem);
 
   std::optional<costmodel::Calibration> calibration;
@@ -226,6 +227,8 @@ int run_search(const SearchOptions& options)
   std::cout << result.proposed << " proposals, " << result.ranked.size() << " distinct, " << infeasible
             << " do not fit in memory; " << rescored.index.size() << " simulated\n";
   print_table(rows, static_cast<std::size_t>(std::max(options.top_k, 10)), std::cout);
+  if (calibration && !rows.empty())
+    print_calibration_confidence(*calibration, rows.front().candidate->plan, cluster, workload);
 
   if (!options.out_file.empty()) {
     nlohmann::json out = nlohmann::json::array();

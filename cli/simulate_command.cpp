@@ -121,6 +121,8 @@ int run_simulate(SimulateOptions& options)
   const double analytic = strategies::estimate(plan, problem, compute).iteration_time_s;
   std::printf("analytic estimate: %.4g s (simulated / analytic = %.3f)\n", analytic,
               result.report.iteration_time_s / analytic);
+  if (calibration)
+    print_calibration_confidence(*calibration, plan, scenario->cluster, scenario->workload);
 
   if (!options.report_file.empty()) {
     write_file_atomically(options.report_file, sim::report_to_json(result.report).dump(1) + "\n");

@@ -8,6 +8,8 @@
 #include "costmodel/compute.hpp"
 #include "sim/simulate.hpp"
 #include "traces/kernel_events.hpp"
+#include "traces/pytorch_trace.hpp"
+#include "traces/pytorch_validate.hpp"
 #include "traces/validate.hpp"
 
 #include <cmath>
@@ -30,6 +32,41 @@ struct ValidateOptions {
   double min_spearman = -2;
 };
 
+/// One PyTorch profiler trace against the simulation of its plan: the step, then each kind of kernel.
+nlohmann::json validate_pytorch_trace(const std::string& file, const std::string& plan,
+                                      const ValidateOptions& options, const costmodel::Calibration* calibration,
+                                      double& measured, double& predicted)
+{
+  const traces::PytorchTrace trace = traces::read_pytorch_trace(file);
+  const MeasuredRun run            = load_measured_run(options.cluster, options.model, plan, 1, calibration);
+  const Scenario& scenario         = *run.scenario;
+  sim::SimOptions sim_options;
+  sim_options.calibration    = calibration;
+  const sim::SimResult result = sim::simulate(scenario.plan, scenario.problem, run.schedule, sim_options);
+  const traces::PytorchComparison c = traces::compare_pytorch_trace(
+      trace, result.trace, run.schedule, scenario.cluster, scenario.workload,
+      costmodel::ComputeModel(calibration), scenario.plan.dtype);
+  measured  = c.measured_step_s;
+  predicted = c.predicted_step_s;
+  std::printf("%-28s %12.4g %12.4g %+7.1f%%  (PyTorch profiler trace: GPU busy %.4g s, %.0f launches measured, "
+              "%.0f modelled)\n",
+              plan.c_str(), c.measured_step_s, c.predicted_step_s, 100 * (c.predicted_step_s / c.measured_step_s - 1),
+              c.measured_busy_s, c.measured_launches, c.predicted_launches);
+  nlohmann::json by_kind = nlohmann::json::object();
+  for (const auto& [kind, k] : c.by_kind) {
+    std::printf("  %-26s %12.4g %12.4g %+7.1f%%  (GPU time per step)\n", kind.c_str(), k.measured_s, k.predicted_s,
+                k.measured_s > 0 ? 100 * (k.predicted_s / k.measured_s - 1) : 0.0);
+    by_kind[kind] = {{"measured_s", k.measured_s}, {"predicted_s", k.predicted_s}};
+  }
+  return {{"plan", plan},
+          {"trace", file},
+          {"measured_iteration_s", c.measured_step_s},
+          {"measured_gpu_busy_s", c.measured_busy_s},
+          {"predicted_iteration_s", c.predicted_step_s},
+          {"iteration_error", c.predicted_step_s / c.measured_step_s - 1},
+          {"kernel_kinds", by_kind}};
+}
+
 int run_validate(const ValidateOptions& options)
 {
   if (options.traces.size() != options.plans.size())
@@ -43,6 +80,14 @@ int run_validate(const ValidateOptions& options)
   nlohmann::json plans = nlohmann::json::array();
   std::printf("%-28s %12s %12s %8s  per-kind median |task error|\n", "plan", "measured s", "predicted s", "error");
   for (std::size_t i = 0; i < options.traces.size(); ++i) {
+    if (traces::is_pytorch_trace(options.traces[i])) {
+      double step = 0, simulated = 0;
+      plans.push_back(validate_pytorch_trace(options.traces[i], options.plans[i], options,
+                                             calibration ? &*calibration : nullptr, step, simulated));
+      measured.push_back(step);
+      predicted.push_back(simulated);
+      continue;
+    }
     const traces::Trace trace = traces::read_chrome_trace(options.traces[i]);
     const MeasuredRun run     = load_measured_run(options.cluster, options.model, options.plans[i], trace.scale,
                                                   calibration ? &*calibration : nullptr);
@@ -129,7 +174,10 @@ CommandRunner add_validate_command(CLI::App& app)
       "validate", "Replay the Schedule of each measured plan in the simulator and report the iteration-time error, "
                   "the median task-duration error per task kind, and over several plans the Spearman rank "
                   "correlation of predicted vs measured iteration time.");
-  command->add_option("--trace", options->traces, "measured trace; repeat, one per --plan")->required()
+  command->add_option("--trace", options->traces,
+                      "measured trace: HetSim's (`hetsim run`) or a PyTorch profiler trace of one training step or "
+                      "more (plain or .gz); repeat, one per --plan")
+      ->required()
       ->check(CLI::ExistingFile);
   command->add_option("--plan", options->plans, "the plan the trace measured; repeat, in --trace order")->required();
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME")->required();

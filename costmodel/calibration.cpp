@@ -9,6 +9,7 @@
 #include <boost/math/interpolators/pchip.hpp>
 
 #include <algorithm>
+#include <cstdio>
 
 namespace hetsim::costmodel {
 
@@ -48,7 +49,7 @@ double Calibration::efficiency(const std::string& gpu, double tokens) const
 Calibration calibration_from_json(const nlohmann::json& json, const std::string& origin)
 {
   JsonInput root(json, origin);
-  root.allow_only({"efficiency", "kernels", "links"});
+  root.allow_only({"efficiency", "kernels", "links", "evidence"});
   Calibration calibration;
   if (auto efficiency = root.find("efficiency")) {
     if (!efficiency->is_object())
@@ -77,20 +78,51 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
     for (const auto& [gpu, unused] : kernels->value().items()) {
       JsonInput entry = kernels->at(gpu);
       entry.allow_only({"gemm_ceiling", "memory_efficiency", "tile_m", "tile_n", "k_overhead", "launch_gap_s",
-                        "host_dispatch_s"});
+                        "host_dispatch_s", "unaligned_ceiling", "attention_ceiling"});
       KernelConstants c;
-      // Fitted on a device whose nominal peak understates it, a ceiling may pass 1: it is relative to the file.
+      // Fractions of the datasheet's peak and bandwidth: no kernel runs faster than the hardware.
       c.gemm_ceiling      = entry.at("gemm_ceiling").positive_number();
       c.memory_efficiency = entry.at("memory_efficiency").positive_number();
+      for (const char* fraction : {"gemm_ceiling", "memory_efficiency"})
+        if (entry.at(fraction).positive_number() > 1)
+          entry.at(fraction).fail("a fraction of the datasheet's figure in (0, 1]");
       if (auto tile = entry.find("tile_m"))
         c.tile_m = tile->positive_number();
       if (auto tile = entry.find("tile_n"))
         c.tile_n = tile->positive_number();
       if (auto overhead = entry.find("k_overhead"))
         c.k_overhead = overhead->non_negative_number();
+      if (auto attention = entry.find("attention_ceiling"))
+        c.attention_ceiling = attention->positive_number();
+      if (auto unaligned = entry.find("unaligned_ceiling"))
+        c.unaligned_ceiling = unaligned->positive_number();
       c.launch_gap_s    = entry.at("launch_gap_s").non_negative_number();
       c.host_dispatch_s = entry.at("host_dispatch_s").non_negative_number();
       calibration.kernels[gpu] = c;
+    }
+  }
+  if (auto evidence = root.find("evidence")) {
+    if (!evidence->is_object())
+      evidence->fail("an object mapping GPU names to what their kernel constants were fitted to");
+    for (const auto& [gpu, unused] : evidence->value().items()) {
+      JsonInput entry = evidence->at(gpu);
+      entry.allow_only({"source", "traces", "tokens", "errors"});
+      CalibrationEvidence e;
+      e.source = entry.at("source").string();
+      e.traces = entry.at("traces").positive_int();
+      const JsonInput tokens = entry.at("tokens");
+      if (!tokens.is_array() || tokens.size() != 2)
+        tokens.fail("[smallest, largest] micro-batch tokens of the calibrating traces");
+      e.min_tokens = tokens.at(0).non_negative_number();
+      e.max_tokens = tokens.at(1).non_negative_number();
+      if (auto errors = entry.find("errors"))
+        for (const auto& [kind, unused_kind] : errors->value().items()) {
+          JsonInput error = errors->at(kind);
+          error.allow_only({"kernels", "median", "p90"});
+          e.errors[kind] = {error.at("kernels").positive_int(), error.at("median").non_negative_number(),
+                            error.at("p90").non_negative_number()};
+        }
+      calibration.evidence[gpu] = e;
     }
   }
   if (auto links = root.find("links")) {
@@ -109,6 +141,35 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
   return calibration;
 }
 
+std::vector<std::string> calibration_confidence(const Calibration& calibration, const std::string& gpu,
+                                                double tokens)
+{
+  auto it = calibration.evidence.find(gpu);
+  if (it == calibration.evidence.end())
+    return {};
+  const CalibrationEvidence& e = it->second;
+  char line[512];
+  std::vector<std::string> lines;
+  std::string errors;
+  for (const auto& [kind, error] : e.errors) {
+    std::snprintf(line, sizeof line, "%s%s %.0f%% (p90 %.0f%%, %d kernels)", errors.empty() ? "" : ", ",
+                  kind.c_str(), 100 * error.median_error, 100 * error.p90_error, error.kernels);
+    errors += line;
+  }
+  std::snprintf(line, sizeof line, "%s calibrated on %d %s trace%s; error left per kernel: %s", gpu.c_str(),
+                e.traces, e.source.c_str(), e.traces == 1 ? "" : "s", errors.empty() ? "none measured" : errors.c_str());
+  lines.push_back(line);
+  if (tokens >= e.min_tokens && tokens <= e.max_tokens)
+    std::snprintf(line, sizeof line, "%s: %.0f tokens per micro-batch, inside the calibrated %.0f-%.0f", gpu.c_str(),
+                  tokens, e.min_tokens, e.max_tokens);
+  else
+    std::snprintf(line, sizeof line, "%s: %.0f tokens per micro-batch extrapolates %.1fx %s the calibrated %.0f-%.0f",
+                  gpu.c_str(), tokens, tokens > e.max_tokens ? tokens / e.max_tokens : e.min_tokens / tokens,
+                  tokens > e.max_tokens ? "beyond" : "below", e.min_tokens, e.max_tokens);
+  lines.push_back(line);
+  return lines;
+}
+
 Calibration load_calibration(const std::string& file)
 {
   return calibration_from_json(JsonInput::parse_file(file), file);
@@ -120,11 +181,21 @@ nlohmann::json calibration_to_json(const Calibration& calibration)
   for (const auto& [gpu, points] : calibration.efficiency_points)
     for (const auto& [tokens, eff] : points)
       out["efficiency"][gpu].push_back({tokens, eff});
-  for (const auto& [gpu, c] : calibration.kernels)
+  for (const auto& [gpu, c] : calibration.kernels) {
     out["kernels"][gpu] = {{"gemm_ceiling", c.gemm_ceiling}, {"memory_efficiency", c.memory_efficiency},
                            {"tile_m", c.tile_m},             {"tile_n", c.tile_n},
                            {"k_overhead", c.k_overhead},     {"launch_gap_s", c.launch_gap_s},
-                           {"host_dispatch_s", c.host_dispatch_s}};
+                           {"host_dispatch_s", c.host_dispatch_s},
+                           {"unaligned_ceiling", c.unaligned_ceiling}};
+    if (c.attention_ceiling > 0)
+      out["kernels"][gpu]["attention_ceiling"] = c.attention_ceiling;
+  }
+  for (const auto& [gpu, e] : calibration.evidence) {
+    nlohmann::json& entry = out["evidence"][gpu];
+    entry = {{"source", e.source}, {"traces", e.traces}, {"tokens", {e.min_tokens, e.max_tokens}}};
+    for (const auto& [kind, error] : e.errors)
+      entry["errors"][kind] = {{"kernels", error.kernels}, {"median", error.median_error}, {"p90", error.p90_error}};
+  }
   for (const auto& [name, link] : calibration.links)
     out["links"][name] = {{"alpha_s", link.alpha_s},
                           {"beta_seconds_per_byte", link.beta_seconds_per_byte},

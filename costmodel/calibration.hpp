@@ -22,12 +22,31 @@ struct LinkCalibration {
   double collective_overhead_s   = 0;
 };
 
+/// How far one kind of kernel stayed from its measured time after the fit: relative errors per kernel.
+struct FitError {
+  int kernels         = 0;
+  double median_error = 0;
+  double p90_error    = 0;
+};
+
+/// What the kernel constants of one GPU type were fitted to: a figure priced with them says how sure it is and
+/// whether it leaves what they covered.
+struct CalibrationEvidence {
+  std::string source;       ///< "pytorch profiler"
+  int traces        = 0;
+  double min_tokens = 0;    ///< the smallest and largest micro-batch (tokens) the traces ran
+  double max_tokens = 0;
+  std::map<std::string, FitError> errors; ///< by kind of kernel: "matmul", "attention", "memory", ...
+};
+
 struct Calibration {
   /// GPU name -> (tokens, efficiency) points sorted by tokens.
   std::map<std::string, std::vector<std::pair<double, double>>> efficiency_points;
   /// GPU name -> kernel constants fitted to measured layer times: they price a layer that has operators
   /// (taking precedence over efficiency points there).
   std::map<std::string, KernelConstants> kernels;
+  /// GPU name -> what its kernel constants were fitted to (PyTorch profiler traces), when known.
+  std::map<std::string, CalibrationEvidence> evidence;
   /// "intra_node", "inter_node", "inter_region" -> fitted α, β.
   std::map<std::string, LinkCalibration> links;
 
@@ -36,6 +55,12 @@ struct Calibration {
   /// Interpolated efficiency, or a negative value when the GPU is not calibrated.
   double efficiency(const std::string& gpu, double tokens) const;
 };
+
+/// Lines saying how sure a figure priced on `gpu` at `tokens` per micro-batch is: the error the calibrating
+/// traces left by kind, and whether `tokens` lies inside what they covered or how far beyond. Empty when the
+/// calibration has no evidence for `gpu`.
+std::vector<std::string> calibration_confidence(const Calibration& calibration, const std::string& gpu,
+                                                double tokens);
 
 Calibration load_calibration(const std::string& file);
 Calibration calibration_from_json(const nlohmann::json& json, const std::string& origin);

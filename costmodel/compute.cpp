@@ -82,7 +82,7 @@ double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& 
       return *profile_->layer_seconds(gpu.name, tp, l, samples, back, curve);
     };
     seconds += pass(backward);
-    if (backward && recompute)
+    if (backward && recompute && models::recomputed(workload, l))
       seconds += pass(false);
   }
   return seconds;

@@ -17,6 +17,14 @@ double tile_fill(double extent, double tile)
   return extent / (std::ceil(extent / tile) * tile);
 }
 
+/// Whether a dimension of `extent` elements of `element` bytes is a whole number of 16-byte vectors, as
+/// tensor-core kernels load them. A fractional extent (a context-parallel share, an average) is not a shape.
+bool aligned(double extent, double element)
+{
+  const double vector = 16 / element;
+  return extent != std::floor(extent) || std::fmod(extent, vector) == 0;
+}
+
 } // namespace
 
 // The ceilings are the fraction of dense tensor-core peak that cuBLAS reaches on large fp16 products, as
@@ -28,6 +36,18 @@ double tile_fill(double extent, double tile)
 // microseconds between dependent kernels on one stream; host dispatch: eager PyTorch spends on the order of
 // 10 us per operator in Python, the dispatcher and the launch. None of these was fitted to a measurement:
 // experiments/megatron_weak_scaling checks them against Megatron-LM's published runs.
+// Host dispatch per launched kernel in a training step: 28 us, from an H100 trace of Hugging Face GPT-2 medium
+// in eager PyTorch (tests/data/h100: the forward and backward's 2,033 launches in a 61 ms step, less the fused
+// AdamW's 3.75 ms, whose kernels kept the GPU 41% busy, so the host set its pace; the profiler's medians agree,
+// 14-17 us per aten op plus 7 us per cudaLaunchKernel). It holds autograd's and autocast's bookkeeping, not a
+// bare torch.add's 7-10 us (kernel_sweep.json). A faster or slower host moves it: `hetsim calibrate` keeps it.
+// Unaligned products: cuBLAS on an H100 runs a 50,257-wide product with sm75 mma.sync kernels of 2-byte loads
+// (cutlass_75_tensorop_bf16_s1688gemm_*_align1) at 95-151 TFLOP/s, 0.10-0.15 of peak, at every size (kernel
+// sweep and traces): 0.12. Elsewhere unmeasured: the 16-bit CUDA-core rate, a quarter of tensor peak on V100,
+// T4 and A100, bounds a kernel that cannot feed the tensor cores.
+// H100 attention: PyTorch's SDPA (cuDNN, dropout 0.1, head size 64, causal) on GPT-2 medium took 240 us forward
+// and 358 us backward per layer at 16 x 1,024 tokens: 0.40 of peak over the whole square's FLOPs (traces).
+// H100 streaming: c = a + b reaches 3.06 TB/s, 0.915 of 3.35, from 128 MB up (kernel_sweep.json).
 KernelConstants kernel_constants(const GpuSpec& gpu)
 {
   KernelConstants c;
@@ -40,8 +60,11 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     c.gemm_ceiling = 0.8;
     c.tile_m       = 256;
   } else if (starts_with(n, "H100") || starts_with(n, "H200")) {
-    c.gemm_ceiling = 0.7;
-    c.tile_m       = 256;
+    c.gemm_ceiling      = 0.7;
+    c.tile_m            = 256;
+    c.unaligned_ceiling = 0.12;
+    c.attention_ceiling = 0.4;
+    c.memory_efficiency = 0.915;
   } else if (starts_with(n, "cpu")) {
     // A CPU core running the cpu executor: Eigen's register block in a baseline x86-64 build (two SSE packets
     // of 4 floats x 4 columns) is its tile, one core has no waves, and the core that issues a kernel is the one
@@ -58,9 +81,20 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
 double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,
                       Dtype dtype)
 {
+  const double element = dtype_bytes(dtype);
+  return matmul_seconds(gpu, c, m, n, k, batch, dtype, aligned(n, element) && aligned(k, element));
+}
+
+double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,
+                      Dtype dtype, bool operands_aligned)
+{
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0)
     return 0;
   const double flops = 2 * m * n * k * batch;
+  const double element = dtype_bytes(dtype);
+  const double bytes   = element * (m * k + k * n + m * n) * batch;
+  if (!operands_aligned)
+    return std::max(flops / (gpu.peak_flops(dtype) * c.unaligned_ceiling), memory_seconds(gpu, c, bytes));
   double efficiency  = c.gemm_ceiling * tile_fill(m, c.tile_m) * tile_fill(n, c.tile_n) * k / (k + c.k_overhead);
   if (gpu.multiprocessors > 0) {
     // Tiles run in waves over the multiprocessors; a last wave that is partly empty still takes a whole wave.
@@ -68,8 +102,6 @@ double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, do
     const double waves = std::ceil(tiles / gpu.multiprocessors);
     efficiency *= tiles / (waves * gpu.multiprocessors);
   }
-  const double element = dtype_bytes(dtype);
-  const double bytes   = element * (m * k + k * n + m * n) * batch;
   return std::max(flops / (gpu.peak_flops(dtype) * efficiency), memory_seconds(gpu, c, bytes));
 }
 
@@ -82,10 +114,19 @@ double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models
 {
   const double bytes = kernel.bytes * dtype_bytes(dtype) / 2.0;
   switch (kernel.kind) {
-  case models::Kernel::Kind::matmul:
-    return matmul_seconds(gpu, c, kernel.m, kernel.n, kernel.k, kernel.batch, dtype);
-  case models::Kernel::Kind::fused_attention:
-    return std::max(kernel.flops / (gpu.peak_flops(dtype) * c.gemm_ceiling), memory_seconds(gpu, c, bytes));
+  case models::Kernel::Kind::matmul: {
+    // A weight gradient (in features x out features, over the tokens) has its rows among its leading
+    // dimensions and its depth, the tokens, not: X^T dY reads X's rows of k and dY's of n.
+    const double element = dtype_bytes(dtype);
+    const bool weight    = kernel.name.size() > 6 && kernel.name.compare(kernel.name.size() - 6, 6, ".wgrad") == 0;
+    const bool operands  = weight ? aligned(kernel.m, element) && aligned(kernel.n, element)
+                                  : aligned(kernel.n, element) && aligned(kernel.k, element);
+    return matmul_seconds(gpu, c, kernel.m, kernel.n, kernel.k, kernel.batch, dtype, operands);
+  }
+  case models::Kernel::Kind::fused_attention: {
+    const double ceiling = c.attention_ceiling > 0 ? c.attention_ceiling : c.gemm_ceiling;
+    return std::max(kernel.flops / (gpu.peak_flops(dtype) * ceiling), memory_seconds(gpu, c, bytes));
+  }
   case models::Kernel::Kind::stream:
     return memory_seconds(gpu, c, bytes);
   }
@@ -95,10 +136,11 @@ double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models
 double kernels_seconds(const GpuSpec& gpu, const KernelConstants& c, const std::vector<models::Kernel>& kernels,
                        Dtype dtype)
 {
-  double device = 0;
-  for (const auto& kernel : kernels)
+  double device = 0, launched = 0;
+  for (const auto& kernel : kernels) {
     device += kernel_seconds(gpu, c, kernel, dtype);
-  const auto launched = static_cast<double>(kernels.size());
+    launched += kernel.launches;
+  }
   return std::max(device + launched * c.launch_gap_s, launched * c.host_dispatch_s);
 }
 

@@ -17,14 +17,24 @@ struct KernelConstants {
   double memory_efficiency = 0.85; ///< fraction of datasheet bandwidth a streaming kernel reaches
   double tile_m = 128, tile_n = 128; ///< output tile of one thread block of the library's usual kernel
   double k_overhead        = 64;    ///< a tile's fixed cost (pipeline fill, epilogue) in units of its depth
+  /// Fraction of dense peak fused attention reaches, its FLOPs counted over the whole s x s square as the
+  /// operators count them (a causal kernel skips half); negative: the matrix-product ceiling.
+  double attention_ceiling = -1;
+  /// Fraction of dense peak a product reaches when a dimension is not a multiple of 16 bytes (8 16-bit
+  /// elements): the library cannot use its tensor-core kernels' vector loads and falls back.
+  double unaligned_ceiling = 0.25;
   double launch_gap_s      = 3e-6;  ///< device idle between two back-to-back kernels
-  double host_dispatch_s   = 10e-6; ///< host time to issue one kernel from the framework (eager PyTorch)
+  double host_dispatch_s   = 28e-6; ///< host time to issue one kernel from the framework (eager PyTorch)
 };
 
 /// The constants of `gpu`'s family, by catalog name ("V100…", "A100…", "H100…", …); defaults otherwise.
 KernelConstants kernel_constants(const GpuSpec& gpu);
 
-/// `batch` independent m x k times k x n products.
+/// `batch` independent m x k times k x n products, row-major: the operands' leading dimensions are k and n (m,
+/// the rows, is not one), which tensor-core kernels need in whole 16-byte vectors; `aligned` says they are.
+double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,
+                      Dtype dtype, bool aligned);
+/// The same, aligned as its n and k are.
 double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,
                       Dtype dtype);
 /// A kernel that streams `bytes` through memory.

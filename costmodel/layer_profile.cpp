@@ -64,10 +64,17 @@ std::optional<double> LayerProfile::layer_seconds(const std::string& gpu, int tp
   const Series& series = it->second;
   const auto& list     = series.entries;
   auto seconds         = [&](const ProfileEntry& e) { return entry_seconds(e, layer, backward); };
+  // Outside the measurements the model's curve carries the measurement along. A layer the model prices at
+  // nothing (no FLOPs, no bytes: a no-op, a reshape) has no curve: its measured time scales with the batch.
+  auto carried = [&](const ProfileEntry& e) {
+    const double at_measured = curve(e.micro_batch);
+    const double ratio       = at_measured > 0 ? curve(micro_batch) / at_measured : micro_batch / e.micro_batch;
+    return seconds(e) * ratio;
+  };
   if (micro_batch <= list.front().micro_batch)
-    return seconds(list.front()) * curve(micro_batch) / curve(list.front().micro_batch);
+    return carried(list.front());
   if (micro_batch >= list.back().micro_batch)
-    return seconds(list.back()) * curve(micro_batch) / curve(list.back().micro_batch);
+    return carried(list.back());
   if (!series.forward.empty())
     return (backward ? series.backward : series.forward)[layer](micro_batch);
   // Fewer than four measurements: a straight line between the two around the batch.

@@ -50,6 +50,14 @@ struct Operator {
   /// Bytes per sample (16-bit) each member of the expert-parallel group sends out in an all-to-all right after
   /// this operator: the tokens to their experts (dispatch) or back (combine). 0: none.
   double all_to_all_bytes_per_sample = 0;
+  /// Eager PyTorch (TransformerShape::eager): the kernels this operator's PyTorch expression launches, forward
+  /// and backward, where that is more than it is priced as (an op-by-op GeLU is one pass of all its bytes but 10
+  /// launches); 0: one launch per priced kernel. Each launch costs the host its dispatch.
+  double launches_forward = 0, launches_backward = 0;
+  /// Under torch.autocast: bytes per sample its input casts to 16-bit move (each caller casts its own copy), and
+  /// per pass the bytes its weight casts move; backward casts the gradients back, the same again. Priced as
+  /// one more memory-bound kernel.
+  double cast_bytes_per_sample = 0, cast_fixed_bytes = 0;
   /// Megatron's selective recompute (Korthikanti et al. 2022, sec. 5) reruns this operator's forward in backward
   /// rather than keep what it saves: the sequence x sequence part of non-fused attention...
   bool selectively_recomputed = false;
@@ -88,6 +96,9 @@ struct Kernel {
   double m = 0, n = 0, k = 0, batch = 1; ///< matmul; fused_attention: m = n = sequence, k = head size
   double flops = 0; ///< matmul and fused attention
   double bytes = 0; ///< 16-bit: operands and result of a matmul, what a stream or fused attention moves
+  /// Kernel launches it stands for: more than one where an eager operator's many small kernels are priced as
+  /// one pass (Operator::launches_forward). Each pays the device's launch gap and the host's dispatch.
+  double launches = 1;
   /// A linear operator's weight gradient: the half of a backward a zero-bubble schedule runs apart (the rest,
   /// input gradients, is what the previous stage waits for).
   bool weight_gradient = false;

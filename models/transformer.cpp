@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,31 +57,108 @@ Operator memory_bound(std::string name, TensorSplit split, double bytes, double 
   return op;
 }
 
+/// Bytes of one element of the residual stream, the embeddings' and the norms' outputs: fp32 under autocast
+/// with fp32 weights, the model's 16-bit otherwise.
+double stream_bytes(const TransformerShape& shape)
+{
+  return shape.autocast ? 4 : 2;
+}
+
+/// Hugging Face's families whose blocks apply dropout in training (resid_pdrop, embd_pdrop, attn_pdrop; OPT's
+/// dropout); Llama-style families and GPT-NeoX's configs have none, so eager PyTorch launches no dropout there.
+bool trains_with_dropout(const TransformerShape& shape)
+{
+  return shape.family == "gpt2" || shape.family == "bert" || shape.family == "opt";
+}
+
+/// A product as eager PyTorch runs `modules` nn.Linear (or GPT-2 Conv1D) calls of it (q, k and v separately in
+/// most families): a GEMM each, two backward and a bias reduction. Under autocast each call casts its weights
+/// (cached for the pass) and, when its input is fp32 (`fp32_input`: a norm's output, GeLU's), its own copy of
+/// the input to 16-bit, and keeps that copy for backward; backward casts the gradients back to fp32.
+void make_eager_linear(Operator& op, const TransformerShape& shape, double modules, bool fp32_input)
+{
+  if (!shape.eager)
+    return;
+  const bool bias        = op.tensors > 1;
+  const bool casts_input = shape.autocast && fp32_input;
+  const double weight_casts = shape.autocast ? modules * (bias ? 2 : 1) : 0;
+  op.launches_forward  = modules + weight_casts + (casts_input ? modules : 0);
+  op.launches_backward = modules * (bias ? 3 : 2) + weight_casts + (casts_input ? modules : 0);
+  if (casts_input) {
+    op.cast_bytes_per_sample  = modules * 6 * op.m * op.k; // fp32 read, 16-bit written
+    op.saved_bytes_per_sample = modules * 2 * op.m * op.k; // each call's own 16-bit copy
+  }
+  if (shape.autocast)
+    op.cast_fixed_bytes = 6 * op.n * op.k * std::max(1.0, op.experts); // weights, fp32 read, 16-bit written
+}
+
+/// A memory-bound operator as eager PyTorch's expression of it launches (1 forward and 2 backward, a norm's
+/// input gradient and weight gradient, unless said).
+void make_eager(Operator& op, const TransformerShape& shape, double forward, double backward)
+{
+  if (!shape.eager)
+    return;
+  op.launches_forward  = forward;
+  op.launches_backward = backward;
+}
+
 /// A GeLU over `elements` 16-bit values per sample. Megatron's fused bias-GeLU reads and writes them once and
 /// keeps its input; eager PyTorch runs 0.5x(1 + tanh(c(x + 0.044715x^3))) op by op (Hugging Face's gelu_new):
 /// 8 kernels, 10 reads and 8 writes, and autograd keeps x, the tanh, 0.5x and 1 + tanh.
+/// Under autocast, pow is one of its fp32 operations: x is cast up and the whole expression runs in fp32 (10
+/// kernels: 70 bytes per element read and written, keeping fp32 x, tanh and 1 + tanh and 16-bit 0.5x, 14 bytes),
+/// and its fp32 output is what the next product casts back (H100 trace: 10 forward and 15 backward kernels,
+/// 208 bytes per element over both passes).
 Operator gelu(std::string name, const TransformerShape& shape, double elements)
 {
-  return shape.fused_gelu ? memory_bound(std::move(name), TensorSplit::heads, 4 * elements, 2 * elements)
-                          : memory_bound(std::move(name), TensorSplit::heads, 36 * elements, 8 * elements);
+  if (shape.fused_gelu) {
+    Operator op = memory_bound(std::move(name), TensorSplit::heads, 4 * elements, 2 * elements);
+    make_eager(op, shape, 1, 1);
+    return op;
+  }
+  Operator op = shape.autocast ? memory_bound(std::move(name), TensorSplit::heads, 70 * elements, 14 * elements)
+                               : memory_bound(std::move(name), TensorSplit::heads, 36 * elements, 8 * elements);
+  make_eager(op, shape, shape.autocast ? 10 : 8, 15);
+  return op;
 }
 
 /// A norm reads and writes its input (fused, Apex/Megatron) and keeps the input for backward.
+/// Eager PyTorch: LayerNorm is one kernel (fp32 under autocast, on the fp32 stream); Hugging Face's RMSNorm is
+/// an expression, x.float(), pow, mean, rsqrt, two products and the cast back (6 kernels on an fp32 stream, 8
+/// otherwise, about 10 backward), keeping the fp32 input and the normalised fp32 value (8 bytes per element;
+/// 4 + 2 when the stream is 16-bit).
 Operator norm(std::string name, const TransformerShape& shape, bool with_params = true)
 {
-  const Dims d = dims_of(shape);
-  Operator op  = memory_bound(std::move(name), TensorSplit::replicated, 4 * d.s * d.h, 2 * d.s * d.h,
-                              with_params ? norm_params(shape) : 0);
-  op.tensors   = with_params ? (shape.rms_norm ? 1 : 2) : 0; // a scale, and a bias unless RMSNorm
+  const Dims d   = dims_of(shape);
+  const double r = stream_bytes(shape);
+  Operator op    = memory_bound(std::move(name), TensorSplit::replicated, 2 * r * d.s * d.h, r * d.s * d.h,
+                                with_params ? norm_params(shape) : 0);
+  op.tensors     = with_params ? (shape.rms_norm ? 1 : 2) : 0; // a scale, and a bias unless RMSNorm
+  if (shape.eager && shape.rms_norm) {
+    op.bytes_per_sample       = (shape.autocast ? 28 : 36) * d.s * d.h;
+    op.saved_bytes_per_sample = (shape.autocast ? 8 : 6) * d.s * d.h;
+    make_eager(op, shape, shape.autocast ? 6 : 8, 10);
+  } else {
+    make_eager(op, shape, 1, 2);
+  }
   return op;
 }
 
 /// Megatron's fused bias-dropout-add after a row-parallel projection: reads the output, bias and residual,
 /// writes the sum and a one-byte mask, which it keeps.
+/// Eager PyTorch: a dropout where the family trains with one (its 1-byte mask kept), then the add onto the
+/// stream, 16-bit output onto fp32 under autocast; backward reduces the two branches' gradients and casts one.
 Operator dropout_add(std::string name, const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
-  return memory_bound(std::move(name), TensorSplit::replicated, 7 * d.s * d.h, d.s * d.h);
+  if (!shape.eager)
+    return memory_bound(std::move(name), TensorSplit::replicated, 7 * d.s * d.h, d.s * d.h);
+  const double r       = stream_bytes(shape);
+  const bool dropout   = trains_with_dropout(shape);
+  Operator op          = memory_bound(std::move(name), TensorSplit::replicated,
+                                      (dropout ? 5 : 0) * d.s * d.h + (2 + 2 * r) * d.s * d.h, dropout ? d.s * d.h : 0);
+  make_eager(op, shape, dropout ? 2 : 1, dropout ? 3 : 2);
+  return op;
 }
 
 /// The saved bytes follow Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models"
@@ -118,6 +196,15 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     fused.bytes_per_sample       = 2 * d.s * (q + k + v + context_width) + 4 * d.a * d.s;
     fused.saved_bytes_per_sample = 2 * d.s * (q + k + v) + 4 * d.a * d.s;
     fused.key_value_bytes_per_sample = 2 * d.s * (k + v);
+    if (shape.eager) {
+      // PyTorch's SDPA keeps its output too, which its backward reads; under autocast the queries and keys a
+      // rotary embedding made fp32 (its cos and sin follow the fp32 stream) are cast to 16-bit first.
+      const bool casts = shape.autocast && shape.max_positions == 0;
+      fused.saved_bytes_per_sample += 2 * d.s * context_width;
+      make_eager(fused, shape, 1 + (casts ? 2 : 0), 2 + (casts ? 2 : 0));
+      if (casts)
+        fused.cast_bytes_per_sample = 6 * d.s * (q + k);
+    }
     ops.push_back(fused);
   } else {
     Operator scores = {};
@@ -151,7 +238,9 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     ops.push_back(context);
   }
   // [s, b, heads, head] -> [s, b, heads x head] before the output projection.
-  ops.push_back(memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * context_width, 0));
+  Operator transpose = memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * context_width, 0);
+  make_eager(transpose, shape, 1, 1);
+  ops.push_back(transpose);
 }
 
 /// Multi-head latent attention (DeepSeek-V2/V3): queries through a low-rank q_lora_rank projection with its own
@@ -209,12 +298,23 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
   std::vector<Operator> ops;
   Operator qkv = linear("qkv", TensorSplit::columns, d.s, d.q + 2 * d.kv, d.h, shape.biases || shape.qkv_bias);
   qkv.saved_bytes_per_sample = 2 * d.s * d.h;
+  // GPT-2's c_attn and GPT-NeoX's and Falcon's query_key_value are one module; the others call q, k and v apart.
+  const bool one_module = shape.family == "gpt2" || shape.family == "gpt_neox" || shape.family == "falcon";
+  make_eager_linear(qkv, shape, one_module ? 1 : 3, true);
   ops.push_back(qkv);
-  if (rotary) // rotates Q and K in place
-    ops.push_back(memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.q + d.kv), 0));
+  if (rotary) { // rotates Q and K in place
+    Operator rotate = memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.q + d.kv), 0);
+    // Hugging Face's apply_rotary_pos_emb: x * cos + rotate_half(x) * sin (neg, cat, two products, a sum) on
+    // the queries and the keys, in fp32 under autocast (cos and sin follow the fp32 stream).
+    if (shape.eager)
+      rotate.bytes_per_sample = (shape.autocast ? 32 : 18) * d.s * (d.q + d.kv);
+    make_eager(rotate, shape, 10, 12);
+    ops.push_back(rotate);
+  }
   append_attention_core(ops, shape, AttentionWidths{head, head, static_cast<double>(shape.kv_heads)});
   Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, d.q, shape.biases);
   out.saved_bytes_per_sample = 2 * d.s * d.q;
+  make_eager_linear(out, shape, 1, false);
   ops.push_back(out);
   ops.push_back(dropout_add("attention_dropout_add", shape));
   return ops;
@@ -230,18 +330,28 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
   if (shape.gated_mlp) {
     Operator gate = linear(prefix + "_gate", TensorSplit::columns, d.s, width, d.h, shape.biases);
     gate.saved_bytes_per_sample = 2 * d.s * d.h; // the input, shared with the up projection
+    make_eager_linear(gate, shape, 1, true);
     ops.push_back(gate);
-    ops.push_back(linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases));
-    // SiLU(gate) * up: reads both, writes the product; keeps gate output, SiLU output and up output.
-    ops.push_back(memory_bound(activation + "swiglu", TensorSplit::heads, 6 * d.s * width, 6 * d.s * width));
+    Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases);
+    make_eager_linear(up, shape, 1, true); // under autocast, a copy of its own
+    ops.push_back(up);
+    // SiLU(gate) * up: reads both, writes the product; keeps gate output, SiLU output and up output. Eager
+    // PyTorch runs the SiLU and the product apart: 10 bytes per element.
+    Operator swiglu = memory_bound(activation + "swiglu", TensorSplit::heads, (shape.eager ? 10 : 6) * d.s * width,
+                                   6 * d.s * width);
+    make_eager(swiglu, shape, 2, 4);
+    ops.push_back(swiglu);
   } else {
     Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases);
     up.saved_bytes_per_sample = 2 * d.s * d.h;
+    make_eager_linear(up, shape, 1, true);
     ops.push_back(up);
     ops.push_back(gelu(activation + "gelu", shape, d.s * width));
   }
   Operator down = linear(prefix + "_down", TensorSplit::rows, d.s, d.h, width, shape.biases);
   down.saved_bytes_per_sample = 2 * d.s * width;
+  // Under autocast the op-by-op gelu_new's output is fp32: the projection casts it.
+  make_eager_linear(down, shape, 1, !shape.gated_mlp && !shape.fused_gelu);
   ops.push_back(down);
   return ops;
 }
@@ -368,23 +478,31 @@ Layer embedding_layer(const TransformerShape& shape)
   const Dims d = dims_of(shape);
   // A vocabulary-parallel lookup (token ids kept, int64, for the gradient scatter), the position and token-type
   // embeddings added, the dropout on the output (Korthikanti sec. 4.3); a post-norm model also normalises.
-  Operator lookup = memory_bound("embedding_lookup", TensorSplit::vocabulary, 8 * d.s + 4 * d.s * d.h, 8 * d.s,
+  // Under autocast the tables are fp32, and so is what they write: the residual stream starts fp32.
+  const double r  = stream_bytes(shape);
+  Operator lookup = memory_bound("embedding_lookup", TensorSplit::vocabulary, 8 * d.s + 2 * r * d.s * d.h, 8 * d.s,
                                  d.v * d.h);
   // Its backward writes the whole (vocabulary / tp) x h gradient table, touched or not.
-  lookup.backward_fixed_bytes = 2 * d.v * d.h;
+  lookup.backward_fixed_bytes = r * d.v * d.h;
+  make_eager(lookup, shape, 1, 3); // backward: zero the table, sort the ids, sum their rows
   std::vector<Operator> ops{lookup};
   const double positions = (shape.max_positions > 0 ? shape.max_positions + shape.position_offset : 0) +
                            shape.type_vocab;
   if (positions > 0) {
-    Operator add = memory_bound("position_embedding", TensorSplit::replicated, 6 * d.s * d.h, 0, positions * d.h);
-    add.backward_fixed_bytes = 2 * positions * d.h;
+    Operator add = memory_bound("position_embedding", TensorSplit::replicated, 3 * r * d.s * d.h, 0, positions * d.h);
+    add.backward_fixed_bytes = r * positions * d.h;
     add.tensors              = (shape.max_positions > 0 ? 1 : 0) + (shape.type_vocab > 0 ? 1 : 0);
+    make_eager(add, shape, 2, 4);
     ops.push_back(add);
   }
   if (shape.post_norm)
     ops.push_back(norm("embedding_norm", shape));
-  ops.push_back(memory_bound("embedding_dropout", TensorSplit::replicated, 5 * d.s * d.h, d.s * d.h));
-  return layer_of("embedding", "embedding", std::move(ops), 2 * d.s * d.h);
+  if (!shape.eager || trains_with_dropout(shape)) {
+    Operator dropout = memory_bound("embedding_dropout", TensorSplit::replicated, (1 + 2 * r) * d.s * d.h, d.s * d.h);
+    make_eager(dropout, shape, 1, 1);
+    ops.push_back(dropout);
+  }
+  return layer_of("embedding", "embedding", std::move(ops), r * d.s * d.h);
 }
 
 Layer block_layer(const TransformerShape& shape, int index)
@@ -405,6 +523,31 @@ std::pair<Layer, Layer> split_block_layers(const TransformerShape& shape, int in
           layer_of(name + ".mlp", "mlp", mlp_half(shape, index), 2 * d.s * d.h)};
 }
 
+/// Megatron's vocabulary-parallel cross entropy in fp32: the 16-bit logits read and cast (6sv), the max
+/// subtracted, exponentiated and normalised in place (3 x 8sv); the fp32 probabilities are kept (4sv).
+Operator megatron_cross_entropy(const TransformerShape& shape)
+{
+  const Dims d  = dims_of(shape);
+  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 30 * d.s * d.v, 4 * d.s * d.v);
+  loss.transient_bytes_per_sample = 4 * d.s * d.v; // the fp32 logit gradient
+  return loss;
+}
+
+/// Hugging Face's ForCausalLMLoss in eager PyTorch: logits.float() (6sv), then cross_entropy as log_softmax
+/// (read twice, written once: 12sv) and nll_loss, keeping log_softmax's fp32 output (4sv). Backward fills the
+/// nll gradient with zeros (4sv), runs log_softmax's backward (12sv) and casts the result to 16-bit (6sv):
+/// 22sv against the forward's 18, priced as twice. At its peak the fp32 output, the nll gradient and the logit
+/// gradient are alive at once: 8sv beyond what it kept (the forward's end holds the 16-bit and fp32 logits
+/// and the output: less).
+Operator eager_cross_entropy(const TransformerShape& shape)
+{
+  const Dims d  = dims_of(shape);
+  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 18 * d.s * d.v, 4 * d.s * d.v);
+  loss.transient_bytes_per_sample = 8 * d.s * d.v;
+  make_eager(loss, shape, 5, 5); // float, label shift, log_softmax, nll, reduction; ones, zeros, scatter, two
+  return loss;
+}
+
 Layer head_layer(const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
@@ -412,16 +555,15 @@ Layer head_layer(const TransformerShape& shape)
   // norm stands here without parameters.
   std::vector<Operator> ops{norm("final_norm", shape, !shape.post_norm)};
   // A tied projection still multiplies: its FLOPs count even though its weights belong to the embedding.
-  Operator logits = linear("logits", TensorSplit::columns, d.s, d.v, d.h, false);
-  if (shape.tied_embeddings)
-    logits.params = 0;
+  // Megatron-LM pads the vocabulary to a multiple of 128 (--make-vocab-size-divisible-by), so its product stays
+  // on the tensor cores; Hugging Face's modules multiply by the config's width (50,257 for GPT-2).
+  const double width = shape.eager ? d.v : std::ceil(d.v / 128) * 128;
+  Operator logits    = linear("logits", TensorSplit::columns, d.s, width, d.h, false);
+  logits.params      = shape.tied_embeddings ? 0 : d.v * d.h;
   logits.saved_bytes_per_sample = 2 * d.s * d.h;
+  make_eager_linear(logits, shape, 1, true);
   ops.push_back(logits);
-  // Megatron's vocabulary-parallel cross entropy in fp32: the 16-bit logits read and cast (6sv), the max
-  // subtracted, exponentiated and normalised in place (3 x 8sv); the fp32 probabilities are kept (4sv).
-  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 30 * d.s * d.v, 4 * d.s * d.v);
-  loss.transient_bytes_per_sample = 4 * d.s * d.v; // the fp32 logit gradient
-  ops.push_back(loss);
+  ops.push_back(shape.eager ? eager_cross_entropy(shape) : megatron_cross_entropy(shape));
   if (shape.pooler) // the first token only
     ops.push_back(linear("pooler", TensorSplit::replicated, 1, d.h, d.h, true));
   // The head ends the model: its output is the loss, one fp32 number.

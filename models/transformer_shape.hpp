@@ -40,6 +40,15 @@ struct TransformerShape {
   /// The MLP's GeLU is one fused kernel that keeps its input (Megatron-LM's bias-GeLU); otherwise the tanh
   /// approximation's eight elementwise operations run one by one (Hugging Face's gelu_new in eager PyTorch).
   bool fused_gelu = true;
+  /// The model runs as its Hugging Face modules in eager PyTorch (strategies::FrameworkSettings::eager_modules):
+  /// every operator launches the kernels its PyTorch expression does, keeps what autograd saves for them, and
+  /// the vocabulary is the config's (Megatron-LM pads it to a multiple of 128; an unaligned width runs on
+  /// cuBLAS' slow path). Otherwise Megatron-LM's fused kernels.
+  bool eager = false;
+  /// Under torch.autocast with fp32 weights (needs `eager`): the embeddings, residual stream and norms are
+  /// fp32, products cast their inputs to 16-bit (each caller its own copy), and autocast's fp32 operations
+  /// (pow, so all of gelu_new; log_softmax) run and keep fp32.
+  bool autocast = false;
   /// Each block as two layers, "block.i.attention" (with the first norm) and "block.i.mlp" (with the second),
   /// so that per-layer decisions (OSDP's sharding) reach the operators inside a block.
   bool split_blocks = false;

@@ -120,6 +120,24 @@ Workload workload_from_json(const nlohmann::json& json, const std::string& origi
                                   "(with \"layers\")");
 }
 
+namespace {
+
+/// `workload` rebuilt from `shape`, keeping its dtype and the assumptions `keep` accepts.
+template <typename Keep>
+Workload rebuilt_from(const Workload& workload, const TransformerShape& shape, Keep keep)
+{
+  Workload rebuilt = build_transformer(shape);
+  for (const std::string& line : workload.assumptions)
+    if (keep(line))
+      rebuilt.assumptions.push_back(line);
+  rebuilt.dtype        = workload.dtype;
+  rebuilt.dtype_origin = workload.dtype_origin;
+  rebuilt.name         = workload.name;
+  return rebuilt;
+}
+
+} // namespace
+
 Workload with_seq_len(const Workload& workload, int seq_len, const std::string& option)
 {
   if (seq_len <= 0)
@@ -132,14 +150,28 @@ Workload with_seq_len(const Workload& workload, int seq_len, const std::string& 
   if (shape.max_positions > 0 && seq_len > shape.max_positions)
     throw InputError(option + ": expected at most the model's " + std::to_string(shape.max_positions) +
                      " learned positions, got " + std::to_string(seq_len));
-  shape.seq_len     = seq_len;
-  Workload rebuilt  = build_transformer(shape);
-  for (const std::string& line : workload.assumptions)
-    if (line.find(": seq_len not given") == std::string::npos)
-      rebuilt.assumptions.push_back(line);
-  rebuilt.dtype        = workload.dtype;
-  rebuilt.dtype_origin = workload.dtype_origin;
-  return rebuilt;
+  shape.seq_len = seq_len;
+  return rebuilt_from(workload, shape, [](const std::string& line) {
+    return line.find(": seq_len not given") == std::string::npos;
+  });
+}
+
+bool recomputed(const Workload& workload, int layer)
+{
+  if (!workload.shape || !workload.shape->eager)
+    return true;
+  const std::string& kind = workload.layers[layer].kind;
+  return kind != "embedding" && kind != "head";
+}
+
+Workload with_modules(const Workload& workload, bool eager, bool autocast)
+{
+  if (!workload.shape || (workload.shape->eager == eager && workload.shape->autocast == autocast))
+    return workload;
+  TransformerShape shape = *workload.shape;
+  shape.eager            = eager;
+  shape.autocast         = eager && autocast;
+  return rebuilt_from(workload, shape, [](const std::string&) { return true; });
 }
 
 } // namespace hetsim::models

@@ -82,6 +82,11 @@ struct Workload {
 /// linear operators' forward FLOPs again, or a layer list's layer's forward FLOPs (half its backward).
 double weight_gradient_flops_per_sample(const Layer& layer);
 
+/// Whether full recompute covers layer `layer`: every layer under Megatron-LM's, the decoder blocks only under
+/// Hugging Face's gradient_checkpointing_enable() (eager modules), whose embedding and head keep what they save
+/// and are not run again.
+bool recomputed(const Workload& workload, int layer);
+
 /// Default number of tensor-parallel all-reduces per forward for a layer kind.
 int default_tensor_parallel_all_reduces(const std::string& kind);
 
@@ -93,5 +98,8 @@ Workload workload_from_json(const nlohmann::json& json, const std::string& origi
 /// The workload trained at `seq_len` tokens instead (--seq-len): rebuilt from its transformer shape; a layer list,
 /// whose figures are per its own sequence, is an InputError naming `option`. Drops the seq_len assumption.
 Workload with_seq_len(const Workload& workload, int seq_len, const std::string& option);
+/// The workload as a framework runs it (TransformerShape::eager, autocast): rebuilt from its transformer shape;
+/// a layer list, whose figures are given, is returned as it is.
+Workload with_modules(const Workload& workload, bool eager, bool autocast);
 
 } // namespace hetsim::models

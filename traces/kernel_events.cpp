@@ -21,7 +21,7 @@ std::vector<KernelEvent> predicted_kernel_events(const Trace& trace, const strat
     std::vector<double> weights;
     double total = 0;
     for (const models::Kernel& kernel : kernels) {
-      weights.push_back(costmodel::kernel_seconds(gpu, constants, kernel, dtype) + constants.launch_gap_s);
+      weights.push_back(costmodel::kernel_seconds(gpu, constants, kernel, dtype) + kernel.launches * constants.launch_gap_s);
       total += weights.back();
     }
     if (total <= 0)

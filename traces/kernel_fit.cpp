@@ -15,25 +15,38 @@ namespace {
 
 using costmodel::KernelConstants;
 
-// Every constant is fitted through its logarithm, so that none can turn negative; the offsets let a constant
-// that is truly zero (no dispatch cost worth the name) be reached.
+// Every time is fitted through its logarithm, so that none can turn negative; the offsets let a constant that
+// is truly zero (no dispatch cost worth the name) be reached. The ceiling and the memory efficiency are
+// fractions of the datasheet's figures: fitted through their logit, they stay inside (0, 1), what the hardware
+// allows (unbounded, the cuda executor's traces of GPT-2 medium on an H100 had put the ceiling at 1.40).
 constexpr double kSecondsFloor = 1e-9;
 constexpr double kDepthFloor   = 1;
 constexpr int kFitted          = 5;
 
+double logit(double fraction)
+{
+  const double f = std::clamp(fraction, 1e-6, 1 - 1e-6);
+  return std::log(f / (1 - f));
+}
+
+double logistic(double x)
+{
+  return 1 / (1 + std::exp(-x));
+}
+
 Eigen::VectorXd to_parameters(const KernelConstants& c)
 {
   Eigen::VectorXd x(kFitted);
-  x << std::log(c.gemm_ceiling), std::log(c.k_overhead + kDepthFloor), std::log(c.memory_efficiency),
+  x << logit(c.gemm_ceiling), std::log(c.k_overhead + kDepthFloor), logit(c.memory_efficiency),
       std::log(c.launch_gap_s + kSecondsFloor), std::log(c.host_dispatch_s + kSecondsFloor);
   return x;
 }
 
 KernelConstants from_parameters(const Eigen::VectorXd& x, KernelConstants c)
 {
-  c.gemm_ceiling      = std::exp(x(0));
+  c.gemm_ceiling      = logistic(x(0));
   c.k_overhead        = std::max(0.0, std::exp(x(1)) - kDepthFloor);
-  c.memory_efficiency = std::exp(x(2));
+  c.memory_efficiency = logistic(x(2));
   c.launch_gap_s      = std::max(0.0, std::exp(x(3)) - kSecondsFloor);
   c.host_dispatch_s   = std::max(0.0, std::exp(x(4)) - kSecondsFloor);
   return c;

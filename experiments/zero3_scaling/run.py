@@ -3,7 +3,8 @@
 parallelism on Selene (DGX A100 80GB, eight 200 Gb/s HDR adapters per node), the global batch of 1,536 fixed
 while the GPUs double, so each GPU's micro-batch halves. Published TFLOP/s per GPU fall from 144 to 44; the
 prediction is Megatron's FLOP formula (recompute included) over the simulated iteration, under the deepspeed
-framework's defaults (per-tensor gathers, 5e7-parameter prefetch). The table's 530B rows are left out: at
+framework's defaults (per-tensor gathers, 5e7-parameter prefetch) with Megatron-DeepSpeed's fused GPT modules
+("eager_modules": false). The table's 530B rows are left out: at
 their micro-batch of 4, HetSim's memory model puts 93 GiB on each 80 GB GPU (the checkpoints of 105 layers
 alone take 35 GB), so the published runs must have partitioned or offloaded activations, which HetSim does
 not model.
@@ -64,7 +65,7 @@ def simulate(out, row):
     plan = write(out, name + ".plan.json", {
         "tp": 1, "pp": 1, "dp": row["gpus"], "micro_batch": row["mb"], "global_batch": row["batch"],
         "zero_stage": 3, "schedule": "1f1b", "recompute": True, "dtype": "fp16", "collective_algorithm": "ring",
-        "framework": "deepspeed"})
+        "framework": {"name": "deepspeed", "eager_modules": False}})  # Megatron-DeepSpeed's GPT modules
     report = os.path.join(out, name + ".report.json")
     command = [common.hetsim_binary(), "simulate", "--cluster", cluster, "--model", model, "--plan", plan,
                "--pipelined-rings", "--report", report]

@@ -95,6 +95,12 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   double experts    = 0; // of params, the routed experts' (ZeRO shards them over the dp / ep replicas holding them)
   double largest[2] = {0, 0};
   double saved = 0, boundary = 0, largest_saved = 0, transient = 0; // activation bytes per sample, per device
+  // Hugging Face's gradient_checkpointing_enable() checkpoints the decoder blocks only: the embedding and the
+  // head (the loss's fp32 log-probabilities) keep what they save under recompute too.
+  const auto& shape        = problem.workload->shape;
+  const bool autocast      = shape && shape->autocast;
+  double unchecked         = 0; // per sample: saved by layers recompute does not cover
+  double cast_weights      = 0; // per device: elements of the weights autocast keeps a 16-bit copy of
   const bool split = plan.splits_sequence() || plan.tp == 1;
   std::vector<double> chunk_saved, chunk_boundary;                    // the same per chunk
   for (const auto& [first, end] : chunks) {
@@ -117,14 +123,31 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
                                                    : layers[l].saved_activation_bytes_per_sample;
       const double kept = (held - replicated) / plan.tp + replicated;
       saved += kept;
-      boundary += layers[l].activation_bytes_per_sample / (split ? plan.tp : 1);
-      largest_saved = std::max(largest_saved, kept);
+      if (models::recomputed(*problem.workload, l)) {
+        boundary += layers[l].activation_bytes_per_sample / (split ? plan.tp : 1);
+        largest_saved = std::max(largest_saved, kept);
+      } else {
+        unchecked += kept;
+      }
+      if (autocast)
+        for (const models::Operator& op : layers[l].operators)
+          if (op.kind == models::OperatorKind::linear)
+            cast_weights += op.n * op.k * std::max(1.0, op.experts) / plan.tp;
       transient     = std::max(transient, layers[l].transient_bytes_per_sample / plan.tp);
     }
     chunk_saved.back()    = saved - chunk_saved.back();
     chunk_boundary.back() = boundary - chunk_boundary.back();
   }
 
+  // With a tied embedding and pipelining, the last stage holds a second copy of the embedding for its output
+  // product, with its gradient and optimizer states (DeepSpeed's TiedLayerSpec, Megatron-LM's output-layer copy
+  // of the word embeddings), which the two stages' all-reduce keeps equal.
+  const bool last_stage = stage == plan.pp - 1 && std::any_of(chunks.begin(), chunks.end(), [&](const auto& chunk) {
+                            return chunk.second == static_cast<int>(layers.size());
+                          });
+  if (plan.pp > 1 && last_stage && plan.framework.tied_embedding_all_reduce && problem.workload->shape &&
+      problem.workload->shape->tied_embeddings)
+    params += static_cast<double>(problem.workload->shape->vocab) * problem.workload->shape->hidden / plan.tp;
   DeviceMemory m = zero_model_states(params, largest[0] + largest[1], plan.zero_stage, plan.dp, plan.dtype);
   if (plan.ep > 1) { // ZeRO-3 is refused with ep, so the largest layers' buffers do not matter here
     const DeviceMemory dense = zero_model_states(params - experts, 0, plan.zero_stage, plan.dp, plan.dtype);
@@ -161,6 +184,14 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
     m.optimizer_bytes = optimizer_bytes * kept;
   }
 
+  // Under autocast the weights, their gradients and the optimizer's copy are the fp32 weights themselves (4 + 4
+  // + 8 bytes per parameter for Adam), and the forward's 16-bit casts of the products' weights are cached and
+  // kept for backward (torch.autocast's weight cache).
+  if (autocast && plan.dtype != Dtype::fp32) {
+    m.parameter_bytes = m.parameter_bytes * 4 / weight_bytes + 2 * cast_weights;
+    m.gradient_bytes *= 4 / weight_bytes;
+    m.optimizer_bytes *= 8 / optimizer_bytes;
+  }
   // Megatron-LM accumulating in fp32 keeps its gradients in fp32 main-gradient buffers, not in the dtype.
   const FrameworkSettings& framework = plan.framework;
   if (framework.name == Framework::megatron && reduces_in_fp32(framework, plan.dtype))
@@ -179,7 +210,8 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
     const int in_flight = plan.schedule == PipelineSchedule::gpipe         ? accum
                           : plan.schedule == PipelineSchedule::zero_bubble ? std::min(accum, plan.pp)
                                                                            : std::min(accum, plan.pp - stage);
-    m.activation_bytes  = plan.recompute ? (boundary * in_flight + largest_saved) * samples : saved * in_flight * samples;
+    m.activation_bytes  = plan.recompute ? ((boundary + unchecked) * in_flight + largest_saved) * samples
+                                         : saved * in_flight * samples;
   }
 
   if (!problem.workspace_bytes) // a workspace the user gives stands for these
@@ -194,8 +226,13 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   const double fp32_copies =
       framework.name == Framework::deepspeed && plan.dtype == Dtype::fp16 && plan.zero_stage == 0 ? 2 : 1;
   const double step =
-      reduces_in_fp32(framework, plan.dtype) ? 0 : 4 * fp32_copies * updated_params - m.activation_bytes;
+      autocast || reduces_in_fp32(framework, plan.dtype) ? 0 : 4 * fp32_copies * updated_params - m.activation_bytes;
   m.transient_bytes = std::max({training, step, 0.0});
+  // A one-device PyTorch loop's optimizer.zero_grad() sets the gradients to None (its default since PyTorch
+  // 2.0): backward allocates them as it frees the activations they follow, so at the step's peak, the loss's
+  // backward with every activation alive, none exists yet. Only what outgrows the activations adds to it.
+  if (shape && shape->eager && plan.dp == 1)
+    m.gradient_bytes = std::max(0.0, m.gradient_bytes - m.activation_bytes - m.transient_bytes);
   return m;
 }
 

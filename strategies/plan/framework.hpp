@@ -4,6 +4,7 @@
 /// framework and can be overridden in the plan file (README, "Frameworks").
 
 #include "core/dtype.hpp"
+#include "models/workload.hpp"
 
 #include <optional>
 #include <string_view>
@@ -39,6 +40,14 @@ struct FrameworkSettings {
   /// stage3_prefetch_bucket_size): a layer larger than that is gathered only once the previous one is done.
   /// 0: one layer ahead, whatever its size (FSDP's rate limiter keeps one block's all-gather in flight).
   double prefetch_params = 0;
+  /// The model runs as Hugging Face's modules in eager PyTorch, op by op (models::TransformerShape::eager):
+  /// what a user of FSDP, DeepSpeed or plain PyTorch trains. Otherwise as Megatron-LM's fused kernels, with the
+  /// vocabulary padded to a multiple of 128 (--make-vocab-size-divisible-by).
+  bool eager_modules = false;
+  /// fp32 weights, gradients and master copy with the products in 16-bit under torch.autocast (PyTorch AMP): the
+  /// residual stream, norms and autocast's fp32 operations stay fp32 (models::TransformerShape::autocast).
+  /// Otherwise the model itself is 16-bit, with an fp32 master copy in the optimizer (Megatron-LM, DeepSpeed).
+  bool autocast = false;
   /// Memory held beyond the model: CUDA context and loaded kernels, NCCL's buffers per communicator the device
   /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations.
   double cuda_context_bytes         = 0.5 * (1 << 30);
@@ -53,6 +62,10 @@ struct FrameworkSettings {
 FrameworkSettings framework_defaults(Framework framework);
 /// Whether gradients are reduced in fp32 when training in `dtype`.
 bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype);
+
+/// `workload` as `settings` runs it in `dtype`: Hugging Face's eager modules or Megatron-LM's fused ones, under
+/// autocast or not (fp32 training has nothing to cast).
+models::Workload run_by(const models::Workload& workload, const FrameworkSettings& settings, Dtype dtype);
 
 /// "megatron", "deepspeed" or "fsdp", as in plan files.
 std::string_view framework_name(Framework framework);

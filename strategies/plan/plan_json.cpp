@@ -485,7 +485,7 @@ FrameworkSettings read_framework(const JsonInput& input)
   input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
                     "tied_embedding_all_reduce", "scatter_gather_sends", "blocking_sends", "gather_per_tensor", "prefetch_params", "cuda_context_gib",
                     "communicator_buffer_mib",
-                    "gemm_workspace_mib", "allocator_fragmentation"});
+                    "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast"});
   if (auto fp32 = input.find("fp32_gradient_reduction"))
     settings.fp32_gradient_reduction = fp32->boolean();
   settings.bucket_params = input.non_negative_number_or("bucket_params", settings.bucket_params);
@@ -505,6 +505,12 @@ FrameworkSettings read_framework(const JsonInput& input)
       input.non_negative_number_or("gemm_workspace_mib", settings.gemm_workspace_bytes / units::kMiB) * units::kMiB;
   settings.allocator_fragmentation =
       input.non_negative_number_or("allocator_fragmentation", settings.allocator_fragmentation);
+  settings.eager_modules = input.boolean_or("eager_modules", settings.eager_modules);
+  // Megatron-LM's modules are never under autocast: turning eager modules off turns it off unless it is given.
+  settings.autocast = input.boolean_or("autocast", settings.autocast && settings.eager_modules);
+  if (settings.autocast && !settings.eager_modules)
+    input.at("autocast").fail("false with \"eager_modules\": false (Megatron-LM's modules run in 16-bit, not under "
+                              "torch.autocast)");
   return settings;
 }
 
@@ -524,7 +530,9 @@ nlohmann::json framework_json(const FrameworkSettings& s)
                          {"cuda_context_gib", s.cuda_context_bytes / units::kGiB},
                          {"communicator_buffer_mib", s.communicator_buffer_bytes / units::kMiB},
                          {"gemm_workspace_mib", s.gemm_workspace_bytes / units::kMiB},
-                         {"allocator_fragmentation", s.allocator_fragmentation}};
+                         {"allocator_fragmentation", s.allocator_fragmentation},
+                         {"eager_modules", s.eager_modules},
+                         {"autocast", s.autocast}};
   if (s.fp32_gradient_reduction)
     json["fp32_gradient_reduction"] = *s.fp32_gradient_reduction;
   return json;

@@ -126,6 +126,28 @@ TEST_CASE("layer profile: one measured micro-batch scales along the cost model's
   CHECK(at32 > 32 * 0.01 * 0.5);
 }
 
+TEST_CASE("layer profile: a layer the model prices at nothing scales its measurement with the batch")
+{
+  // A no-op, a reshape or a loss given in a layer list has 0 FLOPs: the model's curve is 0 at every batch, so
+  // the ratio along it is 0 / 0. The measured time must come through, finite, at any batch.
+  models::Workload workload = three_layers();
+  workload.layers[1].forward_flops_per_sample  = 0;
+  workload.layers[1].backward_flops_per_sample = 0;
+  const Cluster cluster = v100_and_t4();
+  const GpuSpec& v100   = cluster.gpu_of(0);
+  LayerProfile profile;
+  profile.add({"V100-SXM2-16GB", 1, 2, {0.01, 0.001, 0.01}, {}});
+  const ComputeModel profiled(nullptr, &profile);
+  for (bool backward : {false, true}) {
+    CHECK(profiled.layers_seconds(v100, workload, 1, 2, 1, 2, Dtype::fp16, backward) ==
+          doctest::Approx(backward ? 0.002 : 0.001));
+    CHECK(profiled.layers_seconds(v100, workload, 1, 2, 1, 1, Dtype::fp16, backward) ==
+          doctest::Approx(backward ? 0.001 : 0.0005));
+    CHECK(profiled.layers_seconds(v100, workload, 1, 2, 1, 8, Dtype::fp16, backward) ==
+          doctest::Approx(backward ? 0.008 : 0.004));
+  }
+}
+
 TEST_CASE("layer profile: the compute model uses it where it covers, the roofline elsewhere")
 {
   const auto workload   = three_layers();

@@ -96,8 +96,13 @@ TEST_CASE("block FLOPs: projections plus attention scores and context")
   const double s = 1024, h = 1024;
   // 12 h^2 matmul weights at 2 FLOPs per weight per token, then QK^T and AV at 2 s^2 h each.
   CHECK(w.layers[1].forward_flops_per_sample == doctest::Approx(2 * 12 * h * h * s + 4 * s * s * h));
-  // The tied head still runs its projection.
-  CHECK(w.layers.back().forward_flops_per_sample == doctest::Approx(2 * h * 50257 * s));
+  // The tied head still runs its projection, over the vocabulary Megatron-LM pads to a multiple of 128; Hugging
+  // Face's eager modules multiply by the config's 50,257.
+  CHECK(w.layers.back().forward_flops_per_sample == doctest::Approx(2 * h * 50304 * s));
+  TransformerShape eager = gpt2_medium();
+  eager.eager            = true;
+  CHECK(build_transformer(eager).layers.back().forward_flops_per_sample == doctest::Approx(2 * h * 50257 * s));
+  CHECK(build_transformer(eager).total_params() == doctest::Approx(w.total_params()));
 }
 
 TEST_CASE("activation bytes: boundary 2sh, saved per block as in Korthikanti et al.")
@@ -157,4 +162,75 @@ TEST_CASE("flash attention drops the seq x seq scores from saved activations")
   // The llama presets train with flash attention: a block keeps less than the 5as^2 scores alone would take.
   CHECK(hetsim::models::load_workload("preset:llama-2-70b").layers[1].saved_activation_bytes_per_sample <
         5.0 * 64 * 4096 * 4096);
+}
+
+namespace {
+
+/// GPT-2 medium as Hugging Face's modules run under torch.autocast, with SDPA and the op-by-op gelu_new.
+TransformerShape hf_gpt2_medium_autocast()
+{
+  TransformerShape s  = gpt2_medium();
+  s.flash_attention   = true;
+  s.fused_gelu        = false;
+  s.eager             = true;
+  s.autocast          = true;
+  return s;
+}
+
+double launches(const Layer& layer, bool backward)
+{
+  double total = 0;
+  for (const Operator& op : layer.operators)
+    for (const Kernel& kernel : operator_kernels(op, 1, 1, backward))
+      total += kernel.launches;
+  return total;
+}
+
+} // namespace
+
+TEST_CASE("eager PyTorch under autocast: what autograd keeps per GPT-2 block")
+{
+  const Workload w = build_transformer(hf_gpt2_medium_autocast());
+  const double s = 1024, h = 1024, a = 16;
+  // fp32 norm inputs 2 x 4sh; the 16-bit input copies of the QKV, MLP-up and output projections 2sh each and
+  // of the fp32 GeLU output 8sh; SDPA's Q, K, V and output 8sh with its fp32 log-sum-exp 4as; two dropout masks
+  // sh each; gelu_new in fp32: x, tanh and 1 + tanh at 4 bytes, 0.5x at 2, over the 4h MLP: 56sh.
+  CHECK(w.layers[1].saved_activation_bytes_per_sample == doctest::Approx(88 * s * h + 4 * a * s));
+  // The residual stream between blocks is fp32: what checkpointing keeps per block.
+  CHECK(w.layers[1].activation_bytes_per_sample == 4 * s * h);
+  // The loss keeps fp32 log-probabilities; its backward holds two more fp32 copies of the logits.
+  const Operator& loss = w.layers.back().operators.back();
+  CHECK(loss.saved_bytes_per_sample == 4 * s * 50257);
+  CHECK(loss.transient_bytes_per_sample == 8 * s * 50257);
+}
+
+TEST_CASE("eager PyTorch: kernel launches of a GPT-2 medium step as the profiler counts them")
+{
+  const Workload w = build_transformer(hf_gpt2_medium_autocast());
+  // A block: 33 launches forward (10 of them gelu_new's, 8 autocast's casts of weights, biases and inputs), 51
+  // backward.
+  CHECK(launches(w.layers[1], false) == 33);
+  CHECK(launches(w.layers[1], true) == 51);
+  double step = 0;
+  for (const Layer& layer : w.layers)
+    step += launches(layer, false) + launches(layer, true);
+  // The H100 trace (tests/data/h100) shows 2,054 kernels per step less the fused AdamW's 21: 2,033.
+  CHECK(step == doctest::Approx(2033).epsilon(0.02));
+  // Megatron-LM's fused modules launch one kernel per priced kernel.
+  const Workload fused = build_transformer(gpt2_medium());
+  CHECK(launches(fused.layers[1], false) == static_cast<double>(fused.layers[1].operators.size()));
+}
+
+TEST_CASE("eager PyTorch: Hugging Face's RMSNorm keeps its fp32 input and normalised value")
+{
+  TransformerShape shape = llama(2, 2048, 8192, 32, 8, 2048);
+  shape.flash_attention  = true;
+  shape.eager            = true;
+  shape.autocast         = true;
+  const Workload w       = build_transformer(shape);
+  const Operator& norm   = w.layers[1].operators.front();
+  CHECK(norm.saved_bytes_per_sample == 8.0 * 2048 * 2048);
+  CHECK(norm.launches_forward == 6);
+  shape.autocast = false; // a 16-bit model: the fp32 copy of the input, and the 16-bit normalised value
+  CHECK(build_transformer(shape).layers[1].operators.front().saved_bytes_per_sample == 6.0 * 2048 * 2048);
 }

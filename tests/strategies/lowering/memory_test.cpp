@@ -313,3 +313,27 @@ TEST_CASE("Hugging Face's GPT-2 medium in fp32 on a 16 GB GPU: batch 1 at 1,024 
   // The eager GeLU's three extra tensors of the MLP's width are what runs it out of memory: fused, it would fit.
   CHECK_NOTHROW(check_memory(need(workload(512, true), 4)));
 }
+
+TEST_CASE("a tied embedding under pipelining: the last stage holds its second copy with gradient and optimizer")
+{
+  const models::Workload gpt = models::build_transformer(models::testing::gpt_shape(4));
+  const Cluster cluster      = make_cluster(1, 2);
+  Plan plan                  = make_plan(cluster, gpt, 1, 2, 1, 1, 4);
+  const Problem problem      = make_problem(cluster, gpt);
+  const double copy          = 50257.0 * 1024; // DeepSpeed's TiedLayerSpec, Megatron-LM's output-layer weights
+  double last = 0, first = 0;
+  for (int l = 0; l < 3; ++l)
+    first += gpt.layers[l].params;
+  for (int l = 3; l < 6; ++l)
+    last += gpt.layers[l].params;
+  for (Framework name : {Framework::deepspeed, Framework::megatron}) {
+    plan.framework    = framework_defaults(name);
+    const auto memory = plan_memory(plan, problem);
+    CHECK(memory[0].optimizer_bytes == doctest::Approx(12 * first));
+    CHECK(memory[1].optimizer_bytes == doctest::Approx(12 * (last + copy)));
+    CHECK(memory[1].parameter_bytes == doctest::Approx(2 * (last + copy)));
+  }
+  // Without the stages' all-reduce there is no second copy to keep equal.
+  plan.framework.tied_embedding_all_reduce = false;
+  CHECK(plan_memory(plan, problem)[1].optimizer_bytes == doctest::Approx(12 * last));
+}

@@ -179,6 +179,20 @@ TEST_CASE("the framework sets how gradients are reduced and what a pipeline send
   CHECK(plan_to_json(tuned)["framework"]["fp32_gradient_reduction"] == true);
   CHECK(inputs.read(plan_to_json(tuned)) == tuned);
 
+  // The model's modules: Hugging Face's, eager, for DeepSpeed and FSDP (under autocast for FSDP); Megatron-LM's
+  // fused ones, never under autocast; turning eager modules off turns autocast off unless it is given.
+  CHECK(deepspeed.framework.eager_modules);
+  CHECK_FALSE(deepspeed.framework.autocast);
+  CHECK(fsdp.framework.eager_modules);
+  CHECK(fsdp.framework.autocast);
+  CHECK_FALSE(megatron_bf16.framework.eager_modules);
+  const Plan megatron_deepspeed =
+      inputs.read(with(base(), "framework", json{{"name", "fsdp"}, {"eager_modules", false}}));
+  CHECK_FALSE(megatron_deepspeed.framework.autocast);
+  CHECK(inputs.read(plan_to_json(megatron_deepspeed)) == megatron_deepspeed);
+  check_rejected(with(base(), "framework", json{{"name", "megatron"}, {"autocast", true}}), "framework.autocast",
+                 "expected false with \"eager_modules\": false");
+
   check_rejected(with(base(), "framework", "horovod"), "framework", "expected \"megatron\", \"deepspeed\" or \"fsdp\"");
   check_rejected(with(base(), "framework", json{{"name", "megatron"}, {"bucket_size", 1}}), "framework",
                  "unknown field 'bucket_size'");

@@ -1,0 +1,132 @@
+// Hugging Face GPT-2 medium trained as a PyTorch user trains it on one H100 (tests/data/h100: fp32 weights, bf16
+// autocast, fused AdamW, SDPA, eager mode, with and without gradient checkpointing) against HetSim's prediction
+// for the same config and plan (framework fsdp: Hugging Face's modules, eager, under autocast): step time,
+// peak memory (the caching allocator's reserve plus about 0.5 GiB of CUDA context) and the fit / out-of-memory
+// verdict of every case, uncalibrated and calibrated on the profiler traces of two of them.
+
+#include "core/cluster_json.hpp"
+#include "core/json_input.hpp"
+#include "core/units.hpp"
+#include "costmodel/calibration.hpp"
+#include "models/workload.hpp"
+#include "sim/simulate.hpp"
+#include "strategies/lowering/lower.hpp"
+#include "strategies/lowering/memory.hpp"
+#include "strategies/plan/framework.hpp"
+#include "strategies/plan/plan_json.hpp"
+#include "strategies/plan/problem.hpp"
+#include "traces/pytorch_fit.hpp"
+#include "traces/pytorch_trace.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace hetsim;
+
+namespace {
+
+const std::string kData = std::string(HETSIM_SOURCE_DIR) + "/tests/data/h100/";
+
+/// One measured case of pytorch/gpt2-medium-steps.json.
+struct MeasuredCase {
+  std::string tag;
+  bool ran = false;
+  double step_s = 0, memory_bytes = 0; ///< median step; reserved peak + the CUDA context
+};
+
+std::vector<MeasuredCase> gpt2_cases()
+{
+  std::vector<MeasuredCase> cases;
+  for (const auto& row : JsonInput::parse_file(kData + "pytorch/gpt2-medium-steps.json")) {
+    MeasuredCase c;
+    c.tag = row.at("tag").get<std::string>();
+    c.ran = row.at("status").get<std::string>() == "ok";
+    if (c.ran) {
+      c.step_s       = row.at("step_s").get<double>();
+      c.memory_bytes = row.at("peak_reserved_bytes").get<double>() + 0.5 * units::kGiB;
+    }
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+struct Prediction {
+  double step_s = 0, memory_bytes = 0;
+  bool fits = false;
+};
+
+Prediction predict(const std::string& tag, const costmodel::Calibration* calibration)
+{
+  const Cluster cluster         = load_cluster(kData + "inputs/h100x1.json");
+  const models::Workload given  = models::load_workload(kData + "inputs/gpt2-medium.json");
+  const strategies::Plan plan   = strategies::load_plan(kData + "inputs/plan-" + tag + ".json", cluster, given);
+  const models::Workload model  = strategies::run_by(given, plan.framework, plan.dtype);
+  const strategies::Problem problem = strategies::problem_for_plan(cluster, model, plan);
+  const auto memory             = strategies::plan_memory(plan, problem);
+  sim::SimOptions options;
+  options.calibration = calibration;
+  Prediction p;
+  p.step_s       = sim::simulate(plan, problem, strategies::lower(plan, problem), options).report.iteration_time_s;
+  p.memory_bytes = memory[0].total_bytes();
+  p.fits         = strategies::largest_overflow(memory) == nullptr;
+  return p;
+}
+
+/// Every case within 10% on time and memory, every verdict right.
+void check_cases(const costmodel::Calibration* calibration)
+{
+  for (const MeasuredCase& c : gpt2_cases()) {
+    const Prediction p = predict(c.tag, calibration);
+    CAPTURE(c.tag);
+    CAPTURE(p.step_s);
+    CAPTURE(p.memory_bytes / units::kGiB);
+    CHECK(p.fits == c.ran);
+    if (!c.ran)
+      continue;
+    CAPTURE(c.step_s);
+    CAPTURE(c.memory_bytes / units::kGiB);
+    CHECK(std::fabs(p.step_s / c.step_s - 1) <= 0.10);
+    CHECK(std::fabs(p.memory_bytes / c.memory_bytes - 1) <= 0.10);
+  }
+}
+
+costmodel::Calibration calibrated_on_mb1_and_mb4()
+{
+  const GpuSpec& h100 = *find_catalog_gpu("H100");
+  const std::vector<traces::PytorchTrace> measured{
+      traces::read_pytorch_trace(kData + "pytorch/kineto-gpt2-medium-mb1.json.gz"),
+      traces::read_pytorch_trace(kData + "pytorch/kineto-gpt2-medium-mb4.json.gz")};
+  const traces::PytorchFit fit = traces::fit_pytorch_traces(h100, measured, costmodel::kernel_constants(h100));
+  costmodel::Calibration calibration;
+  calibration.kernels[h100.name] = fit.constants;
+  return calibration;
+}
+
+} // namespace
+
+TEST_CASE("pytorch fidelity: GPT-2 medium on an H100, uncalibrated: step, memory and verdict of all nine cases")
+{
+  check_cases(nullptr);
+}
+
+TEST_CASE("pytorch fidelity: calibrated on the traces of 1 and 4 sequences, the constants stay physical and the "
+          "cases stay within 10%")
+{
+  const costmodel::Calibration calibration = calibrated_on_mb1_and_mb4();
+  const costmodel::KernelConstants& c      = calibration.kernels.at("H100-SXM5-80GB");
+  CAPTURE(c.gemm_ceiling);
+  CAPTURE(c.unaligned_ceiling);
+  CAPTURE(c.attention_ceiling);
+  CAPTURE(c.memory_efficiency);
+  CHECK(c.gemm_ceiling > 0.3);
+  CHECK(c.gemm_ceiling <= 1);
+  CHECK(c.unaligned_ceiling <= c.gemm_ceiling);
+  CHECK(c.unaligned_ceiling < 0.25); // cuBLAS' align1 fallback, whatever the family's guess
+  CHECK(c.attention_ceiling <= 1);
+  CHECK(c.memory_efficiency <= 1);
+  // The case it was not fitted to, 16 sequences, and every other one.
+  check_cases(&calibration);
+}
