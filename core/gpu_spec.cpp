@@ -49,7 +49,9 @@ const std::vector<GpuSpec>& gpu_catalog()
       make("A100-PCIe-80GB", 80, 1935, 312, 19.5, 108),
       make("A800-SXM4-80GB", 80, 2039, 312, 19.5, 108),
       make("A40", 48, 696, 149.7, 37.4, 84),
-      make("H100-SXM5-80GB", 80, 3350, 989, 67, 132),
+      // What cudaMemGetInfo gives a process on an H100 SXM 80GB (PyTorch's out-of-memory message: "a total
+      // capacity of 79.18 GiB"; tests/data/h100), not the datasheet's round 80.
+      make("H100-SXM5-80GB", 79.18, 3350, 989, 67, 132),
       make("H100-PCIe-80GB", 80, 2000, 756, 51, 114),
       // The H200's 141 GB is decimal, unlike the others.
       GpuSpec{"H200-SXM-141GB", 141e9, 4800 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},

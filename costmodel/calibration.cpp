@@ -185,8 +185,9 @@ nlohmann::json calibration_to_json(const Calibration& calibration)
     out["kernels"][gpu] = {{"gemm_ceiling", c.gemm_ceiling}, {"memory_efficiency", c.memory_efficiency},
                            {"tile_m", c.tile_m},             {"tile_n", c.tile_n},
                            {"k_overhead", c.k_overhead},     {"launch_gap_s", c.launch_gap_s},
-                           {"host_dispatch_s", c.host_dispatch_s},
-                           {"unaligned_ceiling", c.unaligned_ceiling}};
+                           {"host_dispatch_s", c.host_dispatch_s}};
+    if (c.unaligned_ceiling > 0)
+      out["kernels"][gpu]["unaligned_ceiling"] = c.unaligned_ceiling;
     if (c.attention_ceiling > 0)
       out["kernels"][gpu]["attention_ceiling"] = c.attention_ceiling;
   }

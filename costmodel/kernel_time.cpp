@@ -72,8 +72,9 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     // calibrate` fits.
     c.tile_m          = 8;
     c.tile_n          = 4;
-    c.k_overhead      = 16;
-    c.host_dispatch_s = 0;
+    c.k_overhead        = 16;
+    c.host_dispatch_s   = 0;
+    c.unaligned_ceiling = -1; // Eigen has no tensor-core path to fall back from
   }
   return c;
 }
@@ -93,7 +94,8 @@ double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, do
   const double flops = 2 * m * n * k * batch;
   const double element = dtype_bytes(dtype);
   const double bytes   = element * (m * k + k * n + m * n) * batch;
-  if (!operands_aligned)
+  // Only 16-bit products run on tensor cores, whose kernels need the aligned loads; fp32 runs on CUDA cores.
+  if (!operands_aligned && dtype != Dtype::fp32 && c.unaligned_ceiling > 0)
     return std::max(flops / (gpu.peak_flops(dtype) * c.unaligned_ceiling), memory_seconds(gpu, c, bytes));
   double efficiency  = c.gemm_ceiling * tile_fill(m, c.tile_m) * tile_fill(n, c.tile_n) * k / (k + c.k_overhead);
   if (gpu.multiprocessors > 0) {

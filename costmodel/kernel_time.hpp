@@ -21,7 +21,8 @@ struct KernelConstants {
   /// operators count them (a causal kernel skips half); negative: the matrix-product ceiling.
   double attention_ceiling = -1;
   /// Fraction of dense peak a product reaches when a dimension is not a multiple of 16 bytes (8 16-bit
-  /// elements): the library cannot use its tensor-core kernels' vector loads and falls back.
+  /// elements): the library cannot use its tensor-core kernels' vector loads and falls back. Negative: no
+  /// such fallback (a CPU).
   double unaligned_ceiling = 0.25;
   double launch_gap_s      = 3e-6;  ///< device idle between two back-to-back kernels
   double host_dispatch_s   = 28e-6; ///< host time to issue one kernel from the framework (eager PyTorch)

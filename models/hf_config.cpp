@@ -394,9 +394,10 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
                   ", which PyTorch runs as one kernel (only gelu_new runs op by op)");
     shape.fused_gelu = fused->boolean();
   } else if (activation == "gelu_new") {
-    assume("fused_gelu not given: gelu_new taken as one fused kernel keeping its input, as Megatron-LM runs it "
-           "(set \"fused_gelu\": false for eager PyTorch, whose op-by-op gelu_new keeps four tensors of the MLP's "
-           "width)");
+    shape.gelu_as_modules = true;
+    assume("fused_gelu not given: gelu_new runs as the plan's framework runs the model, op by op in Hugging "
+           "Face's eager modules (FSDP, DeepSpeed), as one fused kernel keeping its input in Megatron-LM's (set "
+           "\"fused_gelu\" to choose)");
   }
   // "capacity_factor" is our extension: how unevenly the router fills the experts.
   if (auto factor = config.find("capacity_factor"); factor && shape.experts == 0)

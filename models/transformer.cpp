@@ -109,9 +109,15 @@ void make_eager(Operator& op, const TransformerShape& shape, double forward, dou
 /// kernels: 70 bytes per element read and written, keeping fp32 x, tanh and 1 + tanh and 16-bit 0.5x, 14 bytes),
 /// and its fp32 output is what the next product casts back (H100 trace: 10 forward and 15 backward kernels,
 /// 208 bytes per element over both passes).
+/// Whether the GeLU runs as gelu_new's expression, op by op: said so, or left to eager modules.
+bool gelu_op_by_op(const TransformerShape& shape)
+{
+  return !shape.fused_gelu || (shape.eager && shape.gelu_as_modules);
+}
+
 Operator gelu(std::string name, const TransformerShape& shape, double elements)
 {
-  if (shape.fused_gelu) {
+  if (!gelu_op_by_op(shape)) {
     Operator op = memory_bound(std::move(name), TensorSplit::heads, 4 * elements, 2 * elements);
     make_eager(op, shape, 1, 1);
     return op;
@@ -351,7 +357,7 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
   Operator down = linear(prefix + "_down", TensorSplit::rows, d.s, d.h, width, shape.biases);
   down.saved_bytes_per_sample = 2 * d.s * width;
   // Under autocast the op-by-op gelu_new's output is fp32: the projection casts it.
-  make_eager_linear(down, shape, 1, !shape.gated_mlp && !shape.fused_gelu);
+  make_eager_linear(down, shape, 1, !shape.gated_mlp && gelu_op_by_op(shape));
   ops.push_back(down);
   return ops;
 }
@@ -511,7 +517,7 @@ Layer block_layer(const TransformerShape& shape, int index)
   std::vector<Operator> ops = attention_half(shape);
   for (Operator& op : mlp_half(shape, index))
     ops.push_back(std::move(op));
-  return layer_of("block." + std::to_string(index), "transformer", std::move(ops), 2 * d.s * d.h);
+  return layer_of("block." + std::to_string(index), "transformer", std::move(ops), stream_bytes(shape) * d.s * d.h);
 }
 
 /// A block as its attention and MLP halves, each with its norms; the operators are block_layer's.
@@ -519,8 +525,9 @@ std::pair<Layer, Layer> split_block_layers(const TransformerShape& shape, int in
 {
   const Dims d           = dims_of(shape);
   const std::string name = "block." + std::to_string(index);
-  return {layer_of(name + ".attention", "attention", attention_half(shape), 2 * d.s * d.h),
-          layer_of(name + ".mlp", "mlp", mlp_half(shape, index), 2 * d.s * d.h)};
+  const double boundary   = stream_bytes(shape) * d.s * d.h;
+  return {layer_of(name + ".attention", "attention", attention_half(shape), boundary),
+          layer_of(name + ".mlp", "mlp", mlp_half(shape, index), boundary)};
 }
 
 /// Megatron's vocabulary-parallel cross entropy in fp32: the 16-bit logits read and cast (6sv), the max

@@ -40,6 +40,9 @@ struct TransformerShape {
   /// The MLP's GeLU is one fused kernel that keeps its input (Megatron-LM's bias-GeLU); otherwise the tanh
   /// approximation's eight elementwise operations run one by one (Hugging Face's gelu_new in eager PyTorch).
   bool fused_gelu = true;
+  /// The config's activation is gelu_new and it did not say `fused_gelu`: the model runs the GeLU as its
+  /// framework's modules do, op by op when `eager`, fused otherwise.
+  bool gelu_as_modules = false;
   /// The model runs as its Hugging Face modules in eager PyTorch (strategies::FrameworkSettings::eager_modules):
   /// every operator launches the kernels its PyTorch expression does, keeps what autograd saves for them, and
   /// the vocabulary is the config's (Megatron-LM pads it to a multiple of 128; an unaligned width runs on

@@ -126,7 +126,8 @@ TEST_CASE("fused_gelu: Megatron-LM's fused GeLU by default, a note for gelu_new,
   const Workload fused = workload_from_json(gpt2_small(), "config.json");
   bool noted           = false;
   for (const std::string& line : fused.assumptions)
-    noted = noted || line.find("config.json: fused_gelu not given: gelu_new taken as one fused kernel") == 0;
+    noted = noted ||
+            line.find("config.json: fused_gelu not given: gelu_new runs as the plan's framework runs the model") == 0;
   CHECK(noted);
   json config          = gpt2_small();
   config["fused_gelu"] = false;
@@ -144,6 +145,9 @@ TEST_CASE("fused_gelu: Megatron-LM's fused GeLU by default, a note for gelu_new,
   CHECK(gelu(eager).saved_bytes_per_sample == 8 * s * width);
   CHECK(gelu(eager).bytes_per_sample == 9 * gelu(fused).bytes_per_sample);
   CHECK(eager.total_params() == fused.total_params());
+  // Unsaid, gelu_new follows the framework's modules: op by op in Hugging Face's eager ones.
+  CHECK(gelu(with_modules(fused, true, false)).saved_bytes_per_sample == 8 * s * width);
+  CHECK(gelu(with_modules(fused, false, false)).saved_bytes_per_sample == 2 * s * width);
   // Only gelu_new runs op by op: OPT's ReLU and BERT's exact GeLU are single kernels.
   json opt = {{"model_type", "opt"}, {"hidden_size", 768}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
               {"ffn_dim", 3072}, {"vocab_size", 50272}, {"max_position_embeddings", 2048},

@@ -66,3 +66,28 @@ TEST_CASE("fit_kernel_constants recovers the constants behind measured passes")
         std::max(start_worst, std::abs(costmodel::kernels_seconds(v100, start, t.kernels, Dtype::fp16) / t.seconds - 1));
   CHECK(start_worst > 0.2); // the family's constants were far off: the fit did the work
 }
+
+TEST_CASE("fit_kernel_constants stays inside what the hardware allows")
+{
+  // Passes 1.6 times faster than any ceiling allows (a GPU clocked above its datasheet, or a trace of other work):
+  // the fitted ceiling and memory efficiency stop below 1 instead of following them (unbounded, the cuda
+  // executor's H100 traces of GPT-2 medium had fitted a ceiling of 1.40).
+  const GpuSpec& v100 = *find_catalog_gpu("V100");
+  costmodel::KernelConstants start = costmodel::kernel_constants(v100);
+  std::vector<KernelTiming> timings;
+  for (auto& kernels : block_passes()) {
+    costmodel::KernelConstants impossible = start;
+    impossible.gemm_ceiling      = 1.6;
+    impossible.memory_efficiency = 1.6;
+    const double seconds = costmodel::kernels_seconds(v100, impossible, kernels, Dtype::fp16);
+    timings.push_back({std::move(kernels), seconds});
+  }
+  const costmodel::KernelConstants fitted = fit_kernel_constants(v100, Dtype::fp16, timings, start);
+  CAPTURE(fitted.gemm_ceiling);
+  CAPTURE(fitted.memory_efficiency);
+  CHECK(fitted.gemm_ceiling <= 1);
+  CHECK(fitted.gemm_ceiling > 0.9); // pressed against the bound, not wandering off
+  CHECK(fitted.memory_efficiency <= 1);
+  CHECK(fitted.launch_gap_s >= 0);
+  CHECK(fitted.host_dispatch_s >= 0);
+}
