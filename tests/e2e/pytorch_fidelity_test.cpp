@@ -4,6 +4,7 @@
 // peak memory (the caching allocator's reserve plus about 0.5 GiB of CUDA context) and the fit / out-of-memory
 // verdict of every case, uncalibrated and calibrated on the profiler traces of two of them.
 
+#include "cli_runner.hpp"
 #include "core/cluster_json.hpp"
 #include "core/json_input.hpp"
 #include "core/units.hpp"
@@ -129,4 +130,40 @@ TEST_CASE("pytorch fidelity: calibrated on the traces of 1 and 4 sequences, the 
   CHECK(c.memory_efficiency <= 1);
   // The case it was not fitted to, 16 sequences, and every other one.
   check_cases(&calibration);
+}
+
+TEST_CASE("pytorch fidelity: calibrate, validate and simulate from the command line")
+{
+  const e2e::TempDir dir("pytorch_cli");
+  const std::string traces = kData + "pytorch/kineto-gpt2-medium-mb";
+  const std::string calibration = dir.file("cal.json");
+  const e2e::RunResult fitted =
+      e2e::run_hetsim("calibrate --trace " + traces + "1.json.gz --trace " + traces + "4.json.gz --out " + calibration);
+  CAPTURE(fitted.output);
+  REQUIRE(fitted.exit_code == 0);
+  CHECK(fitted.output.find("H100-SXM5-80GB from 2 PyTorch profiler traces") != std::string::npos);
+  CHECK(fitted.output.find("host dispatch kept at the family's") != std::string::npos);
+  const nlohmann::json written = nlohmann::json::parse(e2e::read_file(calibration));
+  CHECK(written["evidence"]["H100-SXM5-80GB"]["tokens"] == nlohmann::json::array({1024.0, 4096.0}));
+
+  const std::string scenario = " --cluster " + kData + "inputs/h100x1.json --model " + kData + "inputs/gpt2-medium.json";
+  const e2e::RunResult checked = e2e::run_hetsim("validate --trace " + traces + "16.json.gz --plan " + kData +
+                                                 "inputs/plan-gpt2-medium-mb16.json" + scenario);
+  CAPTURE(checked.output);
+  CHECK(checked.exit_code == 0);
+  for (const char* kind : {"matmul", "attention", "loss", "optimizer", "memory"})
+    CHECK(checked.output.find(std::string("  ") + kind) != std::string::npos);
+
+  // 16 sequences lie beyond the 1 and 4 the calibration saw: the simulation says so, and by how far.
+  const e2e::RunResult simulated = e2e::run_hetsim("simulate --plan " + kData + "inputs/plan-gpt2-medium-mb16.json" +
+                                                   scenario + " --calibration " + calibration);
+  CAPTURE(simulated.output);
+  CHECK(simulated.exit_code == 0);
+  CHECK(simulated.output.find("16384 tokens per micro-batch extrapolates 4.0x beyond the calibrated 1024-4096") !=
+        std::string::npos);
+
+  // A PyTorch trace and one of HetSim's own are two calls.
+  const e2e::RunResult mixed = e2e::run_hetsim("calibrate --trace " + traces + "1.json.gz --trace " + calibration +
+                                               " --out " + dir.file("other.json"));
+  CHECK(mixed.exit_code == 2);
 }
