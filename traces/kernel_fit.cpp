@@ -15,38 +15,28 @@ namespace {
 
 using costmodel::KernelConstants;
 
-// Every time is fitted through its logarithm, so that none can turn negative; the offsets let a constant that
-// is truly zero (no dispatch cost worth the name) be reached. The ceiling and the memory efficiency are
-// fractions of the datasheet's figures: fitted through their logit, they stay inside (0, 1), what the hardware
-// allows (unbounded, the cuda executor's traces of GPT-2 medium on an H100 had put the ceiling at 1.40).
+// Every constant is fitted through its logarithm, so that none can turn negative; the offsets let a constant
+// that is truly zero (no dispatch cost worth the name) be reached. The ceiling and the memory efficiency are
+// fractions of the datasheet's figures: a steep penalty on their logarithm above 0 keeps them at most 1, what
+// the hardware allows (unbounded, the cuda executor's traces of GPT-2 medium on an H100 had fitted a ceiling of
+// 1.40), and leaves a fit below 1 as it was.
 constexpr double kSecondsFloor = 1e-9;
 constexpr double kDepthFloor   = 1;
 constexpr int kFitted          = 5;
 
-double logit(double fraction)
-{
-  const double f = std::clamp(fraction, 1e-6, 1 - 1e-6);
-  return std::log(f / (1 - f));
-}
-
-double logistic(double x)
-{
-  return 1 / (1 + std::exp(-x));
-}
-
 Eigen::VectorXd to_parameters(const KernelConstants& c)
 {
   Eigen::VectorXd x(kFitted);
-  x << logit(c.gemm_ceiling), std::log(c.k_overhead + kDepthFloor), logit(c.memory_efficiency),
+  x << std::log(c.gemm_ceiling), std::log(c.k_overhead + kDepthFloor), std::log(c.memory_efficiency),
       std::log(c.launch_gap_s + kSecondsFloor), std::log(c.host_dispatch_s + kSecondsFloor);
   return x;
 }
 
 KernelConstants from_parameters(const Eigen::VectorXd& x, KernelConstants c)
 {
-  c.gemm_ceiling      = logistic(x(0));
+  c.gemm_ceiling      = std::min(1.0, std::exp(x(0)));
   c.k_overhead        = std::max(0.0, std::exp(x(1)) - kDepthFloor);
-  c.memory_efficiency = logistic(x(2));
+  c.memory_efficiency = std::min(1.0, std::exp(x(2)));
   c.launch_gap_s      = std::max(0.0, std::exp(x(3)) - kSecondsFloor);
   c.host_dispatch_s   = std::max(0.0, std::exp(x(4)) - kSecondsFloor);
   return c;
@@ -56,6 +46,8 @@ KernelConstants from_parameters(const Eigen::VectorXd& x, KernelConstants c)
 /// that the timings decide wherever they can, while a constant they cannot tell apart (memory efficiency when
 /// products dominate every task) stays at its family's value instead of wandering off.
 constexpr double kPrior = 0.05;
+/// Weight of the penalty on a fraction's logarithm above 0 (a fraction above 1): far above any timing's pull.
+constexpr double kBound = 100;
 
 /// log(predicted / measured) per timing, then the pulls towards the start, in the form Eigen's NumericalDiff
 /// and LevenbergMarquardt expect.
@@ -73,7 +65,7 @@ struct LogErrors {
   Eigen::VectorXd origin; ///< to_parameters(start)
 
   int inputs() const { return kFitted; }
-  int values() const { return static_cast<int>(timings->size()) + kFitted; }
+  int values() const { return static_cast<int>(timings->size()) + kFitted + 2; }
   int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& errors) const
   {
     const KernelConstants c = from_parameters(x, start);
@@ -82,8 +74,12 @@ struct LogErrors {
       errors(static_cast<Eigen::Index>(i)) =
           std::log(costmodel::kernels_seconds(*gpu, c, t.kernels, dtype) / t.seconds);
     }
+    const auto last = static_cast<Eigen::Index>(timings->size()) + kFitted;
     for (int j = 0; j < kFitted; ++j)
-      errors(static_cast<Eigen::Index>(timings->size()) + j) = kPrior * (x(j) - origin(j));
+      errors(last - kFitted + j) = kPrior * (x(j) - origin(j));
+    // Above the datasheet's figure the fractions are clamped to 1; the penalty pushes the fit back below it.
+    errors(last)     = kBound * std::max(0.0, x(0));
+    errors(last + 1) = kBound * std::max(0.0, x(2));
     return 0;
   }
 };
@@ -108,6 +104,8 @@ KernelConstants fit_kernel_constants(const GpuSpec& gpu, Dtype dtype, const std:
   Eigen::NumericalDiff<LogErrors> differences(errors);
   Eigen::LevenbergMarquardt<Eigen::NumericalDiff<LogErrors>> solver(differences);
   Eigen::VectorXd x = errors.origin;
+  x(0)              = std::min(x(0), 0.0); // a start above the datasheet's figure starts at it
+  x(2)              = std::min(x(2), 0.0);
   solver.minimize(x);
   return from_parameters(x, start);
 }
