@@ -151,11 +151,29 @@ bool is_pytorch_trace(const std::string& file)
   return contains(text, "\"cat\": \"cpu_op\"") || contains(text, "\"cat\":\"cpu_op\"");
 }
 
+namespace {
+
+PytorchTrace read_events(const std::string& file, const nlohmann::json& root);
+
+} // namespace
+
 PytorchTrace read_pytorch_trace(const std::string& file)
 {
   const nlohmann::json root = parse_trace_json(file);
   if (!root.is_object() || !root.contains("traceEvents") || !root.at("traceEvents").is_array())
     throw InputError(file + ": traceEvents: expected the array of events torch.profiler's export_chrome_trace writes");
+  try {
+    return read_events(file, root);
+  } catch (const nlohmann::json::exception& e) { // a field of the wrong type in some event
+    throw InputError(file + ": traceEvents: expected events as torch.profiler writes them (" + std::string(e.what()) +
+                     ")");
+  }
+}
+
+namespace {
+
+PytorchTrace read_events(const std::string& file, const nlohmann::json& root)
+{
   PytorchTrace trace;
   trace.file = file;
   if (auto props = root.find("deviceProperties"); props != root.end() && props->is_array() && !props->empty())
@@ -238,5 +256,7 @@ PytorchTrace read_pytorch_trace(const std::string& file)
   trace.steps = std::move(steps);
   return trace;
 }
+
+} // namespace
 
 } // namespace hetsim::traces

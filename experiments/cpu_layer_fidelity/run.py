@@ -39,7 +39,7 @@ GRIDS = {
 }
 # The core's figures are upper bounds, as a datasheet's are, for calibration to fit fractions of: 0.1 TFLOP/s is
 # two 8-wide fp32 FMAs a cycle at 3 GHz; 300 GB/s what one core's L1 moves (two 32-byte loads and a store a
-# cycle at 3 GHz), where the smallest layers' buffers live (at 30 and 100 GB/s the fit pressed against them).
+# cycle at 3 GHz), where the smallest layers' buffers live.
 CLUSTER = {"name": "one-cpu", "description": "One CPU core as one device (upper bounds; calibration fits them)",
            "gpus": {"cpu": {"memory_gib": 64, "memory_bandwidth_GBps": 300, "peak_tflops_fp16": 0.1,
                             "peak_tflops_fp32": 0.1}},

@@ -102,6 +102,9 @@ TEST_CASE("pytorch traces: what cannot be read is one line naming the file")
                               {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 2, "dur": 1,
                                "args": {"External id": 1}}]})"),
                 "record_shapes=True");
+  check_refused(write_temp("bad_time.json",
+                           R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "ts": "soon", "dur": 1}]})"),
+                "expected events as torch.profiler writes them");
   // A gzip file cut short.
   const std::string whole = read_maybe_gzipped(kTraces + "kineto-gpt2-medium-mb1.json.gz");
   std::ifstream in(kTraces + "kineto-gpt2-medium-mb1.json.gz", std::ios::binary);
