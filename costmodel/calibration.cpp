@@ -1,6 +1,7 @@
 #include "costmodel/calibration.hpp"
 
 #include "core/error.hpp"
+#include "core/gpu_spec.hpp"
 #include "core/json_input.hpp"
 
 // Boost 1.74's pchip.hpp calls unqualified isnan; <math.h> declares it globally.
@@ -80,12 +81,14 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
       entry.allow_only({"gemm_ceiling", "memory_efficiency", "tile_m", "tile_n", "k_overhead", "launch_gap_s",
                         "host_dispatch_s", "unaligned_ceiling", "attention_ceiling"});
       KernelConstants c;
-      // Fractions of the datasheet's peak and bandwidth: no kernel runs faster than the hardware.
+      // Fractions of a catalog GPU's datasheet peak and bandwidth: no kernel runs faster than the hardware. A
+      // device a cluster file describes has the figures its author wrote, which a fit may pass.
       c.gemm_ceiling      = entry.at("gemm_ceiling").positive_number();
       c.memory_efficiency = entry.at("memory_efficiency").positive_number();
-      for (const char* fraction : {"gemm_ceiling", "memory_efficiency"})
-        if (entry.at(fraction).positive_number() > 1)
-          entry.at(fraction).fail("a fraction of the datasheet's figure in (0, 1]");
+      if (find_catalog_gpu(gpu))
+        for (const char* fraction : {"gemm_ceiling", "memory_efficiency"})
+          if (entry.at(fraction).positive_number() > 1)
+            entry.at(fraction).fail("a fraction of " + gpu + "'s datasheet figure in (0, 1]");
       if (auto tile = entry.find("tile_m"))
         c.tile_m = tile->positive_number();
       if (auto tile = entry.find("tile_n"))

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace hetsim::traces {
 namespace {
@@ -17,8 +18,8 @@ using costmodel::KernelConstants;
 
 // Every constant is fitted through its logarithm, so that none can turn negative; the offsets let a constant
 // that is truly zero (no dispatch cost worth the name) be reached. The ceiling and the memory efficiency are
-// fractions of the datasheet's figures: a steep penalty on their logarithm above 0 keeps them at most 1, what
-// the hardware allows (unbounded, the cuda executor's traces of GPT-2 medium on an H100 had fitted a ceiling of
+// fractions of a catalog GPU's datasheet figures: a steep penalty on their logarithm above 0 keeps them at most
+// 1, what the hardware allows (unbounded, the cuda executor's traces of GPT-2 medium on an H100 had fitted a ceiling of
 // 1.40), and leaves a fit below 1 as it was.
 constexpr double kSecondsFloor = 1e-9;
 constexpr double kDepthFloor   = 1;
@@ -32,11 +33,12 @@ Eigen::VectorXd to_parameters(const KernelConstants& c)
   return x;
 }
 
-KernelConstants from_parameters(const Eigen::VectorXd& x, KernelConstants c)
+KernelConstants from_parameters(const Eigen::VectorXd& x, KernelConstants c, bool bounded)
 {
-  c.gemm_ceiling      = std::min(1.0, std::exp(x(0)));
+  const double most   = bounded ? 1.0 : std::numeric_limits<double>::infinity();
+  c.gemm_ceiling      = std::min(most, std::exp(x(0)));
   c.k_overhead        = std::max(0.0, std::exp(x(1)) - kDepthFloor);
-  c.memory_efficiency = std::min(1.0, std::exp(x(2)));
+  c.memory_efficiency = std::min(most, std::exp(x(2)));
   c.launch_gap_s      = std::max(0.0, std::exp(x(3)) - kSecondsFloor);
   c.host_dispatch_s   = std::max(0.0, std::exp(x(4)) - kSecondsFloor);
   return c;
@@ -63,12 +65,13 @@ struct LogErrors {
   const std::vector<KernelTiming>* timings;
   KernelConstants start;
   Eigen::VectorXd origin; ///< to_parameters(start)
+  bool bounded;           ///< the GPU's figures are its datasheet's: the fractions stay at most 1
 
   int inputs() const { return kFitted; }
   int values() const { return static_cast<int>(timings->size()) + kFitted + 2; }
   int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& errors) const
   {
-    const KernelConstants c = from_parameters(x, start);
+    const KernelConstants c = from_parameters(x, start, bounded);
     for (std::size_t i = 0; i < timings->size(); ++i) {
       const KernelTiming& t = (*timings)[i];
       errors(static_cast<Eigen::Index>(i)) =
@@ -78,8 +81,8 @@ struct LogErrors {
     for (int j = 0; j < kFitted; ++j)
       errors(last - kFitted + j) = kPrior * (x(j) - origin(j));
     // Above the datasheet's figure the fractions are clamped to 1; the penalty pushes the fit back below it.
-    errors(last)     = kBound * std::max(0.0, x(0));
-    errors(last + 1) = kBound * std::max(0.0, x(2));
+    errors(last)     = bounded ? kBound * std::max(0.0, x(0)) : 0;
+    errors(last + 1) = bounded ? kBound * std::max(0.0, x(2)) : 0;
     return 0;
   }
 };
@@ -100,14 +103,21 @@ KernelConstants fit_kernel_constants(const GpuSpec& gpu, Dtype dtype, const std:
                                      KernelConstants start)
 {
   HETSIM_ASSERT(timings.size() >= static_cast<std::size_t>(kFitted));
-  LogErrors errors{&gpu, dtype, &timings, start, to_parameters(start)};
+  // A catalog GPU's figures are its datasheet's, which no kernel beats; a device the cluster file describes
+  // (a CPU core for the cpu executor) has whatever figures its author wrote, and its fit is left free.
+  const GpuSpec* sheet = find_catalog_gpu(gpu.name);
+  const bool bounded   = sheet && sheet->peak_flops_fp16 == gpu.peak_flops_fp16 &&
+                       sheet->memory_bandwidth_bytes_per_s == gpu.memory_bandwidth_bytes_per_s;
+  LogErrors errors{&gpu, dtype, &timings, start, to_parameters(start), bounded};
   Eigen::NumericalDiff<LogErrors> differences(errors);
   Eigen::LevenbergMarquardt<Eigen::NumericalDiff<LogErrors>> solver(differences);
   Eigen::VectorXd x = errors.origin;
-  x(0)              = std::min(x(0), 0.0); // a start above the datasheet's figure starts at it
-  x(2)              = std::min(x(2), 0.0);
+  if (bounded) { // a start above the datasheet's figure starts at it
+    x(0) = std::min(x(0), 0.0);
+    x(2) = std::min(x(2), 0.0);
+  }
   solver.minimize(x);
-  return from_parameters(x, start);
+  return from_parameters(x, start, bounded);
 }
 
 std::map<std::string, KernelConstants> fit_kernel_constants(const std::vector<MeasuredSchedule>& runs,

@@ -37,11 +37,8 @@ GRIDS = {
     "small": [(64, 1), (64, 32), (256, 4), (1024, 1), (1024, 8)],
     "full": [(h, b) for h in (64, 256, 1024) for b in (1, 4, 32)],
 }
-# The core's figures are upper bounds, as a datasheet's are, for calibration to fit fractions of: 0.1 TFLOP/s is
-# two 8-wide fp32 FMAs a cycle at 3 GHz; 300 GB/s what one core's L1 moves (two 32-byte loads and a store a
-# cycle at 3 GHz), where the smallest layers' buffers live.
-CLUSTER = {"name": "one-cpu", "description": "One CPU core as one device (upper bounds; calibration fits them)",
-           "gpus": {"cpu": {"memory_gib": 64, "memory_bandwidth_GBps": 300, "peak_tflops_fp16": 0.1,
+CLUSTER = {"name": "one-cpu", "description": "One CPU core as one device (nominal figures; calibration fits them)",
+           "gpus": {"cpu": {"memory_gib": 64, "memory_bandwidth_GBps": 10, "peak_tflops_fp16": 0.1,
                             "peak_tflops_fp32": 0.1}},
            "regions": [{"name": "here", "nodes": [{"name": "host", "gpu": "cpu", "devices": 1}]}]}
 
