@@ -104,21 +104,29 @@ MeasuredRun load_measured_run(const std::string& cluster, const std::string& mod
   return run;
 }
 
-/// How sure the calibrated figures are: per GPU type of the plan, the error its calibrating traces left and
-/// whether the plan's products stay inside the tokens they covered.
-void print_calibration_confidence(const costmodel::Calibration& calibration, const strategies::Plan& plan,
-                                  const Cluster& cluster, const models::Workload& workload)
+std::vector<std::string> calibration_confidence(const costmodel::Calibration& calibration,
+                                                const strategies::Plan& plan, const Cluster& cluster,
+                                                const models::Workload& workload)
 {
+  std::vector<std::string> lines;
   std::set<std::string> seen;
   for (int s = 0; s < plan.pp; ++s)
     for (int r = 0; r < plan.dp && r < static_cast<int>(plan.micro_batch.size()); ++r) {
       const std::string& gpu = cluster.gpu_of(plan.device(s, r, 0)).name;
-      const double tokens = static_cast<double>(plan.micro_batch[r]) * workload.seq_len / plan.cp;
+      const double tokens    = static_cast<double>(plan.micro_batch[r]) * workload.seq_len / plan.cp;
       if (!seen.insert(gpu + "@" + std::to_string(tokens)).second)
         continue;
-      for (const std::string& line : costmodel::calibration_confidence(calibration, gpu, tokens))
-        std::cout << "calibration: " << line << '\n';
+      for (std::string& line : costmodel::calibration_confidence(calibration, gpu, tokens))
+        lines.push_back(std::move(line));
     }
+  return lines;
+}
+
+void print_calibration_confidence(const costmodel::Calibration& calibration, const strategies::Plan& plan,
+                                  const Cluster& cluster, const models::Workload& workload)
+{
+  for (const std::string& line : calibration_confidence(calibration, plan, cluster, workload))
+    std::cout << "calibration: " << line << '\n';
 }
 
 } // namespace hetsim::cli

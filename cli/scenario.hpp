@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace hetsim::cli {
 
@@ -72,7 +73,12 @@ struct MeasuredRun {
 MeasuredRun load_measured_run(const std::string& cluster, const std::string& model, const std::string& plan,
                               double scale, const costmodel::Calibration* calibration = nullptr);
 
-/// How sure calibrated figures of `plan` are: per GPU type it uses, the error its calibrating traces left and
+/// How sure calibrated figures of `plan` are, one line each: per GPU type it uses, the error its calibrating
+/// traces left and whether its micro-batches stay inside the tokens they covered.
+std::vector<std::string> calibration_confidence(const costmodel::Calibration& calibration,
+                                                const strategies::Plan& plan, const Cluster& cluster,
+                                                const models::Workload& workload);
+/// The same on stdout. How sure calibrated figures of `plan` are: per GPU type it uses, the error its calibrating traces left and
 /// whether its micro-batches stay inside the tokens they covered (costmodel::calibration_confidence), on stdout.
 void print_calibration_confidence(const costmodel::Calibration& calibration, const strategies::Plan& plan,
                                   const Cluster& cluster, const models::Workload& workload);

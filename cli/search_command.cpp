@@ -232,8 +232,12 @@ int run_search(const SearchOptions& options)
 
   if (!options.out_file.empty()) {
     nlohmann::json out = nlohmann::json::array();
-    for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t i = 0; i < rows.size(); ++i) {
       out.push_back(row_to_json(rows[i], static_cast<int>(i + 1), info.name));
+      if (calibration) // how sure the calibration behind this candidate's figures is
+        out.back()["calibration_confidence"] =
+            calibration_confidence(*calibration, rows[i].candidate->plan, cluster, workload);
+    }
     write_file_atomically(options.out_file, out.dump(1) + "\n");
     std::cout << "candidates written to " << options.out_file << '\n';
   }

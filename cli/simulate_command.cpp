@@ -125,7 +125,11 @@ int run_simulate(SimulateOptions& options)
     print_calibration_confidence(*calibration, plan, scenario->cluster, scenario->workload);
 
   if (!options.report_file.empty()) {
-    write_file_atomically(options.report_file, sim::report_to_json(result.report).dump(1) + "\n");
+    nlohmann::json report = sim::report_to_json(result.report);
+    if (calibration)
+      report["calibration_confidence"] = calibration_confidence(*calibration, plan, scenario->cluster,
+                                                                scenario->workload);
+    write_file_atomically(options.report_file, report.dump(1) + "\n");
     std::cout << "report written to " << options.report_file << '\n';
   }
   if (!options.trace_file.empty()) {

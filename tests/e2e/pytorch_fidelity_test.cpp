@@ -155,12 +155,16 @@ TEST_CASE("pytorch fidelity: calibrate, validate and simulate from the command l
     CHECK(checked.output.find(std::string("  ") + kind) != std::string::npos);
 
   // 16 sequences lie beyond the 1 and 4 the calibration saw: the simulation says so, and by how far.
+  const std::string report        = dir.file("report.json");
   const e2e::RunResult simulated = e2e::run_hetsim("simulate --plan " + kData + "inputs/plan-gpt2-medium-mb16.json" +
-                                                   scenario + " --calibration " + calibration);
+                                                   scenario + " --calibration " + calibration + " --report " + report);
   CAPTURE(simulated.output);
   CHECK(simulated.exit_code == 0);
   CHECK(simulated.output.find("16384 tokens per micro-batch extrapolates 4.0x beyond the calibrated 1024-4096") !=
         std::string::npos);
+  const nlohmann::json reported = nlohmann::json::parse(e2e::read_file(report));
+  REQUIRE(reported["calibration_confidence"].size() == 2);
+  CHECK(reported["calibration_confidence"][0].get<std::string>().find("matmul 4%") != std::string::npos);
 
   // A PyTorch trace and one of HetSim's own are two calls.
   const e2e::RunResult mixed = e2e::run_hetsim("calibrate --trace " + traces + "1.json.gz --trace " + calibration +
