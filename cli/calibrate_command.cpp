@@ -86,26 +86,6 @@ std::map<std::string, costmodel::KernelConstants> fit_kernels(const std::vector<
   return traces::fit_kernel_constants(runs, &skipped);
 }
 
-/// The catalog GPU a profiler trace's device name ("NVIDIA H100 80GB HBM3") stands for, or "".
-std::string catalog_gpu_of(const std::string& device)
-{
-  auto has = [&](const char* part) { return device.find(part) != std::string::npos; };
-  if (has("H100"))
-    return has("PCIe") ? "H100-PCIe-80GB" : "H100-SXM5-80GB";
-  if (has("H200"))
-    return "H200-SXM-141GB";
-  if (has("A100"))
-    return has("80GB") ? (has("PCIe") ? "A100-PCIe-80GB" : "A100-SXM4-80GB")
-                       : (has("PCIe") ? "A100-PCIe-40GB" : "A100-SXM4-40GB");
-  if (has("V100"))
-    return has("32GB") ? "V100-SXM2-32GB" : "V100-SXM2-16GB";
-  if (has("T4"))
-    return "T4";
-  if (has("A40"))
-    return "A40";
-  return "";
-}
-
 /// Fits each GPU type's kernel constants to PyTorch profiler traces of it (one step of a framework's
 /// training, as torch.profiler records it), starting from the family's.
 costmodel::Calibration calibrate_from_pytorch(const CalibrateOptions& options)
@@ -117,14 +97,18 @@ costmodel::Calibration calibrate_from_pytorch(const CalibrateOptions& options)
   std::map<std::string, std::vector<traces::PytorchTrace>> by_gpu;
   for (std::size_t i = 0; i < options.traces.size(); ++i) {
     traces::PytorchTrace trace = traces::read_pytorch_trace(options.traces[i]);
-    std::string name = options.gpus.empty() ? catalog_gpu_of(trace.device_name)
-                                            : options.gpus[options.gpus.size() == 1 ? 0 : i];
-    if (name.empty())
-      throw InputError(options.traces[i] + ": deviceProperties: GPU '" + trace.device_name +
-                       "' is not one HetSim knows by name; give its type with --gpu (e.g. --gpu H100)");
-    const GpuSpec* gpu = find_catalog_gpu(name);
-    if (!gpu)
-      throw InputError("--gpu: unknown GPU '" + name + "'");
+    const GpuSpec* gpu = nullptr;
+    if (options.gpus.empty()) {
+      gpu = find_gpu_by_device_name(trace.device_name);
+      if (!gpu)
+        throw InputError(options.traces[i] + ": deviceProperties: GPU '" + trace.device_name +
+                         "' is not one HetSim knows by name; give its type with --gpu (e.g. --gpu H100)");
+    } else {
+      const std::string& name = options.gpus[options.gpus.size() == 1 ? 0 : i];
+      gpu                     = find_catalog_gpu(name);
+      if (!gpu)
+        throw InputError("--gpu: unknown GPU '" + name + "'");
+    }
     by_gpu[gpu->name].push_back(std::move(trace));
   }
   costmodel::Calibration calibration;

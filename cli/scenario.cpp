@@ -122,10 +122,9 @@ std::vector<std::string> calibration_confidence(const costmodel::Calibration& ca
   return lines;
 }
 
-void print_calibration_confidence(const costmodel::Calibration& calibration, const strategies::Plan& plan,
-                                  const Cluster& cluster, const models::Workload& workload)
+void print_calibration_confidence(const std::vector<std::string>& lines)
 {
-  for (const std::string& line : calibration_confidence(calibration, plan, cluster, workload))
+  for (const std::string& line : lines)
     std::cout << "calibration: " << line << '\n';
 }
 

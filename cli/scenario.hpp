@@ -78,9 +78,7 @@ MeasuredRun load_measured_run(const std::string& cluster, const std::string& mod
 std::vector<std::string> calibration_confidence(const costmodel::Calibration& calibration,
                                                 const strategies::Plan& plan, const Cluster& cluster,
                                                 const models::Workload& workload);
-/// The same on stdout. How sure calibrated figures of `plan` are: per GPU type it uses, the error its calibrating traces left and
-/// whether its micro-batches stay inside the tokens they covered (costmodel::calibration_confidence), on stdout.
-void print_calibration_confidence(const costmodel::Calibration& calibration, const strategies::Plan& plan,
-                                  const Cluster& cluster, const models::Workload& workload);
+/// Those lines on stdout, each after "calibration: ".
+void print_calibration_confidence(const std::vector<std::string>& lines);
 
 } // namespace hetsim::cli

@@ -228,7 +228,7 @@ int run_search(const SearchOptions& options)
             << " do not fit in memory; " << rescored.index.size() << " simulated\n";
   print_table(rows, static_cast<std::size_t>(std::max(options.top_k, 10)), std::cout);
   if (calibration && !rows.empty())
-    print_calibration_confidence(*calibration, rows.front().candidate->plan, cluster, workload);
+    print_calibration_confidence(calibration_confidence(*calibration, rows.front().candidate->plan, cluster, workload));
 
   if (!options.out_file.empty()) {
     nlohmann::json out = nlohmann::json::array();

@@ -121,14 +121,15 @@ int run_simulate(SimulateOptions& options)
   const double analytic = strategies::estimate(plan, problem, compute).iteration_time_s;
   std::printf("analytic estimate: %.4g s (simulated / analytic = %.3f)\n", analytic,
               result.report.iteration_time_s / analytic);
+  std::vector<std::string> confidence;
   if (calibration)
-    print_calibration_confidence(*calibration, plan, scenario->cluster, scenario->workload);
+    confidence = calibration_confidence(*calibration, plan, scenario->cluster, scenario->workload);
+  print_calibration_confidence(confidence);
 
   if (!options.report_file.empty()) {
     nlohmann::json report = sim::report_to_json(result.report);
     if (calibration)
-      report["calibration_confidence"] = calibration_confidence(*calibration, plan, scenario->cluster,
-                                                                scenario->workload);
+      report["calibration_confidence"] = confidence;
     write_file_atomically(options.report_file, report.dump(1) + "\n");
     std::cout << "report written to " << options.report_file << '\n';
   }

@@ -85,6 +85,26 @@ const GpuSpec* find_catalog_gpu(const std::string& name)
   return nullptr;
 }
 
+const GpuSpec* find_gpu_by_device_name(const std::string& device)
+{
+  auto has = [&](const char* part) { return device.find(part) != std::string::npos; };
+  const char* name = nullptr;
+  if (has("H100"))
+    name = has("PCIe") ? "H100-PCIe-80GB" : "H100-SXM5-80GB";
+  else if (has("H200"))
+    name = "H200-SXM-141GB";
+  else if (has("A100"))
+    name = has("80GB") ? (has("PCIe") ? "A100-PCIe-80GB" : "A100-SXM4-80GB")
+                       : (has("PCIe") ? "A100-PCIe-40GB" : "A100-SXM4-40GB");
+  else if (has("V100"))
+    name = has("32GB") ? "V100-SXM2-32GB" : "V100-SXM2-16GB";
+  else if (has("T4"))
+    name = "T4";
+  else if (has("A40"))
+    name = "A40";
+  return name ? find_catalog_gpu(name) : nullptr;
+}
+
 std::vector<std::string> catalog_gpu_aliases(const std::string& name)
 {
   std::vector<std::string> names;

@@ -29,6 +29,9 @@ const std::vector<GpuSpec>& gpu_catalog();
 bool supports_dtype(const GpuSpec& gpu, Dtype dtype);
 /// Looks a GPU up by catalog name or alias ("A40-48GB", "V100"); nullptr when unknown.
 const GpuSpec* find_catalog_gpu(const std::string& name);
+/// The catalog GPU a driver's device name stands for ("NVIDIA H100 80GB HBM3", as CUDA and the PyTorch profiler
+/// name it), or nullptr.
+const GpuSpec* find_gpu_by_device_name(const std::string& device);
 /// The short names that mean a catalog entry ("V100" for "V100-SXM2-16GB"), in a stable order.
 std::vector<std::string> catalog_gpu_aliases(const std::string& name);
 /// Comma-separated catalog names, for error messages.

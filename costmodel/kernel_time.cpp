@@ -17,14 +17,6 @@ double tile_fill(double extent, double tile)
   return extent / (std::ceil(extent / tile) * tile);
 }
 
-/// Whether a dimension of `extent` elements of `element` bytes is a whole number of 16-byte vectors, as
-/// tensor-core kernels load them. A fractional extent (a context-parallel share, an average) is not a shape.
-bool aligned(double extent, double element)
-{
-  const double vector = 16 / element;
-  return extent != std::floor(extent) || std::fmod(extent, vector) == 0;
-}
-
 /// Split-K: a product of fewer tiles than the GPU has multiprocessors has its depth split over several thread
 /// blocks, each summing a part, and a reduction after (cuBLAS' splitKreduce kernels in the H100 traces), as far
 /// as fills the GPU while each part keeps 512 of depth. Without it, the kernel sweep's 59 products under one
@@ -90,11 +82,15 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
   return c;
 }
 
+bool whole_vectors(double extent, Dtype dtype)
+{
+  return extent != std::floor(extent) || std::fmod(extent, 16 / dtype_bytes(dtype)) == 0;
+}
+
 double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,
                       Dtype dtype)
 {
-  const double element = dtype_bytes(dtype);
-  return matmul_seconds(gpu, c, m, n, k, batch, dtype, aligned(n, element) && aligned(k, element));
+  return matmul_seconds(gpu, c, m, n, k, batch, dtype, whole_vectors(n, dtype) && whole_vectors(k, dtype));
 }
 
 double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,
@@ -132,10 +128,9 @@ double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models
   case models::Kernel::Kind::matmul: {
     // A weight gradient (in features x out features, over the tokens) has its rows among its leading
     // dimensions and its depth, the tokens, not: X^T dY reads X's rows of k and dY's of n.
-    const double element = dtype_bytes(dtype);
-    const bool weight    = kernel.name.size() > 6 && kernel.name.compare(kernel.name.size() - 6, 6, ".wgrad") == 0;
-    const bool operands  = weight ? aligned(kernel.m, element) && aligned(kernel.n, element)
-                                  : aligned(kernel.n, element) && aligned(kernel.k, element);
+    const bool operands = kernel.name.ends_with(".wgrad")
+                              ? whole_vectors(kernel.m, dtype) && whole_vectors(kernel.n, dtype)
+                              : whole_vectors(kernel.n, dtype) && whole_vectors(kernel.k, dtype);
     return matmul_seconds(gpu, c, kernel.m, kernel.n, kernel.k, kernel.batch, dtype, operands);
   }
   case models::Kernel::Kind::fused_attention: {

@@ -31,6 +31,10 @@ struct KernelConstants {
 /// The constants of `gpu`'s family, by catalog name ("V100…", "A100…", "H100…", …); defaults otherwise.
 KernelConstants kernel_constants(const GpuSpec& gpu);
 
+/// Whether a dimension of `extent` elements of `dtype` is a whole number of 16-byte vectors, as tensor-core
+/// kernels load them. A fractional extent (a context-parallel share, an average) is not a shape, and passes.
+bool whole_vectors(double extent, Dtype dtype);
+
 /// `batch` independent m x k times k x n products, row-major: the operands' leading dimensions are k and n (m,
 /// the rows, is not one), which tensor-core kernels need in whole 16-byte vectors; `aligned` says they are.
 double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,

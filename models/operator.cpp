@@ -37,35 +37,7 @@ Kernel matmul(const std::string& name, double m, double n, double k, double batc
   return kernel;
 }
 
-} // namespace
-
-namespace {
-
-std::vector<Kernel> priced_kernels(const Operator& op, int tp, double samples, bool backward,
-                                   bool sequence_parallel);
-
-} // namespace
-
-std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward,
-                                     bool sequence_parallel)
-{
-  std::vector<Kernel> kernels = priced_kernels(op, tp, samples, backward, sequence_parallel);
-  const double divisor        = op.tensor_parallel_divisor(tp, sequence_parallel);
-  const double cast_bytes     = op.cast_bytes_per_sample * samples / divisor + op.cast_fixed_bytes / tp;
-  if (cast_bytes > 0) { // autocast's copies to 16-bit, and backward's of the gradients back
-    Kernel cast;
-    cast.name  = op.name + ".cast";
-    cast.bytes = cast_bytes;
-    kernels.push_back(cast);
-  }
-  const double launches = backward ? op.launches_backward : op.launches_forward;
-  if (!kernels.empty() && launches > static_cast<double>(kernels.size()))
-    kernels.front().launches = launches - static_cast<double>(kernels.size() - 1);
-  return kernels;
-}
-
-namespace {
-
+/// The kernels the operator is priced as, before autocast's casts and the launches eager PyTorch adds.
 std::vector<Kernel> priced_kernels(const Operator& op, int tp, double samples, bool backward,
                                    bool sequence_parallel)
 {
@@ -123,6 +95,24 @@ std::vector<Kernel> priced_kernels(const Operator& op, int tp, double samples, b
 }
 
 } // namespace
+
+std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples, bool backward,
+                                     bool sequence_parallel)
+{
+  std::vector<Kernel> kernels = priced_kernels(op, tp, samples, backward, sequence_parallel);
+  const double divisor        = op.tensor_parallel_divisor(tp, sequence_parallel);
+  const double cast_bytes     = op.cast_bytes_per_sample * samples / divisor + op.cast_fixed_bytes / tp;
+  if (cast_bytes > 0) { // autocast's copies to 16-bit, and backward's of the gradients back
+    Kernel cast;
+    cast.name  = op.name + ".cast";
+    cast.bytes = cast_bytes;
+    kernels.push_back(cast);
+  }
+  const double launches = backward ? op.launches_backward : op.launches_forward;
+  if (!kernels.empty() && launches > static_cast<double>(kernels.size()))
+    kernels.front().launches = launches - static_cast<double>(kernels.size() - 1);
+  return kernels;
+}
 
 void apply_operator_totals(Layer& layer)
 {

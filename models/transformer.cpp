@@ -102,6 +102,12 @@ void make_eager(Operator& op, const TransformerShape& shape, double forward, dou
   op.launches_backward = backward;
 }
 
+/// Whether the GeLU runs as gelu_new's expression, op by op: said so, or left to eager modules.
+bool gelu_op_by_op(const TransformerShape& shape)
+{
+  return !shape.fused_gelu || (shape.eager && shape.gelu_as_modules);
+}
+
 /// A GeLU over `elements` 16-bit values per sample. Megatron's fused bias-GeLU reads and writes them once and
 /// keeps its input; eager PyTorch runs 0.5x(1 + tanh(c(x + 0.044715x^3))) op by op (Hugging Face's gelu_new):
 /// 8 kernels, 10 reads and 8 writes, and autograd keeps x, the tanh, 0.5x and 1 + tanh.
@@ -109,12 +115,6 @@ void make_eager(Operator& op, const TransformerShape& shape, double forward, dou
 /// kernels: 70 bytes per element read and written, keeping fp32 x, tanh and 1 + tanh and 16-bit 0.5x, 14 bytes),
 /// and its fp32 output is what the next product casts back (H100 trace: 10 forward and 15 backward kernels,
 /// 208 bytes per element over both passes).
-/// Whether the GeLU runs as gelu_new's expression, op by op: said so, or left to eager modules.
-bool gelu_op_by_op(const TransformerShape& shape)
-{
-  return !shape.fused_gelu || (shape.eager && shape.gelu_as_modules);
-}
-
 Operator gelu(std::string name, const TransformerShape& shape, double elements)
 {
   if (!gelu_op_by_op(shape)) {

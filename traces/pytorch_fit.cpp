@@ -72,10 +72,12 @@ std::optional<Product> product_of(const ProfiledKernel& kernel)
   return p;
 }
 
+/// Every dimension in whole 16-byte vectors: which of them a recorded product's operands lead with depends on its
+/// strides (a weight gradient leads with m), so all three are asked.
 bool aligned_product(const Product& p)
 {
-  const double vector = 16 / dtype_bytes(p.dtype);
-  return std::fmod(p.m, vector) == 0 && std::fmod(p.n, vector) == 0 && std::fmod(p.k, vector) == 0;
+  return costmodel::whole_vectors(p.m, p.dtype) && costmodel::whole_vectors(p.n, p.dtype) &&
+         costmodel::whole_vectors(p.k, p.dtype);
 }
 
 /// Full-square FLOPs of an attention call: 4 b h s_q s_k d forward, 2.5 times that backward.

@@ -125,7 +125,10 @@ const char* profiled_kind_name(ProfiledKind kind)
   return "memory";
 }
 
-std::string read_maybe_gzipped(const std::string& file)
+namespace {
+
+/// At most `limit` bytes from the start of `file`, inflated when gzipped (zlib reads both).
+std::string read_start(const std::string& file, std::size_t limit)
 {
   std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(file.c_str(), "rb"), gzclose);
   if (!in)
@@ -133,41 +136,30 @@ std::string read_maybe_gzipped(const std::string& file)
   std::string text;
   char buffer[1 << 16];
   int got = 0;
-  while ((got = gzread(in.get(), buffer, sizeof buffer)) > 0)
+  while (text.size() < limit && (got = gzread(in.get(), buffer, sizeof buffer)) > 0)
     text.append(buffer, static_cast<std::size_t>(got));
   if (got < 0)
     throw InputError(file + ": cannot read (a truncated or corrupt gzip file)");
   return text;
 }
 
-bool is_pytorch_trace(const std::string& file)
-{
-  // The profiler's traces carry its schema version and device properties, and aten operators ("cpu_op"),
-  // which HetSim's own traces never write.
-  const std::string text = read_maybe_gzipped(file);
-  const auto head        = text.substr(0, 4096);
-  if (contains(head, "\"schemaVersion\"") || contains(head, "\"deviceProperties\""))
-    return true;
-  return contains(text, "\"cat\": \"cpu_op\"") || contains(text, "\"cat\":\"cpu_op\"");
-}
-
-namespace {
-
-PytorchTrace read_events(const std::string& file, const nlohmann::json& root);
-
 } // namespace
 
-PytorchTrace read_pytorch_trace(const std::string& file)
+std::string read_maybe_gzipped(const std::string& file)
 {
-  const nlohmann::json root = parse_trace_json(file);
-  if (!root.is_object() || !root.contains("traceEvents") || !root.at("traceEvents").is_array())
-    throw InputError(file + ": traceEvents: expected the array of events torch.profiler's export_chrome_trace writes");
-  try {
-    return read_events(file, root);
-  } catch (const nlohmann::json::exception& e) { // a field of the wrong type in some event
-    throw InputError(file + ": traceEvents: expected events as torch.profiler writes them (" + std::string(e.what()) +
-                     ")");
-  }
+  return read_start(file, std::string::npos);
+}
+
+bool is_pytorch_trace(const std::string& file)
+{
+  // The profiler's traces begin with its schema version and device properties, and record aten operators
+  // ("cpu_op") from their first events on, which HetSim's own traces never write: the first MiB tells, without
+  // inflating a trace of hundreds of MB that is read whole next.
+  const std::string start = read_start(file, 1 << 20);
+  const auto head         = start.substr(0, 4096);
+  if (contains(head, "\"schemaVersion\"") || contains(head, "\"deviceProperties\""))
+    return true;
+  return contains(start, "\"cat\": \"cpu_op\"") || contains(start, "\"cat\":\"cpu_op\"");
 }
 
 namespace {
@@ -258,5 +250,18 @@ PytorchTrace read_events(const std::string& file, const nlohmann::json& root)
 }
 
 } // namespace
+
+PytorchTrace read_pytorch_trace(const std::string& file)
+{
+  const nlohmann::json root = parse_trace_json(file);
+  if (!root.is_object() || !root.contains("traceEvents") || !root.at("traceEvents").is_array())
+    throw InputError(file + ": traceEvents: expected the array of events torch.profiler's export_chrome_trace writes");
+  try {
+    return read_events(file, root);
+  } catch (const nlohmann::json::exception& e) { // a field of the wrong type in some event
+    throw InputError(file + ": traceEvents: expected events as torch.profiler writes them (" + std::string(e.what()) +
+                     ")");
+  }
+}
 
 } // namespace hetsim::traces

@@ -11,7 +11,7 @@ namespace {
 /// or ".cast").
 ProfiledKind modelled_kind(const models::Kernel& kernel)
 {
-  if (kernel.name.size() > 5 && kernel.name.compare(kernel.name.size() - 5, 5, ".cast") == 0)
+  if (kernel.name.ends_with(".cast"))
     return ProfiledKind::memory; // autocast's copies are elementwise kernels
   switch (kernel.kind) {
   case models::Kernel::Kind::matmul: return ProfiledKind::matmul;

@@ -95,11 +95,12 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   double experts    = 0; // of params, the routed experts' (ZeRO shards them over the dp / ep replicas holding them)
   double largest[2] = {0, 0};
   double saved = 0, boundary = 0, largest_saved = 0, transient = 0; // activation bytes per sample, per device
-  // Hugging Face's gradient_checkpointing_enable() checkpoints the decoder blocks only: the embedding and the
-  // head (the loss's fp32 log-probabilities) keep what they save under recompute too.
   const auto& shape        = problem.workload->shape;
   const bool autocast      = shape && shape->autocast;
-  double unchecked         = 0; // per sample: saved by layers recompute does not cover
+  // Per sample, what layers recompute does not cover keep: Hugging Face's gradient_checkpointing_enable()
+  // checkpoints the decoder blocks only, and the embedding and the head (the loss's fp32 log-probabilities) keep
+  // what they save (models::recomputed).
+  double unchecked         = 0;
   double cast_weights      = 0; // per device: elements of the weights autocast keeps a 16-bit copy of
   const bool split = plan.splits_sequence() || plan.tp == 1;
   std::vector<double> chunk_saved, chunk_boundary;                    // the same per chunk
@@ -145,9 +146,8 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   const bool last_stage = stage == plan.pp - 1 && std::any_of(chunks.begin(), chunks.end(), [&](const auto& chunk) {
                             return chunk.second == static_cast<int>(layers.size());
                           });
-  if (plan.pp > 1 && last_stage && plan.framework.tied_embedding_all_reduce && problem.workload->shape &&
-      problem.workload->shape->tied_embeddings)
-    params += static_cast<double>(problem.workload->shape->vocab) * problem.workload->shape->hidden / plan.tp;
+  if (plan.pp > 1 && last_stage && plan.framework.tied_embedding_all_reduce && shape && shape->tied_embeddings)
+    params += static_cast<double>(shape->vocab) * shape->hidden / plan.tp;
   DeviceMemory m = zero_model_states(params, largest[0] + largest[1], plan.zero_stage, plan.dp, plan.dtype);
   if (plan.ep > 1) { // ZeRO-3 is refused with ep, so the largest layers' buffers do not matter here
     const DeviceMemory dense = zero_model_states(params - experts, 0, plan.zero_stage, plan.dp, plan.dtype);
