@@ -9,9 +9,11 @@ grid is hidden 64-1024 against micro-batches 1-32 (no point shared with calibrat
 fp32 (what the cpu executor computes in), sequence 128. Calibration and test points run in the same rounds on
 the same machine, so a machine that is busy throughout moves both alike. Each point runs --repeat times and
 keeps its fastest run: one run's memory placement, or a slow spell of a virtual machine, can slow all of a
-run's iterations by a fifth, which no model of the kernels should learn. A run counts only when the machine left it alone (common.Disturbance: other work and steal time); a point with
-no such run keeps its fastest, and a miss that rests on it is "inconclusive: machine busy", exit 77, not a
-failure. A miss with every run it rests on undisturbed fails.
+run's iterations by a fifth, which no model of the kernels should learn. A run counts only when the machine left
+it alone (common.Disturbance: other work, steal time, and a core probe before and after within 15% of the
+experiment's fastest, for the slow spells steal time does not show); a point with no such run keeps its fastest,
+and a miss that rests on it is "inconclusive: machine busy", exit 77, not a failure. A miss with every run it
+rests on undisturbed fails.
 
 Usage: run.py [--grid small|full] [--iterations N] [--repeat N] [--budget-s S] [--out DIR] [--max-error PCT]
 Writes results.csv under --out (default out/cpu_layer_fidelity); with --max-error, exits 1 when a task's
@@ -83,14 +85,20 @@ class Inconclusive(Exception):
 
 def measure(binary, out, cluster, points, iterations, repeat, deadline):
     """{point: (model, plan, measured trace file, quiet)}: for each point its fastest run among those the machine
-    left alone (common.Disturbance), or its fastest run at all when none was (quiet is then False).
+    left alone (common.Disturbance, with a core probe within common.quiet_core of the fastest probe seen), or its
+    fastest run at all when none was (quiet is then False).
 
     Points are run in rounds, one run of each per round, so that a slow spell of the machine costs every point a
     run instead of all of one point's. After `repeat` rounds, points with no quiet run get up to `repeat` more.
     No round starts after the deadline (time.monotonic()); raises Inconclusive when the first round ends past it."""
-    runs = {point: [] for point in points}  # point -> [(seconds, quiet, model, plan, trace)]
+    runs = {point: [] for point in points}  # point -> [(seconds, counters quiet, probe, model, plan, trace)]
+    fastest_probe = float("inf")
+
+    def quiet(run):
+        return run[1] and common.quiet_core(run[2], fastest_probe)
+
     for attempt in range(2 * repeat):
-        todo = [p for p in points if attempt < repeat or not any(quiet for _, quiet, *_ in runs[p])]
+        todo = [p for p in points if attempt < repeat or not any(quiet(r) for r in runs[p])]
         if not todo or (attempt > 0 and time.monotonic() > deadline):
             break
         for hidden, micro_batch in todo:
@@ -99,18 +107,21 @@ def measure(binary, out, cluster, points, iterations, repeat, deadline):
             disturbance = common.Disturbance.before_run()
             run(binary, "run", "--executor", "cpu", "--cluster", cluster, "--model", model, "--plan", plan,
                 "--trace-dir", trace_dir, "--warmup", 1, "--iterations", iterations)
-            quiet, summary = disturbance.after_run()
+            counters_quiet, summary = disturbance.after_run()
+            fastest_probe = min(fastest_probe, disturbance.probe_s)
             trace = os.path.join(trace_dir, "trace.json")
             seconds = sum(compute_tasks(trace).values())
-            print(f"  {seconds * 1e3:.3f} ms of compute tasks ({summary}{'' if quiet else ': disturbed'})")
-            runs[(hidden, micro_batch)].append((seconds, quiet, model, plan, trace))
+            print(f"  {seconds * 1e3:.3f} ms of compute tasks ({summary}{'' if counters_quiet else ': disturbed'})")
+            runs[(hidden, micro_batch)].append((seconds, counters_quiet, disturbance.probe_s, model, plan, trace))
         if attempt == 0 and time.monotonic() > deadline:
             raise Inconclusive("the first round of runs did not fit in the budget")
+    print(f"fastest core probe {fastest_probe * 1e3:.2f} ms; a run counts with its probe up to "
+          f"{common.QUIET_CORE * fastest_probe * 1e3:.2f} ms")
     best = {}
     for point, found in runs.items():
-        pool = [r for r in found if r[1]] or found
-        seconds, _, model, plan, trace = min(pool, key=lambda r: r[0])
-        best[point] = (model, plan, trace, bool(pool[0][1]))
+        pool = [r for r in found if quiet(r)] or found
+        seconds, _, _, model, plan, trace = min(pool, key=lambda r: r[0])
+        best[point] = (model, plan, trace, quiet(pool[0]))
     return best
 
 
