@@ -5,6 +5,7 @@
 #include "cli/progress.hpp"
 #include "cli/scenario.hpp"
 #include "core/error.hpp"
+#include "costmodel/kernel_time.hpp"
 #include "core/output_file.hpp"
 #include "exec/launcher.hpp"
 #include "exec/merge.hpp"
@@ -43,11 +44,33 @@ struct RunOptions {
   int iterations        = 3;
   double timeout_s      = 20;
   bool trace_kernels    = false;
+  std::string host_dispatch; ///< --host-dispatch: "eager", microseconds, or empty (none)
   std::vector<std::string> namespaces;
   std::string store_dir;
   std::string bind;
   std::vector<std::string> argv; ///< the command line, re-run by every rank
 };
+
+/// Seconds the host spends issuing one kernel (exec::Workload::host_dispatch_s) on a device of `gpu`, from
+/// --host-dispatch: "eager" for the cost model's figure, or microseconds; 0 when not given.
+double host_dispatch_seconds(const std::string& value, const GpuSpec& gpu)
+{
+  if (value.empty())
+    return 0;
+  if (value == "eager")
+    return costmodel::kernel_constants(gpu).host_dispatch_s;
+  std::size_t used = 0;
+  double microseconds = -1;
+  try {
+    microseconds = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || !(microseconds >= 0 && microseconds <= 1e6))
+    throw InputError("--host-dispatch: expected 'eager' or microseconds per kernel launch (0 to 1000000), got '" +
+                     value + "'");
+  return microseconds * 1e-6;
+}
 
 std::string rank_trace_file(const std::string& dir, int rank)
 {
@@ -141,6 +164,7 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   workload.dtype    = scenario.plan.dtype;
   workload.scale    = options.scale;
   workload.time_kernels = options.trace_kernels;
+  workload.host_dispatch_s = host_dispatch_seconds(options.host_dispatch, scenario.cluster.gpu_of(identity.rank));
   // Threads of a failed iteration may still be blocked inside the executor: a failed rank ends the process at
   // once, without destroying the executor.
   auto end_process = [&](const std::string& message) {
@@ -198,6 +222,7 @@ int run_run(RunOptions& options)
     throw InputError("--netns: expected one network namespace per rank (" + std::to_string(devices) + "), got " +
                      std::to_string(options.namespaces.size()));
   (void)exec::load_executor(options.executor); // fail here, once, when the executor does not exist or cannot run
+  (void)host_dispatch_seconds(options.host_dispatch, scenario->cluster.gpu_of(0)); // and when it cannot be read
   check_output_is_not_input((fs::path(options.trace_dir) / "trace.json").string(), options.scenario.inputs(),
                             "--trace-dir");
   fs::create_directories(options.trace_dir);
@@ -241,6 +266,10 @@ CommandRunner add_run_command(CLI::App& app, int argc, char** argv)
   command->add_flag("--trace-kernels", options->trace_kernels,
                     "time each kernel of every compute task and write them to the traces (the kernels the cost model "
                     "prices; compare with `hetsim simulate --trace-kernels` or `hetsim validate`)");
+  command->add_option("--host-dispatch", options->host_dispatch,
+                     "before each kernel launch, keep the host busy as an eager framework's does: 'eager' for the "
+                     "cost model's figure for the device (28 us per launch on every GPU type), or microseconds; "
+                     "default none, kernels back to back");
   command->add_option("--scale", options->scale, "multiply hidden sizes by this (FLOPs and weights by its square)")
       ->check(CLI::Range(1e-4, 1.0));
   command->add_option("--warmup", options->warmup, "untimed iterations first")->check(CLI::NonNegativeNumber);

@@ -11,6 +11,7 @@
 #include "models/workload.hpp"
 #include "strategies/lowering/schedule.hpp"
 
+#include <chrono>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -42,7 +43,21 @@ struct Workload {
   double memory_cap_bytes   = std::numeric_limits<double>::infinity();
   /// `--trace-kernels`: compute operations time each kernel they launch (TaskResult::kernels).
   bool time_kernels = false;
+  /// `--host-dispatch`: before each kernel the calling thread stays busy this long per launch it stands for
+  /// (models::Kernel::launches), as an eager framework's host issues each of its kernels (Python, the
+  /// dispatcher, autograd); 0: kernels are issued back to back. The cost model's term for it is
+  /// costmodel::KernelConstants::host_dispatch_s.
+  double host_dispatch_s = 0;
 };
+
+/// Keeps the calling thread busy for `seconds` (Workload::host_dispatch_s): a host issuing kernels is busy, not
+/// asleep, and sleeping is far coarser than a dispatch's microseconds.
+inline void host_busy_for(double seconds)
+{
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
 
 /// An allocation that does not fit: past Workload::memory_cap_bytes, or refused by the device (a failed
 /// cudaMalloc). Thrown by prepare and by the operations.

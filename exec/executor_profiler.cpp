@@ -27,6 +27,7 @@ strategies::Schedule compute_of(const strategies::Schedule& schedule, int device
   one.pp           = schedule.pp;
   one.dp           = schedule.dp;
   one.zero_stage   = schedule.zero_stage;
+  one.recompute    = schedule.recompute;
   one.layer_count  = schedule.layer_count;
   one.stage_starts = schedule.stage_starts;
   one.queues.resize(1);

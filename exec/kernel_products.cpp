@@ -19,12 +19,17 @@ std::vector<Product> kernel_products(const Kernel& kernel)
     const long s = whole(kernel.m), d = whole(kernel.k);
     const long block  = std::min(s, 128L);
     const long blocks = (s + block - 1) / block;
-    const long count  = whole(kernel.batch) * blocks;
-    const Product scores{block, s, d, count}, context{block, d, s, count}, keys{s, d, block, count};
-    // Two products of 2 s^2 d FLOPs per head forward; the backward's 2.5 times as many are five.
-    if (kernel.flops < 3.5 * scores.flops())
-      return {scores, context};
-    return {scores, scores, context, keys, keys}; // scores and their gradient again; dQ; dK and dV
+    const long heads  = whole(kernel.batch);
+    const Product scores{block, s, d, heads}, context{block, d, s, heads}, keys{s, d, block, heads};
+    // Per block, two products of 2 block s d FLOPs per head forward; the backward's 2.5 times as many are five.
+    const bool forward = kernel.flops < 3.5 * scores.flops() * static_cast<double>(blocks);
+    const std::vector<Product> per_block =
+        forward ? std::vector<Product>{scores, context}
+                : std::vector<Product>{scores, scores, context, keys, keys}; // scores, their gradient; dQ; dK, dV
+    std::vector<Product> products;
+    for (long b = 0; b < blocks; ++b)
+      products.insert(products.end(), per_block.begin(), per_block.end());
+    return products;
   }
   case Kernel::Kind::stream:
     break;
@@ -32,15 +37,22 @@ std::vector<Product> kernel_products(const Kernel& kernel)
   return {};
 }
 
-std::size_t stream_elements(const Kernel& kernel)
+StreamPasses stream_passes(const Kernel& kernel)
 {
-  return std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(kernel.bytes / 4)));
+  auto elements = [](double bytes) { return std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(bytes / 4))); };
+  StreamPasses passes;
+  passes.elements = elements(kernel.bytes);
+  passes.tensor   = kernel.tensor_bytes > 0 ? std::min(passes.elements, elements(2 * kernel.tensor_bytes))
+                                            : passes.elements;
+  return passes;
 }
 
 Operands kernel_operands(const Kernel& kernel)
 {
-  if (kernel.kind == Kernel::Kind::stream)
-    return {stream_elements(kernel), 0, stream_elements(kernel)};
+  if (kernel.kind == Kernel::Kind::stream) {
+    const std::size_t tensor = stream_passes(kernel).tensor;
+    return {tensor, 0, tensor};
+  }
   Operands operands;
   for (const Product& p : kernel_products(kernel)) {
     operands.a = std::max(operands.a, static_cast<std::size_t>(p.m * p.k * p.count));

@@ -22,16 +22,24 @@ struct Product {
 
 /// The products that run a matmul or fused-attention kernel; none for a stream. Flash attention runs, per head,
 /// blocks of 128 queries against all keys: two products in the forward (scores, context), five in the
-/// backward, so no s x s matrix is ever whole.
+/// backward, each over every head's block at once and one block after another (`count` is the heads), so
+/// that no s x s matrix is ever whole: the operands are one block's.
 std::vector<Product> kernel_products(const models::Kernel& kernel);
 
-/// Elements a stream kernel reads (it writes as many): its 16-bit bytes are half reads, half writes.
-std::size_t stream_elements(const models::Kernel& kernel);
+/// How an executor runs a stream kernel: copies of `tensor` elements from an input to an output of that size,
+/// until `elements` are read (and as many written: its 16-bit bytes are half reads, half writes). A kernel that
+/// moves its bytes in several passes over one tensor (the fp32 loss over its logits) touches only that tensor.
+struct StreamPasses {
+  std::size_t elements = 1; ///< read in all
+  std::size_t tensor   = 1; ///< read or written by one copy (the last copy reads what is left)
+};
+StreamPasses stream_passes(const models::Kernel& kernel);
 
-/// Elements of the A, B and C operand buffers a kernel runs on: its products' operands one after another, or a
-/// stream's input (A) and output (C). The executors size their buffers by the largest.
+/// Elements of the A, B and C operands a kernel runs on: its products' operands one after another, or a
+/// stream's input (A) and output (C), one tensor each.
 struct Operands {
   std::size_t a = 0, b = 0, c = 0;
+  std::size_t total() const { return a + b + c; }
 };
 Operands kernel_operands(const models::Kernel& kernel);
 

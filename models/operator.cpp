@@ -86,8 +86,12 @@ std::vector<Kernel> priced_kernels(const Operator& op, int tp, double samples, b
     kernel.name             = op.name;
     const double per_sample = op.split == TensorSplit::vocabulary ? 1.0 : divisor;
     kernel.bytes            = op.bytes_per_sample * samples / per_sample * (backward ? 2 : 1);
-    if (backward)
-      kernel.bytes += op.backward_fixed_bytes / op.tensor_parallel_divisor(tp); // a whole table per member
+    kernel.tensor_bytes     = op.tensor_bytes_per_sample * samples / per_sample;
+    if (backward) {
+      const double table  = op.backward_fixed_bytes / op.tensor_parallel_divisor(tp); // a whole table per member
+      kernel.bytes       += table;
+      kernel.tensor_bytes = std::max(kernel.tensor_bytes, table);
+    }
     return {kernel};
   }
   }
@@ -104,8 +108,9 @@ std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples,
   const double cast_bytes     = op.cast_bytes_per_sample * samples / divisor + op.cast_fixed_bytes / tp;
   if (cast_bytes > 0) { // autocast's copies to 16-bit, and backward's of the gradients back
     Kernel cast;
-    cast.name  = op.name + ".cast";
-    cast.bytes = cast_bytes;
+    cast.name         = op.name + ".cast";
+    cast.bytes        = cast_bytes;
+    cast.tensor_bytes = cast_bytes * 4 / 6; // the fp32 side of a 6-byte-per-element copy
     kernels.push_back(cast);
   }
   const double launches = backward ? op.launches_backward : op.launches_forward;

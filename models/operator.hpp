@@ -36,6 +36,10 @@ struct Operator {
   /// Bytes read and written by one forward pass on one sample, 16-bit activations (memory-bound operators and
   /// fused attention; the matrix products' bytes follow from their shapes).
   double bytes_per_sample = 0;
+  /// The largest tensor one of its passes reads or writes, 16-bit bytes per sample (a memory-bound operator moves
+  /// bytes_per_sample over several such passes: the fp32 loss reads its logits three times). 0: half its bytes,
+  /// one read and one write. What an executor allocates to run it.
+  double tensor_bytes_per_sample = 0;
   /// Bytes its backward moves beyond the forward's twice (the embedding's full gradient table).
   double backward_fixed_bytes = 0;
   double saved_bytes_per_sample = 0; ///< what it keeps for backward without recompute, 16-bit
@@ -96,6 +100,9 @@ struct Kernel {
   double m = 0, n = 0, k = 0, batch = 1; ///< matmul; fused_attention: m = n = sequence, k = head size
   double flops = 0; ///< matmul and fused attention
   double bytes = 0; ///< 16-bit: operands and result of a matmul, what a stream or fused attention moves
+  /// A stream: its largest tensor, 16-bit bytes (Operator::tensor_bytes_per_sample); it moves `bytes` in passes
+  /// over tensors this large. 0: bytes / 2.
+  double tensor_bytes = 0;
   /// Kernel launches it stands for: more than one where an eager operator's many small kernels are priced as
   /// one pass (Operator::launches_forward). Each pays the device's launch gap and the host's dispatch.
   double launches = 1;

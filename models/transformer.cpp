@@ -45,12 +45,14 @@ Operator linear(std::string name, TensorSplit split, double rows, double out, do
   return op;
 }
 
-Operator memory_bound(std::string name, TensorSplit split, double bytes, double saved, double params = 0)
+Operator memory_bound(std::string name, TensorSplit split, double bytes, double tensor, double saved,
+                      double params = 0)
 {
   Operator op;
-  op.name                   = std::move(name);
-  op.split                  = split;
-  op.bytes_per_sample       = bytes;
+  op.name                    = std::move(name);
+  op.split                   = split;
+  op.bytes_per_sample        = bytes;
+  op.tensor_bytes_per_sample = tensor;
   op.saved_bytes_per_sample = saved;
   op.params                 = params;
   op.tensors                = params > 0 ? 1 : 0;
@@ -118,12 +120,12 @@ bool gelu_op_by_op(const TransformerShape& shape)
 Operator gelu(std::string name, const TransformerShape& shape, double elements)
 {
   if (!gelu_op_by_op(shape)) {
-    Operator op = memory_bound(std::move(name), TensorSplit::heads, 4 * elements, 2 * elements);
+    Operator op = memory_bound(std::move(name), TensorSplit::heads, 4 * elements, 2 * elements, 2 * elements);
     make_eager(op, shape, 1, 1);
     return op;
   }
-  Operator op = shape.autocast ? memory_bound(std::move(name), TensorSplit::heads, 70 * elements, 14 * elements)
-                               : memory_bound(std::move(name), TensorSplit::heads, 36 * elements, 8 * elements);
+  Operator op = shape.autocast ? memory_bound(std::move(name), TensorSplit::heads, 70 * elements, 4 * elements, 14 * elements)
+                               : memory_bound(std::move(name), TensorSplit::heads, 36 * elements, 2 * elements, 8 * elements);
   make_eager(op, shape, shape.autocast ? 10 : 8, 15);
   return op;
 }
@@ -137,7 +139,7 @@ Operator norm(std::string name, const TransformerShape& shape, bool with_params 
 {
   const Dims d   = dims_of(shape);
   const double r = stream_bytes(shape);
-  Operator op    = memory_bound(std::move(name), TensorSplit::replicated, 2 * r * d.s * d.h, r * d.s * d.h,
+  Operator op    = memory_bound(std::move(name), TensorSplit::replicated, 2 * r * d.s * d.h, r * d.s * d.h, r * d.s * d.h,
                                 with_params ? norm_params(shape) : 0);
   op.tensors     = with_params ? (shape.rms_norm ? 1 : 2) : 0; // a scale, and a bias unless RMSNorm
   if (shape.eager && shape.rms_norm) {
@@ -158,11 +160,12 @@ Operator dropout_add(std::string name, const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
   if (!shape.eager)
-    return memory_bound(std::move(name), TensorSplit::replicated, 7 * d.s * d.h, d.s * d.h);
+    return memory_bound(std::move(name), TensorSplit::replicated, 7 * d.s * d.h, 2 * d.s * d.h, d.s * d.h);
   const double r       = stream_bytes(shape);
   const bool dropout   = trains_with_dropout(shape);
   Operator op          = memory_bound(std::move(name), TensorSplit::replicated,
-                                      (dropout ? 5 : 0) * d.s * d.h + (2 + 2 * r) * d.s * d.h, dropout ? d.s * d.h : 0);
+                                      (dropout ? 5 : 0) * d.s * d.h + (2 + 2 * r) * d.s * d.h, r * d.s * d.h,
+                                      dropout ? d.s * d.h : 0);
   make_eager(op, shape, dropout ? 2 : 1, dropout ? 3 : 2);
   return op;
 }
@@ -229,10 +232,12 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     scores.selective_saved_bytes_per_sample = scores.saved_bytes_per_sample;
     ops.push_back(scores);
     // Megatron's fused scale-mask-softmax reads and writes the scores once and keeps its output.
-    Operator softmax = memory_bound("softmax", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s);
+    Operator softmax = memory_bound("softmax", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s,
+                                     2 * d.a * d.s * d.s);
     softmax.selectively_recomputed = true;
     ops.push_back(softmax);
-    Operator dropout = memory_bound("attention_dropout", TensorSplit::heads, 5 * d.a * d.s * d.s, d.a * d.s * d.s);
+    Operator dropout = memory_bound("attention_dropout", TensorSplit::heads, 5 * d.a * d.s * d.s, 2 * d.a * d.s * d.s,
+                                     d.a * d.s * d.s);
     dropout.selectively_recomputed = true; // its mask regenerated from the saved random state
     ops.push_back(dropout);
     Operator context = scores;
@@ -244,7 +249,8 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     ops.push_back(context);
   }
   // [s, b, heads, head] -> [s, b, heads x head] before the output projection.
-  Operator transpose = memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * context_width, 0);
+  Operator transpose = memory_bound("context_transpose", TensorSplit::heads, 4 * d.s * context_width,
+                                                2 * d.s * context_width, 0);
   make_eager(transpose, shape, 1, 1);
   ops.push_back(transpose);
 }
@@ -265,7 +271,7 @@ std::vector<Operator> latent_attention_operators(const TransformerShape& shape)
     down.saved_bytes_per_sample = 2 * d.s * d.h; // the input, shared with the key-value down projection
     ops.push_back(down);
     Operator norm = memory_bound("q_norm", TensorSplit::replicated, 4 * d.s * shape.q_lora_rank,
-                                 2 * d.s * shape.q_lora_rank, shape.q_lora_rank);
+                                 2 * d.s * shape.q_lora_rank, 2 * d.s * shape.q_lora_rank, shape.q_lora_rank);
     ops.push_back(norm);
     Operator up = linear("q_up", TensorSplit::columns, d.s, heads * qk, shape.q_lora_rank, false);
     up.saved_bytes_per_sample = 2 * d.s * shape.q_lora_rank;
@@ -278,14 +284,15 @@ std::vector<Operator> latent_attention_operators(const TransformerShape& shape)
   ops.push_back(linear("kv_down", TensorSplit::replicated, d.s, shape.kv_lora_rank + shape.qk_rope_head_dim, d.h,
                        shape.biases));
   ops.push_back(memory_bound("kv_norm", TensorSplit::replicated, 4 * d.s * shape.kv_lora_rank,
-                             2 * d.s * shape.kv_lora_rank, shape.kv_lora_rank));
+                             2 * d.s * shape.kv_lora_rank, 2 * d.s * shape.kv_lora_rank, shape.kv_lora_rank));
   Operator up = linear("kv_up", TensorSplit::columns, d.s, heads * (shape.qk_nope_head_dim + shape.v_head_dim),
                        shape.kv_lora_rank, false);
   up.saved_bytes_per_sample = 2 * d.s * shape.kv_lora_rank;
   ops.push_back(up);
   // Rotates the rope parts of the queries and of the shared key.
   ops.push_back(memory_bound("rotary", TensorSplit::heads,
-                             4 * d.s * (heads * shape.qk_rope_head_dim + shape.qk_rope_head_dim), 0));
+                             4 * d.s * (heads * shape.qk_rope_head_dim + shape.qk_rope_head_dim),
+                             2 * d.s * (heads * shape.qk_rope_head_dim + shape.qk_rope_head_dim), 0));
   append_attention_core(ops, shape, AttentionWidths{qk, static_cast<double>(shape.v_head_dim), heads});
   Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, heads * shape.v_head_dim, shape.biases);
   out.saved_bytes_per_sample = 2 * d.s * heads * shape.v_head_dim;
@@ -309,7 +316,8 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
   make_eager_linear(qkv, shape, one_module ? 1 : 3, true);
   ops.push_back(qkv);
   if (rotary) { // rotates Q and K in place
-    Operator rotate = memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.q + d.kv), 0);
+    Operator rotate = memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.q + d.kv),
+                                   stream_bytes(shape) * d.s * (d.q + d.kv), 0);
     // Hugging Face's apply_rotary_pos_emb: x * cos + rotate_half(x) * sin (neg, cat, two products, a sum) on
     // the queries and the keys, in fp32 under autocast (cos and sin follow the fp32 stream).
     if (shape.eager)
@@ -344,7 +352,7 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
     // SiLU(gate) * up: reads both, writes the product; keeps gate output, SiLU output and up output. Eager
     // PyTorch runs the SiLU and the product apart: 10 bytes per element.
     Operator swiglu = memory_bound(activation + "swiglu", TensorSplit::heads, (shape.eager ? 10 : 6) * d.s * width,
-                                   6 * d.s * width);
+                                   2 * d.s * width, 6 * d.s * width);
     make_eager(swiglu, shape, 2, 4);
     ops.push_back(swiglu);
   } else {
@@ -395,7 +403,7 @@ std::vector<Operator> moe_operators(const TransformerShape& shape)
   router.saved_bytes_per_sample = 2 * d.s * d.h; // the input, which the dispatch reads too
   ops.push_back(router);
   // Reads the 16-bit logits, writes and keeps fp32 probabilities.
-  ops.push_back(memory_bound("router_topk", TensorSplit::replicated, 6 * d.s * e, 4 * d.s * e));
+  ops.push_back(memory_bound("router_topk", TensorSplit::replicated, 6 * d.s * e, 4 * d.s * e, 4 * d.s * e));
   if (shape.shared_expert_intermediate > 0) {
     for (Operator& op : feed_forward(shape, shape.shared_expert_intermediate, "shared_expert"))
       ops.push_back(std::move(op));
@@ -404,7 +412,7 @@ std::vector<Operator> moe_operators(const TransformerShape& shape)
   }
   // Copies each token once per expert it visits, grouped by expert; keeps the int64 expert indices.
   Operator dispatch = memory_bound("token_dispatch", TensorSplit::replicated, 2 * d.s * d.h + 2 * slots * d.h,
-                                   8 * d.s * shape.experts_per_token);
+                                   2 * slots * d.h, 8 * d.s * shape.experts_per_token);
   dispatch.all_to_all_bytes_per_sample = 2 * slots * d.h;
   ops.push_back(dispatch);
   Operator gate = expert_linear(shape.gated_mlp ? "expert_gate" : "expert_up", TensorSplit::columns, shape, rows,
@@ -413,7 +421,8 @@ std::vector<Operator> moe_operators(const TransformerShape& shape)
   ops.push_back(gate);
   if (shape.gated_mlp) {
     ops.push_back(expert_linear("expert_up", TensorSplit::columns, shape, rows, width, d.h));
-    ops.push_back(memory_bound("expert_swiglu", TensorSplit::heads, 6 * slots * width, 6 * slots * width));
+    ops.push_back(memory_bound("expert_swiglu", TensorSplit::heads, 6 * slots * width, 2 * slots * width,
+                                   6 * slots * width));
   } else {
     ops.push_back(gelu("expert_gelu", shape, slots * width));
   }
@@ -424,7 +433,7 @@ std::vector<Operator> moe_operators(const TransformerShape& shape)
   // Weighs each copy by its router probability and sums a token's copies; keeps the copies for the
   // probabilities' gradient.
   ops.push_back(memory_bound("token_combine", TensorSplit::replicated, 2 * slots * d.h + 2 * d.s * d.h,
-                             2 * slots * d.h));
+                             2 * slots * d.h, 2 * slots * d.h));
   return ops;
 }
 
@@ -486,7 +495,7 @@ Layer embedding_layer(const TransformerShape& shape)
   // embeddings added, the dropout on the output (Korthikanti sec. 4.3); a post-norm model also normalises.
   // Under autocast the tables are fp32, and so is what they write: the residual stream starts fp32.
   const double r  = stream_bytes(shape);
-  Operator lookup = memory_bound("embedding_lookup", TensorSplit::vocabulary, 8 * d.s + 2 * r * d.s * d.h, 8 * d.s,
+  Operator lookup = memory_bound("embedding_lookup", TensorSplit::vocabulary, 8 * d.s + 2 * r * d.s * d.h, r * d.s * d.h, 8 * d.s,
                                  d.v * d.h);
   // Its backward writes the whole (vocabulary / tp) x h gradient table, touched or not.
   lookup.backward_fixed_bytes = r * d.v * d.h;
@@ -495,7 +504,8 @@ Layer embedding_layer(const TransformerShape& shape)
   const double positions = (shape.max_positions > 0 ? shape.max_positions + shape.position_offset : 0) +
                            shape.type_vocab;
   if (positions > 0) {
-    Operator add = memory_bound("position_embedding", TensorSplit::replicated, 3 * r * d.s * d.h, 0, positions * d.h);
+    Operator add = memory_bound("position_embedding", TensorSplit::replicated, 3 * r * d.s * d.h, r * d.s * d.h, 0,
+                                 positions * d.h);
     add.backward_fixed_bytes = r * positions * d.h;
     add.tensors              = (shape.max_positions > 0 ? 1 : 0) + (shape.type_vocab > 0 ? 1 : 0);
     make_eager(add, shape, 2, 4);
@@ -504,7 +514,8 @@ Layer embedding_layer(const TransformerShape& shape)
   if (shape.post_norm)
     ops.push_back(norm("embedding_norm", shape));
   if (!shape.eager || trains_with_dropout(shape)) {
-    Operator dropout = memory_bound("embedding_dropout", TensorSplit::replicated, (1 + 2 * r) * d.s * d.h, d.s * d.h);
+    Operator dropout = memory_bound("embedding_dropout", TensorSplit::replicated, (1 + 2 * r) * d.s * d.h, r * d.s * d.h,
+                                     d.s * d.h);
     make_eager(dropout, shape, 1, 1);
     ops.push_back(dropout);
   }
@@ -535,7 +546,7 @@ std::pair<Layer, Layer> split_block_layers(const TransformerShape& shape, int in
 Operator megatron_cross_entropy(const TransformerShape& shape)
 {
   const Dims d  = dims_of(shape);
-  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 30 * d.s * d.v, 4 * d.s * d.v);
+  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 30 * d.s * d.v, 4 * d.s * d.v, 4 * d.s * d.v);
   loss.transient_bytes_per_sample = 4 * d.s * d.v; // the fp32 logit gradient
   return loss;
 }
@@ -549,7 +560,7 @@ Operator megatron_cross_entropy(const TransformerShape& shape)
 Operator eager_cross_entropy(const TransformerShape& shape)
 {
   const Dims d  = dims_of(shape);
-  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 18 * d.s * d.v, 4 * d.s * d.v);
+  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 18 * d.s * d.v, 4 * d.s * d.v, 4 * d.s * d.v);
   loss.transient_bytes_per_sample = 8 * d.s * d.v;
   make_eager(loss, shape, 5, 5); // float, label shift, log_softmax, nll, reduction; ones, zeros, scatter, two
   return loss;

@@ -8,6 +8,7 @@
 /// Every buffer it allocates is counted (memory_budget.hpp): with a memory cap, the allocation that would pass
 /// it throws OutOfMemory, as a GPU's would.
 
+#include "exec/buffer_plan.hpp"
 #include "exec/executor.hpp"
 #include "exec/kernel_products.hpp"
 #include "exec/memory_budget.hpp"
@@ -45,30 +46,6 @@ using strategies::Task;
 using strategies::TaskKind;
 
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic>;
-
-/// Operands every kernel of the compute stream runs on (its tasks run one at a time), sized for the largest,
-/// in counted memory: products' A, B and C, column-major, `count` of each one after another; a stream's input
-/// and output.
-struct KernelBuffers {
-  explicit KernelBuffers(MemoryBudget& budget)
-      : a(CountingAllocator<float>(budget)), b(CountingAllocator<float>(budget)), c(CountingAllocator<float>(budget))
-  {
-  }
-  void fit(const Operands& operands)
-  {
-    grow(a, operands.a, 0.5f);
-    grow(b, operands.b, 0.25f);
-    grow(c, operands.c, 0.0f);
-  }
-  CountedVector<float> a, b, c;
-
-private:
-  static void grow(CountedVector<float>& v, std::size_t elements, float value)
-  {
-    if (elements > v.size())
-      v.assign(elements, value);
-  }
-};
 
 /// Floats that hold `bytes` (at least one).
 std::size_t floats_for(double bytes)
@@ -131,21 +108,20 @@ public:
       for (int id : queues[stream]) {
         const Task& task = s.tasks[id];
         if (strategies::is_compute(task.kind)) {
-          if (task.kind == TaskKind::optimizer)
-            optimizer_elements_ = std::max(optimizer_elements_, optimizer_elements(task, workload.scale));
-          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep, s.sequence_parallel, s.cp))
-            kernels_.fit(kernel_operands(kernel));
-          continue;
+          continue; // sized by the buffer plan
         }
         auto& buffer = buffer_for(task);
         buffer.resize(std::max(buffer.size(), floats_for(strategies::scaled_bytes(task, workload.scale))), 1.0f);
       }
+    const BufferPlan plan = buffer_plan(workload, setup_.rank);
+    workspace_.assign(plan.workspace_elements, 0.5f);
     for (auto* v : {&weights_, &grads_, &moment1_, &moment2_})
-      v->assign(optimizer_elements_, 0.5f);
+      v->assign(plan.optimizer_elements, 0.5f);
     if (workload.hold_training_memory) {
-      const ModelStateBytes states = model_state_bytes(s, *workload.model, setup_.rank, workload.dtype, workload.scale);
-      parameters_                  = HeldBlock(budget_, states.parameters);
-      gradients_                   = HeldBlock(budget_, states.gradients);
+      parameters_ = HeldBlock(budget_, plan.states.parameters);
+      gradients_  = HeldBlock(budget_, plan.states.gradients);
+      // Optimizer states beyond the four vectors its Adam steps through.
+      optimizer_rest_ = HeldBlock(budget_, plan.optimizer_bytes(4) - plan.optimizer_elements * 4 * sizeof(float));
     }
   }
 
@@ -167,9 +143,10 @@ public:
     for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep,
                                                               workload_.schedule->sequence_parallel,
                                                               workload_.schedule->cp)) {
+      host_busy_for(kernel.launches * workload_.host_dispatch_s);
       const double started = workload_.time_kernels ? since_call() : 0;
       if (kernel.kind == models::Kernel::Kind::stream)
-        stream(stream_elements(kernel));
+        stream(stream_passes(kernel));
       for (const Product& p : kernel_products(kernel)) {
         multiply(p);
         result.flops += p.flops();
@@ -437,22 +414,30 @@ private:
   }
 
   /// The product's `count` matrices, each from its own operands.
+  /// A, B and C from the workspace, one after another (the buffer plan sized it for the largest kernel).
   void multiply(const Product& p)
   {
+    const float* a = workspace_.data();
+    const float* b = a + p.m * p.k * p.count;
+    float* c       = workspace_.data() + (p.m * p.k + p.k * p.n) * p.count;
     for (long i = 0; i < p.count; ++i) {
-      Eigen::Map<Matrix> c(kernels_.c.data() + i * p.m * p.n, p.m, p.n);
-      c.noalias() = Eigen::Map<const Matrix>(kernels_.a.data() + i * p.m * p.k, p.m, p.k) *
-                    Eigen::Map<const Matrix>(kernels_.b.data() + i * p.k * p.n, p.k, p.n);
+      Eigen::Map<Matrix> product(c + i * p.m * p.n, p.m, p.n);
+      product.noalias() = Eigen::Map<const Matrix>(a + i * p.m * p.k, p.m, p.k) *
+                          Eigen::Map<const Matrix>(b + i * p.k * p.n, p.k, p.n);
     }
   }
 
-  /// An elementwise pass: reads `elements` and writes as many, as a norm, an activation or a residual does.
-  void stream(std::size_t elements)
+  /// An elementwise pass over one tensor after another, as a norm, an activation or a loss reads and writes
+  /// them: input and output side by side in the workspace.
+  void stream(const StreamPasses& passes)
   {
-    const float* in = kernels_.a.data();
-    float* out      = kernels_.c.data();
-    for (std::size_t i = 0; i < elements; ++i)
-      out[i] = in[i] * 0.5f + 1.0f;
+    const float* in = workspace_.data();
+    float* out      = workspace_.data() + passes.tensor;
+    for (std::size_t done = 0; done < passes.elements; done += passes.tensor) {
+      const std::size_t n = std::min(passes.tensor, passes.elements - done);
+      for (std::size_t i = 0; i < n; ++i)
+        out[i] = in[i] * 0.5f + 1.0f;
+    }
   }
 
   /// Adam over `elements` parameters: memory bound, like the real step.
@@ -476,14 +461,13 @@ private:
   std::shared_ptr<gloo::Context> p2p_upward_;
   std::shared_ptr<gloo::Context> p2p_downward_;
   std::map<int, std::shared_ptr<gloo::Context>> group_of_; ///< collective index -> its group's context
-  KernelBuffers kernels_{budget_};
+  CountedVector<float> workspace_{CountingAllocator<float>(budget_)}; ///< every kernel's operands (BufferPlan)
   std::map<TaskChannel, CountedVector<float>> buffers_; ///< by task_channel
   std::map<int, CountedVector<float>> scratch_;
-  long optimizer_elements_ = 0;
   /// The optimizer's states: fp32 master weights, fp32 gradient shard, two Adam moments.
   CountedVector<float> weights_{CountingAllocator<float>(budget_)}, grads_{CountingAllocator<float>(budget_)},
       moment1_{CountingAllocator<float>(budget_)}, moment2_{CountingAllocator<float>(budget_)};
-  HeldBlock parameters_, gradients_; ///< with hold_training_memory
+  HeldBlock parameters_, gradients_, optimizer_rest_; ///< with hold_training_memory
   SavedActivations<HeldBlock> activations_;
 };
 

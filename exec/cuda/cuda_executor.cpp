@@ -12,6 +12,7 @@
 /// Every cudaMalloc is counted (memory_budget.hpp); one the GPU refuses, or one past the memory cap, throws
 /// OutOfMemory.
 
+#include "exec/buffer_plan.hpp"
 #include "exec/executor.hpp"
 #include "exec/kernel_products.hpp"
 #include "exec/memory_budget.hpp"
@@ -123,12 +124,6 @@ private:
   MemoryBudget* budget_ = nullptr;
 };
 
-/// Operands every kernel of the compute stream runs on (its tasks run one at a time), sized for the largest:
-/// products' A, B and C, `count` of each one after another; a stream's input (a) and output (c).
-struct KernelBuffers {
-  DeviceBuffer a, b, c;
-};
-
 /// A CUDA stream and the event pair that times each task on it. A stream's tasks run one at a time (one host
 /// thread per Schedule stream or pipeline channel), so one pair per stream is enough.
 struct TimedStream {
@@ -236,29 +231,19 @@ public:
     for (int stream = 0; stream < strategies::kStreamCount; ++stream)
       for (int id : s.queues[setup_.rank][stream]) {
         const Task& task = s.tasks[id];
-        if (task.kind == TaskKind::optimizer) {
-          // The step reads two fp32 vectors; holding training memory, it keeps all four states the cpu
-          // executor's Adam does (master weights, gradient shard, two moments).
-          const std::size_t states = workload.hold_training_memory ? 4 : 2;
-          optimizer_.reserve(budget_, static_cast<std::size_t>(optimizer_elements(task, workload.scale)) * states *
-                                          sizeof(float));
-        } else if (strategies::is_compute(task.kind)) {
-          for (const models::Kernel& kernel : strategies::task_kernels(task, *workload.model, s.tp, workload.scale, s.ep, s.sequence_parallel, s.cp)) {
-            const Operands operands = kernel_operands(kernel);
-            kernels_.a.reserve(budget_, operands.a * element_bytes_);
-            kernels_.b.reserve(budget_, operands.b * element_bytes_);
-            kernels_.c.reserve(budget_, operands.c * element_bytes_);
-          }
-        } else {
+        if (!strategies::is_compute(task.kind)) {
           buffers_[task_channel(task)].reserve(budget_, elements(task) * element_bytes_ * 2);
         }
         if (!streams_.count(task_channel(task)))
           streams_[task_channel(task)] = create_timed_stream();
       }
+    const BufferPlan plan = buffer_plan(workload, setup_.rank);
+    workspace_.reserve(budget_, plan.workspace_elements * element_bytes_);
+    // The step reads two fp32 vectors; holding training memory, the buffer holds the optimizer states.
+    optimizer_.reserve(budget_, plan.optimizer_bytes(kStepVectors));
     if (workload.hold_training_memory) {
-      const ModelStateBytes states = model_state_bytes(s, *workload.model, setup_.rank, workload.dtype, workload.scale);
-      parameters_                  = DeviceBuffer(budget_, states.parameters);
-      gradients_                   = DeviceBuffer(budget_, states.gradients);
+      parameters_ = DeviceBuffer(budget_, plan.states.parameters);
+      gradients_  = DeviceBuffer(budget_, plan.states.gradients);
     }
   }
 
@@ -285,20 +270,23 @@ public:
       for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep,
                                                               workload_.schedule->sequence_parallel,
                                                               workload_.schedule->cp)) {
+        host_busy_for(kernel.launches * workload_.host_dispatch_s); // the GPU idles if it ran out of work
         if (workload_.time_kernels)
           mark_kernel_end(kernel.name, stream);
-        if (kernel.kind == models::Kernel::Kind::stream) // an elementwise pass: reads as many as it writes
-          check_cuda(cudaMemcpyAsync(kernels_.c.data, kernels_.a.data, stream_elements(kernel) * element_bytes_,
-                                     cudaMemcpyDeviceToDevice, stream),
-                     "cudaMemcpyAsync");
+        if (kernel.kind == models::Kernel::Kind::stream) // elementwise passes: read as many as they write
+          copy_passes(stream_passes(kernel), stream);
         for (const Product& p : kernel_products(kernel)) {
-          // Column-major C (n x m) = B^T-shaped (n x k) * A (k x m): the row-major (m x k) * (k x n) product.
+          // A, B and C one after another in the workspace. Column-major C (n x m) = B^T-shaped (n x k) * A
+          // (k x m): the row-major (m x k) * (k x n) product.
+          auto* a = static_cast<char*>(workspace_.data);
+          auto* b = a + static_cast<std::size_t>(p.m * p.k * p.count) * element_bytes_;
+          auto* c = b + static_cast<std::size_t>(p.k * p.n * p.count) * element_bytes_;
           check_cublas(cublasGemmStridedBatchedEx(
                            cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p.n), static_cast<int>(p.m),
-                           static_cast<int>(p.k), &one, kernels_.b.data, data_type_, static_cast<int>(p.n), p.k * p.n,
-                           kernels_.a.data, data_type_, static_cast<int>(p.k), p.m * p.k, &zero, kernels_.c.data,
-                           data_type_, static_cast<int>(p.n), p.m * p.n, static_cast<int>(p.count),
-                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                           static_cast<int>(p.k), &one, b, data_type_, static_cast<int>(p.n), p.k * p.n, a,
+                           data_type_, static_cast<int>(p.k), p.m * p.k, &zero, c, data_type_,
+                           static_cast<int>(p.n), p.m * p.n, static_cast<int>(p.count), CUBLAS_COMPUTE_32F,
+                           CUBLAS_GEMM_DEFAULT),
                        "cublasGemmStridedBatchedEx");
           flops += p.flops();
         }
@@ -464,6 +452,19 @@ private:
     return id;
   }
 
+  static constexpr std::size_t kStepVectors = 2; ///< fp32 vectors the optimizer's stand-in step reads
+
+  /// A stream kernel's passes: one tensor copied onto the next in the workspace, until all its bytes moved.
+  void copy_passes(const StreamPasses& passes, cudaStream_t stream) const
+  {
+    auto* in  = static_cast<char*>(workspace_.data);
+    auto* out = in + passes.tensor * element_bytes_;
+    for (std::size_t done = 0; done < passes.elements; done += passes.tensor)
+      check_cuda(cudaMemcpyAsync(out, in, std::min(passes.tensor, passes.elements - done) * element_bytes_,
+                                 cudaMemcpyDeviceToDevice, stream),
+                 "cudaMemcpyAsync");
+  }
+
   std::size_t elements(const Task& task) const
   {
     return std::max<std::size_t>(
@@ -575,7 +576,7 @@ private:
   std::map<std::pair<int, int>, ncclComm_t> comms_; ///< (0, n): groups; (1, src * world + dst): pipeline pairs
   std::map<int, ncclComm_t> collective_comm_;       ///< collective index -> its group's communicator
   std::map<TaskChannel, TimedStream> streams_; ///< by task_channel, created in prepare
-  KernelBuffers kernels_;
+  DeviceBuffer workspace_; ///< every kernel's operands (BufferPlan)
   std::vector<cudaEvent_t> kernel_marks_;   ///< reused by every compute task (one compute stream)
   std::vector<std::string> marked_kernels_; ///< the kernel beginning at each mark of the current task
   std::map<TaskChannel, DeviceBuffer> buffers_; ///< by task_channel

@@ -116,6 +116,7 @@ public:
     schedule_.ep           = plan_.ep;
     schedule_.cp           = plan_.cp;
     schedule_.sequence_parallel = plan_.splits_sequence();
+    schedule_.recompute         = plan_.recompute;
     schedule_.zero_stage   = plan_.zero_stage;
     schedule_.layer_count  = static_cast<int>(layers_.size());
     schedule_.virtual_stages = plan_.virtual_stages;

@@ -76,6 +76,26 @@ DeviceMemory zero_model_states(double params, double largest_two_params, int zer
   return m;
 }
 
+double autocast_weight_elements(const models::Layer& layer, int tp)
+{
+  double elements = 0;
+  for (const models::Operator& op : layer.operators)
+    if (op.kind == models::OperatorKind::linear)
+      elements += op.n * op.k * std::max(1.0, op.experts) / tp;
+  return elements;
+}
+
+DeviceMemory autocast_model_states(DeviceMemory states, double cast_elements, Dtype dtype)
+{
+  if (dtype == Dtype::fp32)
+    return states;
+  const double weight_bytes = dtype_bytes(dtype);
+  states.parameter_bytes    = states.parameter_bytes * 4 / weight_bytes + 2 * cast_elements;
+  states.gradient_bytes *= 4 / weight_bytes;
+  states.optimizer_bytes *= 8.0 / 12.0; // two fp32 moments, not a master copy besides
+  return states;
+}
+
 DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica)
 {
   HETSIM_ASSERT(plan.virtual_stages == 1); // one range is one chunk
@@ -131,9 +151,7 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
         unchecked += kept;
       }
       if (autocast)
-        for (const models::Operator& op : layers[l].operators)
-          if (op.kind == models::OperatorKind::linear)
-            cast_weights += op.n * op.k * std::max(1.0, op.experts) / plan.tp;
+        cast_weights += autocast_weight_elements(layers[l], plan.tp);
       transient     = std::max(transient, layers[l].transient_bytes_per_sample / plan.tp);
     }
     chunk_saved.back()    = saved - chunk_saved.back();
@@ -184,14 +202,8 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
     m.optimizer_bytes = optimizer_bytes * kept;
   }
 
-  // Under autocast the weights, their gradients and the optimizer's copy are the fp32 weights themselves (4 + 4
-  // + 8 bytes per parameter for Adam), and the forward's 16-bit casts of the products' weights are cached and
-  // kept for backward (torch.autocast's weight cache).
-  if (autocast && plan.dtype != Dtype::fp32) {
-    m.parameter_bytes = m.parameter_bytes * 4 / weight_bytes + 2 * cast_weights;
-    m.gradient_bytes *= 4 / weight_bytes;
-    m.optimizer_bytes *= 8 / optimizer_bytes;
-  }
+  if (autocast)
+    m = autocast_model_states(m, cast_weights, plan.dtype);
   // Megatron-LM accumulating in fp32 keeps its gradients in fp32 main-gradient buffers, not in the dtype.
   const FrameworkSettings& framework = plan.framework;
   if (framework.name == Framework::megatron && reduces_in_fp32(framework, plan.dtype))

@@ -45,6 +45,13 @@ struct DeviceMemory {
 /// over a data-parallel group of `dp`: the rules above. `largest_two_params`: its two largest layers, which
 /// ZeRO-3 gathers whole. Activations and workspace are left empty.
 DeviceMemory zero_model_states(double params, double largest_two_params, int zero_stage, int dp, Dtype dtype);
+/// The 16-bit copies of `layer`'s product weights torch.autocast casts and caches through a step, elements per
+/// member of a tensor-parallel group of `tp`.
+double autocast_weight_elements(const models::Layer& layer, int tp);
+/// Model states under torch.autocast with fp32 weights (plan dtype 16-bit): the weights, their gradients and the
+/// optimizer's copy are the fp32 weights themselves (4 + 4 + 8 bytes per parameter for Adam), and the forward's
+/// 16-bit casts of `cast_elements` product weights are cached and kept for backward. Activations are untouched.
+DeviceMemory autocast_model_states(DeviceMemory states, double cast_elements, Dtype dtype);
 /// Memory of every device the plan uses, indexed by device id. Activations are kept for the micro-batches in
 /// flight: all of them with GPipe, min(grad_accum, pp - stage) with 1F1B, min(grad_accum, pp) with zero bubble, and with interleaved 1F1B the most
 /// chunk passes its order has begun and not ended at once (warm-up + 1 on the first stage, each of one chunk);

@@ -103,6 +103,9 @@ struct Schedule {
   int ep = 1;
   int cp = 1; ///< context-parallel degree: compute tasks run on 1/cp of their sequences' tokens
   bool sequence_parallel = false; ///< Plan::splits_sequence(): replicated operators run on 1/tp of the tokens
+  /// Plan::recompute: a forward keeps only the inputs of the layers full recompute covers (models::recomputed),
+  /// and their backward reruns it (executors holding training memory need it).
+  bool recompute = false;
   int zero_stage  = 0; ///< how the data-parallel group shards model states (executors holding them need it)
   int layer_count = 0;
   int virtual_stages = 1;        ///< model chunks per stage
