@@ -157,9 +157,9 @@ int run_search(const SearchOptions& options)
   std::vector<std::string> inputs{options.cluster, options.model, options.profile_file, options.calibration_file,
                                   options.device_profile_file};
   if (!options.out_file.empty())
-    check_output_is_not_input(options.out_file, inputs, "--out");
+    check_output(options.out_file, inputs, "--out");
   if (!options.best_file.empty())
-    check_output_is_not_input(options.best_file, inputs, "--best");
+    check_output(options.best_file, inputs, "--best");
 
   const Cluster cluster           = load_cluster(options.cluster);
   const models::Workload given = load_model(options.model, options.seq_len);
@@ -226,6 +226,9 @@ int run_search(const SearchOptions& options)
                                                [](const strategies::Candidate& c) { return !c.fits(); });
   std::cout << result.proposed << " proposals, " << result.ranked.size() << " distinct, " << infeasible
             << " do not fit in memory; " << rescored.index.size() << " simulated\n";
+  if (!rescored.too_large.empty())
+    std::cout << rescored.too_large.size() << " of the best by estimate are too large to replay and rank by their "
+              << "estimate below the simulated ones; the first: " << rescored.too_large.front().second << '\n';
   print_table(rows, static_cast<std::size_t>(std::max(options.top_k, 10)), std::cout);
   if (calibration && !rows.empty())
     print_calibration_confidence(calibration_confidence(*calibration, rows.front().candidate->plan, cluster, workload));

@@ -29,6 +29,7 @@ Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count
   std::mutex mutex;
   std::size_t done = 0;
   std::exception_ptr failure;
+  std::vector<std::string> too_large(result.index.size()); // why, by position; empty when simulated
   auto worker = [&] {
     for (std::size_t k = next++; k < result.index.size(); k = next++) {
       try {
@@ -40,6 +41,9 @@ Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count
         if (progress)
           progress("simulating the best candidates", static_cast<long long>(++done),
                    static_cast<long long>(result.index.size()));
+      } catch (const strategies::TooManyTasks& e) {
+        std::lock_guard lock(mutex);
+        too_large[k] = e.what();
       } catch (...) {
         std::lock_guard lock(mutex);
         if (!failure)
@@ -62,7 +66,15 @@ Rescored rescore(const std::vector<strategies::Candidate>& candidates, int count
     thread.join();
   if (failure)
     std::rethrow_exception(failure);
-  return result;
+  Rescored kept;
+  for (std::size_t k = 0; k < result.index.size(); ++k)
+    if (too_large[k].empty()) {
+      kept.index.push_back(result.index[k]);
+      kept.reports.push_back(std::move(result.reports[k]));
+    } else {
+      kept.too_large.emplace_back(result.index[k], std::move(too_large[k]));
+    }
+  return kept;
 }
 
 } // namespace hetsim::sim

@@ -89,6 +89,11 @@ Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs)
       std::stable_sort(ranked.begin(), ranked.end(), strategies::better_candidate);
     }
     const auto rescored = sim::rescore(ranked, spec.top, problem, sim::SimOptions{});
+    if (rescored.index.empty() && !rescored.too_large.empty()) {
+      set("status", "too_large");
+      set("note", rescored.too_large.front().second);
+      return row;
+    }
     if (rescored.index.empty()) {
       set("status", "infeasible");
       set("note", ranked.empty() ? "no candidate" : "no candidate fits in memory (" + ranked.front().note + ")");

@@ -23,7 +23,8 @@ struct SweepInputs {
 SweepInputs load_sweep_inputs(const std::vector<Cell>& cells);
 
 /// A plan that cannot run (no candidate fits, the planner finds none) is a row with status "infeasible" and the
-/// reason in `note`; input errors propagate.
+/// reason in `note`; one whose best candidates are all too large to replay, status "too_large"; input errors
+/// propagate.
 Row run_cell(const Cell& cell, const SweepSpec& spec, const SweepInputs& inputs);
 
 /// The key fields of a cell's row, to find it in a resumed file.

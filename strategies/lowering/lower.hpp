@@ -1,6 +1,7 @@
 #pragma once
 /// Plan -> Schedule lowering.
 
+#include "core/error.hpp"
 #include "strategies/lowering/schedule.hpp"
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"
@@ -22,8 +23,14 @@ namespace hetsim::strategies {
 /// A stage computes in one task per micro-batch and direction unless something must interleave with it: TP
 /// pieces, ZeRO-3 layers, or gradient buckets (the backward that synchronises them is split where a bucket
 /// becomes ready, so its all-reduce overlaps the rest). Ids follow device order (rank order), then issue order.
-/// A plan that does not hold or lowers to more tasks than a replay can hold is an InputError naming `origin`
-/// (the plan's file when it has one).
+/// A plan that lowers to more tasks than a replay can hold: the message names `origin` and what would fit.
+class TooManyTasks : public InputError {
+public:
+  using InputError::InputError;
+};
+
+/// A plan that does not hold is an InputError naming `origin` (the plan's file when it has one); one that lowers
+/// to more tasks than a replay can hold, TooManyTasks.
 Schedule lower(const Plan& plan, const Problem& problem, const std::string& origin = "plan");
 
 /// What the simulator replays: lower() restricted to the devices the largest fold replays (fold.hpp), every

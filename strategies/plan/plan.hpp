@@ -77,6 +77,15 @@ struct Plan {
   /// microbatch_group_size_per_vp_stage, from pp to grad_accum); the last group takes what is left. 0: pp.
   int microbatch_group = 0;
   int interleave_group() const { return microbatch_group > 0 ? microbatch_group : pp; }
+  /// Whether interleaved 1F1B can run `micro_batches`: at least one group, and a last group that is whole or
+  /// at least pp long. Megatron-LM raises on anything else at its first step (pipeline_parallel/schedules.py,
+  /// forward_backward_pipelining_with_interleaving: "The remainder of M ... should be 0, or larger than or
+  /// equal to the pipeline-parallel size"); with the default group of pp, M must be a multiple of pp.
+  bool interleaves(int micro_batches) const
+  {
+    const int last = micro_batches % interleave_group();
+    return micro_batches >= interleave_group() && (last == 0 || last >= pp);
+  }
   /// Expert-parallel degree (Megatron-LM's expert_model_parallel_size, carved out of dp): replicas form groups of
   /// ep consecutive ones that divide every sparse block's routed experts among them and exchange tokens by
   /// all-to-all. An expert's gradients are reduced over the dp / ep replicas that hold it.

@@ -413,12 +413,14 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
     if (plan.microbatch_group != 0 && plan.microbatch_group < plan.pp)
       fail("microbatch_group", "expected at least pp (" + str(plan.pp) + ") " + interleaved + ", got " +
                                    str(plan.microbatch_group));
+    const std::string group = plan.microbatch_group > 0 ? "microbatch_group" : "pp";
     for (int r = 0; r < plan.dp; ++r)
-      if (plan.grad_accum[r] < plan.interleave_group())
+      if (!plan.interleaves(plan.grad_accum[r]))
         fail(plan.replicas() > 1 ? entry("grad_accum", r) : std::string("grad_accum"),
-             "expected at least " + str(plan.interleave_group()) + " " + interleaved +
-                 ": Megatron-LM runs micro-batches through the chunks in groups of " +
-                 (plan.microbatch_group > 0 ? "microbatch_group" : "pp") + ", got " + str(plan.grad_accum[r]));
+             "expected at least " + str(plan.interleave_group()) + " micro-batches " + interleaved +
+                 ", in whole groups of " + group + " (" + str(plan.interleave_group()) +
+                 ") or with a last group of at least pp (" + str(plan.pp) +
+                 "), as Megatron-LM's schedule requires; got " + str(plan.grad_accum[r]));
   } else if (plan.microbatch_group != 0) {
     fail("microbatch_group", "expected none without virtual_stages (it groups micro-batches of interleaved 1F1B), got " +
                                  str(plan.microbatch_group));

@@ -26,7 +26,7 @@ std::optional<Candidate> interleaved(const Candidate& base, const Problem& probl
   const Plan& plan      = base.plan;
   const int layer_count = static_cast<int>(problem.workload->layers.size());
   // Megatron-LM's schedule, with ZeRO 0-1; with pp 2 it needs its p2p overlap, which the replay does not model.
-  if (plan.pp <= 2 || plan.grad_accum[0] < plan.pp || plan.zero_stage > 1 ||
+  if (plan.pp <= 2 || !plan.interleaves(plan.grad_accum[0]) || plan.zero_stage > 1 ||
       plan.framework.name != Framework::megatron)
     return std::nullopt;
   std::optional<Candidate> best;
@@ -58,7 +58,8 @@ public:
       std::vector<Candidate> smallest_fitting, smallest_any;
       int fitting_size = std::numeric_limits<int>::max(), any_size = std::numeric_limits<int>::max();
       for (const Degrees& d : degrees) {
-        if (problem.global_batch % (d.dp * mbs) != 0 || d.tp * d.pp > fitting_size)
+        // In 64 bits: 16,384 devices times a micro-batch of 262,144 wraps an int to 0.
+        if (problem.global_batch % (static_cast<long long>(d.dp) * mbs) != 0 || d.tp * d.pp > fitting_size)
           continue;
         // Per expert-parallel degree, recompute (selective before full) only when nothing fits without; the
         // fastest that fits stands

@@ -360,16 +360,19 @@ TEST_CASE("virtual_stages: chunks split evenly by default, round-trip, and what 
   check_rejected(with(interleaved, "stage_starts", {0, 3}), "stage_starts", "expected pp x virtual_stages = 6");
   check_rejected(with(interleaved, "stage_starts", {0, 1, 2, 2, 4, 5}), "stage_starts[3]",
                  "every chunk needs at least one layer");
-  // Megatron-LM's group of micro-batches per chunk ranges from pp to the micro-batches.
-  check_rejected(with(interleaved, "grad_accum", 1), "grad_accum[0]", "expected at least 2 with virtual_stages 3");
-  CHECK(inputs.read(with(interleaved, "grad_accum", 3)).grad_accum[0] == 3); // the last group holds one
+  // Megatron-LM's group of micro-batches per chunk ranges from pp to the micro-batches, and a last group shorter
+  // than pp stalls its schedule: it raises on such plans.
+  check_rejected(with(interleaved, "grad_accum", 1), "grad_accum[0]",
+                 "expected at least 2 micro-batches with virtual_stages 3");
+  check_rejected(with(interleaved, "grad_accum", 3), "grad_accum[0]", "or with a last group of at least pp (2)");
+  CHECK(inputs.read(with(with(interleaved, "grad_accum", 5), "microbatch_group", 3)).grad_accum[0] == 5); // 3 + 2
   const Plan grouped = inputs.read(with(interleaved, "microbatch_group", 4));
   CHECK(grouped.interleave_group() == 4);
   CHECK(inputs.read(plan_to_json(grouped)) == grouped);
   check_rejected(with(interleaved, "microbatch_group", 1), "microbatch_group", "expected at least pp (2)");
   check_rejected(with(interleaved, "microbatch_group", 5), "grad_accum[0]",
-                 "expected at least 5 with virtual_stages 3 (interleaved 1F1B): Megatron-LM runs micro-batches "
-                 "through the chunks in groups of microbatch_group");
+                 "expected at least 5 micro-batches with virtual_stages 3 (interleaved 1F1B), in whole groups of "
+                 "microbatch_group (5)");
   check_rejected(with(base(), "microbatch_group", 2), "microbatch_group", "expected none without virtual_stages");
   check_rejected(with(interleaved, "schedule", "gpipe"), "schedule", "expected \"1f1b\" with virtual_stages 3");
   check_rejected(with(interleaved, "zero_stage", 2), "zero_stage", "expected 0 or 1 with virtual_stages 3");

@@ -1,3 +1,4 @@
+#include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
 #include "strategies/search/planner.hpp"
 #include "strategies/search/plan_space.hpp"
@@ -271,4 +272,23 @@ TEST_CASE("planners: tensor parallelism never splits a head, a key-value group o
       CHECK_NOTHROW(validate_plan(c.plan, cluster, workload, std::string(info.name)));
     }
   }
+}
+
+TEST_CASE("planners: megatron interleaves only micro-batch counts Megatron-LM's schedule runs")
+{
+  // 80 layers of hidden 8192 on 32 A100s: pipelines of 4 and more, interleaved; at global batch 80 a
+  // micro-batch of 16 leaves 5 micro-batches, a last group of 1 behind one of pp 4, which Megatron-LM refuses.
+  const Cluster cluster           = make_cluster(4, 8, a100());
+  const models::Workload workload = models::build_transformer(models::testing::gpt_shape(80, 8192, 64, 32000, 2048));
+  const Problem problem           = problem_of(cluster, workload, 80);
+  int interleaved = 0;
+  for (const Candidate& c : find_planner("megatron").make()->propose(problem, PlannerContext{})) {
+    CAPTURE(plan_to_json(c.plan).dump());
+    CHECK_NOTHROW(validate_plan(c.plan, cluster, workload, "megatron"));
+    if (c.plan.virtual_stages > 1) {
+      ++interleaved;
+      CHECK(c.plan.interleaves(c.plan.grad_accum[0]));
+    }
+  }
+  CHECK(interleaved > 0);
 }
