@@ -142,7 +142,7 @@ int run_calibrate(const CalibrateOptions& options)
   inputs.insert(inputs.end(), options.models.begin(), options.models.end());
   if (!options.cluster.empty())
     inputs.push_back(options.cluster);
-  check_output_is_not_input(options.out, inputs, "--out");
+  check_output(options.out, inputs, "--out");
   std::size_t profiled = 0;
   for (const auto& file : options.traces)
     profiled += traces::is_pytorch_trace(file) ? 1 : 0;

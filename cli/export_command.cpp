@@ -50,7 +50,7 @@ int run_export(ExportOptions& options)
     throw InputError("--out: cannot create the directory " + quote(options.out_dir) +
                      (error ? ": " + error.message() : ": a file of that name exists"));
   for (const launch::ExportFile& file : files) // all checked before any is written
-    check_output_is_not_input((fs::path(options.out_dir) / file.name).string(), options.scenario.inputs(), "--out");
+    check_output((fs::path(options.out_dir) / file.name).string(), options.scenario.inputs(), "--out");
   for (const launch::ExportFile& file : files) {
     const std::string path = (fs::path(options.out_dir) / file.name).string();
     write_file_atomically(path, file.content);

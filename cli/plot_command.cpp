@@ -55,9 +55,9 @@ int run_plot(const PlotOptions& options)
   const std::string extension = std::filesystem::path(options.out_file).extension().string();
   if (extension != ".png" && extension != ".svg")
     throw InputError("--out: expected a file ending in .png or .svg, got '" + options.out_file + "'");
-  check_output_is_not_input(options.out_file, {options.csv_file}, "--out");
+  check_output(options.out_file, {options.csv_file}, "--out");
   if (!options.table_file.empty())
-    check_output_is_not_input(options.table_file, {options.csv_file, options.out_file}, "--table");
+    check_output(options.table_file, {options.csv_file, options.out_file}, "--table");
 
   sweep::Row header;
   const auto rows    = sweep::read_csv(options.csv_file, header);

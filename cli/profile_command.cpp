@@ -47,7 +47,7 @@ std::vector<int> zero_stages(const std::string& text)
 int run_profile(const ProfileOptions& options)
 {
   const std::vector<int> stages = zero_stages(options.zero_stage);
-  check_output_is_not_input(options.out, {options.cluster, options.model}, "--out");
+  check_output(options.out, {options.cluster, options.model}, "--out");
   const Cluster cluster           = load_cluster(options.cluster);
   const models::Workload workload = load_model(options.model, options.seq_len);
   strategies::Problem problem;

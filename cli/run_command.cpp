@@ -5,8 +5,8 @@
 #include "cli/progress.hpp"
 #include "cli/scenario.hpp"
 #include "core/error.hpp"
-#include "costmodel/kernel_time.hpp"
 #include "core/output_file.hpp"
+#include "costmodel/kernel_time.hpp"
 #include "exec/launcher.hpp"
 #include "exec/merge.hpp"
 #include "exec/plugin.hpp"
@@ -19,9 +19,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -70,6 +74,20 @@ double host_dispatch_seconds(const std::string& value, const GpuSpec& gpu)
     throw InputError("--host-dispatch: expected 'eager' or microseconds per kernel launch (0 to 1000000), got '" +
                      value + "'");
   return microseconds * 1e-6;
+}
+
+/// Makes the trace directory, or checks the one there, before any rank starts: one line naming it when it is a
+/// file, cannot be made or cannot be written.
+void prepare_trace_dir(const std::string& dir)
+{
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw InputError("--trace-dir " + dir + ": is a file; expected a directory (made when missing)");
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw InputError("--trace-dir " + dir + ": cannot make it: " + ec.message());
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw InputError("--trace-dir " + dir + ": is not writable (" + std::strerror(errno) + ")");
 }
 
 std::string rank_trace_file(const std::string& dir, int rank)
@@ -152,7 +170,7 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   const char* bind   = std::getenv("HETSIM_BIND");
   setup.bind_address = !options.bind.empty() ? options.bind : bind ? bind : exec::default_bind_address();
 
-  fs::create_directories(options.trace_dir);
+  prepare_trace_dir(options.trace_dir);
   const std::string file = rank_trace_file(options.trace_dir, identity.rank);
   check_replaceable(file);
   fs::remove(file); // before the rendezvous, so no rank can mistake an old trace for a new one
@@ -223,9 +241,9 @@ int run_run(RunOptions& options)
                      std::to_string(options.namespaces.size()));
   (void)exec::load_executor(options.executor); // fail here, once, when the executor does not exist or cannot run
   (void)host_dispatch_seconds(options.host_dispatch, scenario->cluster.gpu_of(0)); // and when it cannot be read
-  check_output_is_not_input((fs::path(options.trace_dir) / "trace.json").string(), options.scenario.inputs(),
+  prepare_trace_dir(options.trace_dir);
+  check_output((fs::path(options.trace_dir) / "trace.json").string(), options.scenario.inputs(),
                             "--trace-dir");
-  fs::create_directories(options.trace_dir);
   for (const char* merged : {"trace.json", "report.json"})
     check_replaceable((fs::path(options.trace_dir) / merged).string());
   for (int r = 0; r < devices; ++r)

@@ -45,9 +45,9 @@ int run_simulate(SimulateOptions& options)
     if (!file->empty())
       inputs.push_back(*file);
   if (!options.report_file.empty())
-    check_output_is_not_input(options.report_file, inputs, "--report");
+    check_output(options.report_file, inputs, "--report");
   if (!options.trace_file.empty())
-    check_output_is_not_input(options.trace_file, inputs, "--trace");
+    check_output(options.trace_file, inputs, "--trace");
   if (options.trace_kernels && options.trace_file.empty())
     throw InputError("--trace-kernels: expected --trace FILE to write the kernels to");
   if (!options.trace_devices.empty() && options.trace_file.empty())

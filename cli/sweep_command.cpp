@@ -32,7 +32,7 @@ int run_sweep_command(const SweepOptions& options)
     for (const std::string* file : {&cell.cluster_path, &cell.model_path})
       if (!file->empty() && std::find(inputs.begin(), inputs.end(), *file) == inputs.end())
         inputs.push_back(*file);
-  check_output_is_not_input(options.out_file, inputs, "--out");
+  check_output(options.out_file, inputs, "--out");
   sweep::SweepOutput output;
   output.csv_file = options.out_file;
   if (!options.no_json)
@@ -41,7 +41,7 @@ int run_sweep_command(const SweepOptions& options)
                            : options.json_file;
   inputs.push_back(options.out_file);
   if (!output.json_file.empty())
-    check_output_is_not_input(output.json_file, inputs, options.json_file.empty() ? "--out (its .json)" : "--json");
+    check_output(output.json_file, inputs, options.json_file.empty() ? "--out (its .json)" : "--json");
 
   auto communicator           = sweep::make_communicator();
   const auto summary = sweep::run_sweep(spec, output, *communicator, stderr_progress());

@@ -159,7 +159,7 @@ int run_validate(const ValidateOptions& options)
     for (const std::string& file : {options.cluster, options.model, options.calibration_file})
       if (!file.empty())
         inputs.push_back(file);
-    check_output_is_not_input(options.report_file, inputs, "--report");
+    check_output(options.report_file, inputs, "--report");
     write_file_atomically(options.report_file, report.dump(1) + "\n");
   }
   return failed ? 1 : 0;

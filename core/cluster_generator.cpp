@@ -1,5 +1,6 @@
 #include "core/cluster_generator.hpp"
 
+#include "core/cluster.hpp"
 #include "core/error.hpp"
 
 #include <cmath>
@@ -29,6 +30,10 @@ std::vector<std::string> region_names(const std::string& text)
 {
   std::vector<std::string> names;
   if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    // Every pair of regions gets a latency and a bandwidth: the file grows with the square of the count.
+    if (text.size() > 9 || std::stol(text) > kMaxGeneratedRegions)
+      throw InputError("generate-cluster: --regions: expected a count of at most " +
+                       std::to_string(kMaxGeneratedRegions) + " (its region pairs make the file), got " + text);
     const int count = std::stoi(text);
     for (int r = 0; r < count; ++r)
       names.push_back("region" + std::to_string(r));
@@ -46,8 +51,14 @@ nlohmann::json generate_geo_cluster(const GeoClusterSpec& spec)
   const int n = static_cast<int>(spec.regions.size());
   if (n == 0)
     throw InputError("generate-cluster: --regions: expected a count or comma-separated names, got none");
-  if (spec.devices_per_region <= 0)
-    throw InputError("generate-cluster: --devices-per-region: expected a positive count");
+  if (n > kMaxGeneratedRegions)
+    throw InputError("generate-cluster: --regions: expected at most " + std::to_string(kMaxGeneratedRegions) +
+                     " regions (their pairs make the file), got " + std::to_string(n));
+  if (spec.devices_per_region <= 0 || spec.devices_per_region > Cluster::kMaxDevices / n)
+    throw InputError("generate-cluster: --devices-per-region: expected a positive count of at most " +
+                     std::to_string(Cluster::kMaxDevices / n) + " (" + std::to_string(Cluster::kMaxDevices) +
+                     " devices in all over " + std::to_string(n) + " regions), got " +
+                     std::to_string(spec.devices_per_region));
   if (!(spec.intra_bandwidth_gbps > 0) || !(spec.intra_latency_ms >= 0))
     throw InputError("generate-cluster: the intra-region link needs a positive bandwidth and a latency >= 0");
   check_range(spec.latency_ms_min, spec.latency_ms_max, "--latency-ms", true);

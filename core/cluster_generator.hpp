@@ -11,6 +11,9 @@
 
 namespace hetsim {
 
+/// Regions a generated cluster may have: its latency and bandwidth matrices hold every pair (a million entries).
+constexpr int kMaxGeneratedRegions = 1024;
+
 struct GeoClusterSpec {
   std::string name = "generated";
   std::vector<std::string> regions; ///< names; their count is the number of regions
@@ -24,11 +27,12 @@ struct GeoClusterSpec {
   std::uint64_t seed        = 1;
 };
 
-/// The cluster file as JSON. Same spec and seed, same bytes. Throws InputError for an empty region list, a
-/// non-positive count or an empty or negative range.
+/// The cluster file as JSON. Same spec and seed, same bytes. Throws InputError for an empty region list or one
+/// over kMaxGeneratedRegions, a device count that is not positive or passes Cluster::kMaxDevices in all, or an
+/// empty or negative range.
 nlohmann::json generate_geo_cluster(const GeoClusterSpec& spec);
 
-/// "A,B,C" -> names; "4" -> region0 .. region3.
+/// "A,B,C" -> names; "4" -> region0 .. region3. Throws InputError for a count above kMaxGeneratedRegions.
 std::vector<std::string> region_names(const std::string& text);
 
 } // namespace hetsim

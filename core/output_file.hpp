@@ -1,15 +1,21 @@
 #pragma once
-/// Writing result files without ever clobbering an input or leaving a half-written file behind.
+/// Writing result files without ever clobbering an input, following a planted link or leaving a half-written
+/// file behind.
 
 #include <string>
 #include <vector>
 
 namespace hetsim {
 
-/// Throws InputError when `output` names the same file as one of `inputs` (presets are ignored).
-void check_output_is_not_input(const std::string& output, const std::vector<std::string>& inputs,
-                               const std::string& option);
-/// Writes `content` to a temporary file beside `path`, then renames it over `path`.
+/// Before any work: throws InputError, naming `option` and the path, when `output` names the same file as one
+/// of `inputs` (presets are ignored), is a directory or a link to nothing, or lies in a directory that is not
+/// there or not writable.
+void check_output(const std::string& output, const std::vector<std::string>& inputs, const std::string& option);
+
+/// Writes `content` to `path`. A regular file, or a new one, is written whole or not at all: into a temporary
+/// file of a unique name beside it, created exclusively (never through a link), then renamed over it. A device,
+/// a pipe or a link (/dev/null, /dev/stdout) is written into in place and never replaced; a link to nothing is
+/// refused.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 } // namespace hetsim

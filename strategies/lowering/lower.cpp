@@ -124,7 +124,7 @@ public:
     schedule_.queues.resize(device_count);
     const Counts counts = estimated_counts();
     if (counts.tasks > kMaxTasks)
-      throw InputError(origin_ + ": lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
+      throw TooManyTasks(origin_ + ": lowers to about " + std::to_string(counts.tasks) + " tasks per iteration, more than the " +
                        std::to_string(kMaxTasks) + " a replay can hold; " + fewer_tasks_advice(counts.tasks) +
                        too_many_advice_);
     schedule_.tasks.reserve(counts.tasks);
@@ -978,7 +978,9 @@ int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)
   const double prefetch = plan.framework.prefetch_params;
   if (prefetch <= 0 || layer.params <= 0)
     return 1;
-  return static_cast<int>(std::floor(prefetch / (layer.params / plan.tp)));
+  // More layers than any model has are as good as all of them; a huge prefetch must not overflow the int.
+  constexpr double kAll = 1 << 30;
+  return static_cast<int>(std::min(kAll, std::floor(prefetch / (layer.params / plan.tp))));
 }
 
 int zero3_calls(const models::Layer& layer, const Plan& plan)

@@ -154,3 +154,15 @@ TEST_CASE("search: on AMP's heterogeneous cluster amp's best plan beats megatron
   MESSAGE("best simulated iteration: amp " << amp << " s, megatron " << megatron << " s, " << megatron / amp << "x");
   CHECK(megatron / amp >= 1.3);
 }
+
+TEST_CASE("search: an --out in a directory that is not there is refused before the search, in one line")
+{
+  TempDir dir("search_out");
+  const std::string out = dir.file("missing/plans.json");
+  const RunResult r = run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner megatron --out " + out);
+  INFO(r.output);
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--out " + out + ": its directory") != std::string::npos);
+  CHECK(r.output.find("proposals") == std::string::npos); // nothing was searched
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+}

@@ -143,6 +143,27 @@ TEST_CASE("run: --ranks must match the cluster")
   CHECK(read_text(dir.path / "log").find("--ranks: the cluster has 4 devices") != std::string::npos);
 }
 
+TEST_CASE("run: a --trace-dir that is a file, or a bad --host-dispatch, is one line with exit 2 before any rank")
+{
+  ScratchDir dir("trace_dir_file");
+  std::ofstream(dir.path / "a-file") << "the user's";
+  auto args = scenario("dp4.json", dir.path / "a-file");
+  Child run(args, dir.path / "log");
+  CHECK(run.wait(30) == 2);
+  const std::string text = read_text(dir.path / "log");
+  INFO(text);
+  CHECK(text.find("--trace-dir " + (dir.path / "a-file").string() + ": is a file") != std::string::npos);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  CHECK(text.find("started") == std::string::npos);
+  CHECK(read_text(dir.path / "a-file") == "the user's");
+
+  args = scenario("dp4.json", dir.path / "traces");
+  args.insert(args.end(), {"--host-dispatch", "fast"});
+  Child dispatch(args, dir.path / "log2");
+  CHECK(dispatch.wait(30) == 2);
+  CHECK(read_text(dir.path / "log2").find("--host-dispatch: expected 'eager' or microseconds") != std::string::npos);
+}
+
 TEST_CASE("run: the cuda executor on a machine without a GPU is one clear error with exit 2, before any rank")
 {
   if (fs::exists("/dev/nvidiactl")) {
