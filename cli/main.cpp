@@ -28,9 +28,11 @@ int main(int argc, char** argv)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Help and version exit 0; usage mistakes exit 2 like every other input error.
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    // Help and version print and exit 0; a usage mistake is one line and exit 2 like every other input error.
+    if (e.get_exit_code() == 0)
+      return app.exit(e);
+    std::cerr << "hetsim: " << e.what() << " (`hetsim --help`, or a command's --help, lists the options)\n";
+    return 2;
   }
 
   try {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -237,6 +238,14 @@ TEST_CASE("inspect and help")
   CHECK(help.output.find("simulate") != std::string::npos);
   CHECK(help.output.find("inspect") != std::string::npos);
   CHECK(run_hetsim("frobnicate").exit_code == 2);
+  // A usage mistake is one line, like every other input error.
+  for (const char* mistake : {"frobnicate", "simulate --seed x", "search --global-batch", ""}) {
+    CAPTURE(mistake);
+    const RunResult r = run_hetsim(mistake);
+    CHECK(r.exit_code == 2);
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    CHECK(r.output.rfind("hetsim: ", 0) == 0);
+  }
 }
 
 TEST_CASE("the bottleneck is the slow GPU the others wait for, wherever it sits")
