@@ -9,6 +9,7 @@
 #include "core/units.hpp"
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
+#include "launch/plan_export.hpp"
 #include "sim/rescore.hpp"
 #include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
@@ -16,6 +17,7 @@
 #include "strategies/search/search.hpp"
 
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -34,6 +36,7 @@ struct SearchOptions {
   std::string workspace;
   std::string dtype; ///< empty: the model's
   std::string framework = "megatron";
+  bool framework_given  = false; ///< --framework was on the command line
   std::string out_file;
   std::string best_file;
   std::string profile_file;
@@ -75,6 +78,33 @@ std::string batch_text(const strategies::Plan& plan)
     return lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi);
   };
   return range(*mb_min, *mb_max) + "x" + range(*ga_min, *ga_max);
+}
+
+/// Why `framework`'s own export refuses a plan (PlannerContext::cannot_launch): Megatron-LM's arguments,
+/// DeepSpeed's config. Only refusals of the plan count, which name it "candidate"; one of the model or the
+/// cluster refuses every plan alike and is for `hetsim export` to say. FSDP has no export of its own: none.
+std::function<std::string(const strategies::Plan&)> launch_check(const Cluster& cluster,
+                                                                 const models::Workload& workload,
+                                                                 strategies::Framework framework,
+                                                                 const SearchOptions& options)
+{
+  launch::ExportFormat format = launch::ExportFormat::megatron;
+  if (framework == strategies::Framework::deepspeed)
+    format = launch::ExportFormat::deepspeed;
+  else if (framework != strategies::Framework::megatron)
+    return {};
+  return [&cluster, &workload, format, model = options.model,
+          cluster_file = options.cluster](const strategies::Plan& plan) -> std::string {
+    const launch::ExportInputs inputs{&cluster, &workload, &plan, "candidate", model, cluster_file};
+    try {
+      (void)launch::export_plan(inputs, format);
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      if (what.rfind("candidate: ", 0) == 0)
+        return what.substr(std::string("candidate: ").size());
+    }
+    return {};
+  };
 }
 
 struct Row {
@@ -192,6 +222,8 @@ int run_search(const SearchOptions& options)
   context.seed            = options.seed;
   context.progress        = stderr_progress();
   context.flags           = flags;
+  if (options.framework_given) // a framework named is one to launch with: only plans its export writes
+    context.cannot_launch = launch_check(cluster, workload, framework, options);
 
   std::cout << "search: planner " << info.name << ", " << workload.name << " on " << cluster.name() << " ("
             << cluster.device_count() << " devices), global batch " << options.global_batch << '\n';
@@ -224,8 +256,14 @@ int run_search(const SearchOptions& options)
 
   const std::size_t infeasible = std::count_if(result.ranked.begin(), result.ranked.end(),
                                                [](const strategies::Candidate& c) { return !c.fits(); });
-  std::cout << result.proposed << " proposals, " << result.ranked.size() << " distinct, " << infeasible
-            << " do not fit in memory; " << rescored.index.size() << " simulated\n";
+  std::cout << result.proposed << " proposals, " << result.ranked.size() + result.unlaunchable << " distinct, "
+            << infeasible << " do not fit in memory; " << rescored.index.size() << " simulated\n";
+  if (result.unlaunchable > 0)
+    std::cout << result.unlaunchable << " that " << options.framework << " cannot launch left out; the first: "
+              << result.first_unlaunchable_reason << '\n';
+  if (result.ranked.empty())
+    throw InfeasiblePlan("search: planner " + std::string(info.name) + " proposed no plan that " + options.framework +
+                         " can launch; the first refused: " + result.first_unlaunchable_reason);
   if (!rescored.too_large.empty())
     std::cout << rescored.too_large.size() << " of the best by estimate are too large to replay and rank by their "
               << "estimate below the simulated ones; the first: " << rescored.too_large.front().second << '\n';
@@ -279,7 +317,9 @@ CommandRunner add_search_command(CLI::App& app)
   add_seq_len_option(*command, options->seq_len);
   command->add_option("--dtype", options->dtype, "fp16, bf16 or fp32 (default: the model's torch_dtype, else fp16)");
   command->add_option("--framework", options->framework,
-                      "megatron (default), deepspeed or fsdp: what the candidates run under (README, Frameworks)");
+                      "megatron (default), deepspeed or fsdp: what the candidates run under (README, Frameworks); "
+                      "named, megatron and deepspeed keep only plans their export can launch")
+      ->each([options](const std::string&) { options->framework_given = true; });
   command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");
   command->add_option("--best", options->best_file, "write the best plan as a plan file for hetsim simulate");
   command->add_option("--profile", options->profile_file, "measured per-layer forward times (JSON)");

@@ -36,6 +36,10 @@ struct PlannerContext {
   /// Planner-specific switches, e.g. "anneal" for amp; unknown ones are ignored by planners that have none.
   std::vector<std::string> flags;
   ProgressFn progress; ///< may be empty
+  /// Under a framework the user named: why that framework cannot launch a plan, empty when it can. Candidates
+  /// it cannot launch leave the search (SearchResult::unlaunchable), so that the best always exports. Empty:
+  /// every plan stays.
+  std::function<std::string(const Plan&)> cannot_launch;
 
   bool has_flag(std::string_view flag) const;
   /// The cost model both the estimate and the planners' inner loops use.

@@ -20,6 +20,18 @@ SearchResult search(const Planner& planner, const Problem& problem, const Planne
     return a.plan == moved;
   };
   result.ranked.erase(std::unique(result.ranked.begin(), result.ranked.end(), same), result.ranked.end());
+  if (context.cannot_launch) {
+    std::vector<Candidate> launchable;
+    for (Candidate& c : result.ranked) {
+      std::string why = context.cannot_launch(c.plan);
+      if (why.empty()) {
+        launchable.push_back(std::move(c));
+      } else if (result.unlaunchable++ == 0) {
+        result.first_unlaunchable_reason = std::move(why);
+      }
+    }
+    result.ranked = std::move(launchable);
+  }
   return result;
 }
 

@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
+#include <vector>
 
 using namespace hetsim::e2e;
 
@@ -165,4 +167,38 @@ TEST_CASE("search: an --out in a directory that is not there is refused before t
   CHECK(r.output.find("--out " + out + ": its directory") != std::string::npos);
   CHECK(r.output.find("proposals") == std::string::npos); // nothing was searched
   CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+}
+
+TEST_CASE("search --framework: every planner's best plan is one the framework's export launches")
+{
+  TempDir dir("search_framework");
+  const RunResult list = run_hetsim("search --list-planners");
+  REQUIRE(list.exit_code == 0);
+  std::vector<std::string> planners;
+  std::istringstream lines(list.output);
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] != ' ')
+      planners.push_back(line.substr(0, line.find(' ')));
+  REQUIRE(planners.size() >= 10);
+  int exported = 0;
+  for (const char* framework : {"megatron", "deepspeed"})
+    for (const std::string& planner : planners) {
+      CAPTURE(framework);
+      CAPTURE(planner);
+      const std::string best = dir.file(planner + "-" + framework + ".json");
+      const RunResult search = run_hetsim("search " + kAmpInputs + " --global-batch 32 --top 1 --planner " + planner +
+                                          " --framework " + framework + " --best " + best + " 2>&1");
+      INFO(search.output);
+      if (search.exit_code != 0) { // a planner whose every plan the framework refuses says so, in one line
+        CHECK(search.exit_code == 2);
+        CHECK(search.output.find("can launch") != std::string::npos);
+        continue;
+      }
+      const RunResult exported_files = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format " +
+                                                  framework + " --out " + dir.file(planner + "-" + framework));
+      INFO(exported_files.output);
+      CHECK(exported_files.exit_code == 0);
+      ++exported;
+    }
+  CHECK(exported >= 10);
 }
