@@ -36,9 +36,9 @@ ExportFile megatron_file(const ExportInputs& inputs)
                      "your data and tokenizer\n# arguments, launched by this export's torchrun or slurm scripts so "
                      "that each rank runs on its planned GPU.\n";
   const std::vector<Argument> args = megatron_arguments(inputs);
-  // Megatron-LM overlaps tensor-parallel communication with compute only when the GPU runs one connection
-  // (it checks this at start-up); Megatron FSDP needs more than one.
-  if (inputs.plan->tp > 1 && inputs.plan->zero_stage < 3)
+  // Megatron-LM overlaps tensor- and context-parallel communication with compute only when the GPU runs one
+  // connection (validate_args asserts it for tp > 1 or cp > 1 before Blackwell); Megatron FSDP needs more.
+  if ((inputs.plan->tp > 1 || inputs.plan->cp > 1) && inputs.plan->zero_stage < 3)
     text += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
   text += "MEGATRON_ARGS=(\n";
   for (const Argument& a : args)

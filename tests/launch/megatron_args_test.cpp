@@ -1,4 +1,5 @@
 #include "launch/megatron_args.hpp"
+#include "launch/plan_export.hpp"
 
 #include "core/error.hpp"
 #include "export_fixture.hpp"
@@ -188,4 +189,21 @@ TEST_CASE("virtual stages: even chunks as layers per virtual stage, uneven ones 
   c.plan.microbatch_group = 4;
   flags                   = by_flag(megatron_arguments(c.inputs()));
   CHECK(flags.at("--microbatch-group-size-per-virtual-pipeline-stage") == "4");
+}
+
+TEST_CASE("one CUDA connection where Megatron-LM's validate_args asserts it: tensor or context parallelism")
+{
+  auto script = [](ExportCase& c) {
+    for (const auto& file : launch::export_plan(c.inputs(), launch::ExportFormat::megatron))
+      if (file.name == "megatron_args.sh")
+        return file.content;
+    return std::string();
+  };
+  ExportCase context(1, 1, 16); // 16 devices: cp 2 x 8 replicas, no tensor parallelism
+  context.plan.cp = 2;
+  CHECK(script(context).find("export CUDA_DEVICE_MAX_CONNECTIONS=1\n") != std::string::npos);
+  ExportCase tensor(2, 1, 8);
+  CHECK(script(tensor).find("export CUDA_DEVICE_MAX_CONNECTIONS=1\n") != std::string::npos);
+  ExportCase data(1, 1, 16);
+  CHECK(script(data).find("CUDA_DEVICE_MAX_CONNECTIONS") == std::string::npos);
 }
