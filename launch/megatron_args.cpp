@@ -60,6 +60,11 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   add(args, "--hidden-size", shape.hidden);
   add(args, "--ffn-hidden-size", shape.intermediate);
   add(args, "--num-attention-heads", shape.heads);
+  // Megatron-LM takes a head's width as hidden / heads unless told (validate_args): Gemma's 256 must be said.
+  if (shape.head_dim > 0 && shape.head_dim * shape.heads != shape.hidden)
+    add(args, "--kv-channels", shape.head_dim);
+  if (shape.qkv_bias && !shape.biases) // Qwen2: biases on the query, key and value projections only
+    args.push_back({"--add-qkv-bias", ""});
   if (shape.kv_heads != shape.heads) {
     args.push_back({"--group-query-attention", ""});
     add(args, "--num-query-groups", shape.kv_heads);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -18,26 +19,27 @@ using namespace hetsim::launch::testing;
 
 namespace {
 
-/// Argument names of Megatron-LM's megatron/training/arguments.py in Megatron-Core 0.13 (NVIDIA/Megatron-LM,
-/// core_r0.13.0) that this export may write. `--use-custom-fsdp` is 0.13's spelling; 0.14 renamed it
-/// `--use-megatron-fsdp`.
-const std::set<std::string> kMegatronCore013 = {
-    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--micro-batch-size", "--global-batch-size",
-    "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads", "--group-query-attention",
-    "--num-query-groups", "--seq-length", "--max-position-embeddings", "--position-embedding-type", "--swiglu",
-    "--normalization", "--disable-bias-linear", "--untie-embeddings-and-output-weights", "--bf16", "--fp16",
-    "--accumulate-allreduce-grads-in-fp32", "--recompute-granularity", "--recompute-method",
-    "--recompute-num-layers", "--use-distributed-optimizer", "--use-custom-fsdp",
-    "--data-parallel-sharding-strategy", "--ddp-bucket-size", "--overlap-grad-reduce",
-    "--pipeline-model-parallel-layout", "--grad-reduce-in-bf16", "--no-gradient-accumulation-fusion",
-    "--sequence-parallel", "--num-layers-per-virtual-pipeline-stage", "--context-parallel-size", "--cp-comm-type",
-    "--microbatch-group-size-per-virtual-pipeline-stage"};
+/// Every argument name megatron/training/arguments.py defines at Megatron-LM's tag core_v0.13.0, as extracted from
+/// that file (tests/data/megatron/core_v0.13.0_arguments.txt says the commit). `--use-custom-fsdp` is 0.13's
+/// spelling; 0.14 renamed it `--use-megatron-fsdp`.
+const std::set<std::string>& megatron_core_013()
+{
+  static const std::set<std::string> flags = [] {
+    std::set<std::string> read;
+    std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/tests/data/megatron/core_v0.13.0_arguments.txt");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("--", 0) == 0)
+        read.insert(line);
+    return read;
+  }();
+  return flags;
+}
 
 std::map<std::string, std::string> by_flag(const std::vector<Argument>& args)
 {
   std::map<std::string, std::string> flags;
   for (const Argument& a : args) {
-    CHECK_MESSAGE(kMegatronCore013.count(a.flag) == 1, a.flag << " is not an argument of Megatron-Core 0.13");
+    CHECK_MESSAGE(megatron_core_013().count(a.flag) == 1, a.flag << " is not an argument of Megatron-Core 0.13");
     CHECK_MESSAGE(flags.emplace(a.flag, a.value).second, a.flag << " given twice");
   }
   return flags;
@@ -206,4 +208,32 @@ TEST_CASE("one CUDA connection where Megatron-LM's validate_args asserts it: ten
   CHECK(script(tensor).find("export CUDA_DEVICE_MAX_CONNECTIONS=1\n") != std::string::npos);
   ExportCase data(1, 1, 16);
   CHECK(script(data).find("CUDA_DEVICE_MAX_CONNECTIONS") == std::string::npos);
+}
+
+TEST_CASE("a head width other than hidden / heads and query-key-value biases alone are said, as Megatron-LM needs")
+{
+  ExportCase c(1, 1, 16);
+  auto shape     = models::testing::gpt_shape();
+  shape.head_dim = 128; // Gemma-like: 16 heads of 128 on a hidden size of 1,024
+  shape.biases   = false;
+  shape.qkv_bias = true; // Qwen2-like
+  c.workload     = models::build_transformer(shape);
+  auto flags     = by_flag(megatron_arguments(c.inputs()));
+  CHECK(flags["--kv-channels"] == "128");
+  CHECK(flags.count("--add-qkv-bias") == 1);
+  CHECK(flags.count("--disable-bias-linear") == 1);
+
+  ExportCase plain(1, 1, 16); // hidden / heads, biases everywhere: neither flag
+  flags = by_flag(megatron_arguments(plain.inputs()));
+  CHECK(flags.count("--kv-channels") == 0);
+  CHECK(flags.count("--add-qkv-bias") == 0);
+}
+
+TEST_CASE("the pinned argument list is Megatron-LM's, read whole")
+{
+  const auto& flags = megatron_core_013();
+  CHECK(flags.size() > 450); // core_v0.13.0 defines some 500
+  for (const char* known : {"--tensor-model-parallel-size", "--kv-channels", "--add-qkv-bias", "--use-custom-fsdp"})
+    CHECK(flags.count(known) == 1);
+  CHECK(flags.count("--use-megatron-fsdp") == 0); // 0.14's name
 }
