@@ -116,10 +116,12 @@ std::vector<ExportFile> torchrun_scripts(const ExportInputs& inputs, const RankM
         " (node rank 0).\n"
         "set -euo pipefail\n"
         "usage() { echo \"usage: $0 MASTER_ADDR [MASTER_PORT] -- COMMAND...\" >&2; exit 2; }\n"
-        "master_addr=${1:-}; [ -n \"$master_addr\" ] && [ \"$master_addr\" != \"--\" ] || usage; shift\n"
+        "master_addr=${1:-}\n"
+        "if [ -z \"$master_addr\" ] || [ \"$master_addr\" = \"--\" ]; then usage; fi\n"
+        "shift\n"
         "master_port=29500\n"
         "if [ \"${1:-}\" != \"--\" ]; then master_port=${1:-}; shift || true; fi\n"
-        "[[ \"$master_port\" =~ ^[0-9]+$ ]] && [ \"${1:-}\" = \"--\" ] || usage\n"
+        "if ! [[ \"$master_port\" =~ ^[0-9]+$ ]] || [ \"${1:-}\" != \"--\" ]; then usage; fi\n"
         "shift\n" +
         launch_environment(inputs) +
         "# Local rank l runs the plan's rank HETSIM_RANKS[l] on GPU CUDA_VISIBLE_DEVICES[l].\n"
@@ -187,6 +189,7 @@ std::vector<ExportFile> slurm_scripts(const ExportInputs& inputs, const RankMap&
       "export MASTER_PORT=${MASTER_PORT:-29500}\n"
       "export WORLD_SIZE=" +
       std::to_string(map.world_size) + "\n" + launch_environment(inputs) +
+      "# shellcheck disable=SC2016  # the single-quoted script is expanded by each task's own shell\n"
       "srun --ntasks=" + std::to_string(map.world_size) +
       " --distribution=arbitrary --kill-on-bad-exit=1 bash -c '\n"
       "  export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID\n"

@@ -40,6 +40,7 @@ ExportFile megatron_file(const ExportInputs& inputs)
   // connection (validate_args asserts it for tp > 1 or cp > 1 before Blackwell); Megatron FSDP needs more.
   if ((inputs.plan->tp > 1 || inputs.plan->cp > 1) && inputs.plan->zero_stage < 3)
     text += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  text += "# shellcheck disable=SC2034  # sourced: the caller passes \"${MEGATRON_ARGS[@]}\"\n";
   text += "MEGATRON_ARGS=(\n";
   for (const Argument& a : args)
     text += "  " + a.flag + (a.value.empty() ? "" : " " + shell_word(a.value)) + "\n";

@@ -3,7 +3,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libsimgrid-dev libboost-dev libeigen3-dev nlohmann-json3-dev
-          libcli11-dev doctest-dev libbenchmark-dev libgloo-dev iproute2 libopenmpi-dev openmpi-bin gnuplot-nox python3 zlib1g-dev)
+          libcli11-dev doctest-dev libbenchmark-dev libgloo-dev iproute2 libopenmpi-dev openmpi-bin gnuplot-nox python3
+          zlib1g-dev shellcheck)
 
 missing=()
 for p in "${packages[@]}"; do

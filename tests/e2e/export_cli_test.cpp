@@ -23,6 +23,9 @@ const std::string kAmpInputs  = "--cluster " + kAmpCluster + " --model " + kAmpM
 TEST_CASE("export: every planner's best plan in every format, or one line naming the field it cannot express")
 {
   TempDir dir("export");
+  const bool shellcheck = run_command("command -v shellcheck > /dev/null").exit_code == 0;
+  if (!shellcheck)
+    MESSAGE("shellcheck not installed: scripts are only parsed (bash -n)");
   for (const std::string framework : {"megatron", "deepspeed"})
     for (const std::string planner : {"amp", "hethub", "megatron", "random", "poplar", "deepspeed", "whale", "osdp",
                                       "dtfm", "zero3"}) {
@@ -58,6 +61,11 @@ TEST_CASE("export: every planner's best plan in every format, or one line naming
           if (file.path().extension() == ".sh" || file.path().extension() == ".sbatch") {
             CAPTURE(file.path());
             CHECK(run_command("bash -n " + file.path().string()).exit_code == 0); // parses
+            if (shellcheck) { // scripts/setup.sh installs it; its warnings are a script's bugs
+              const RunResult lint = run_command("shellcheck -s bash " + file.path().string() + " 2>&1");
+              INFO(lint.output);
+              CHECK(lint.exit_code == 0);
+            }
           }
         if (!launcher)
           continue;
