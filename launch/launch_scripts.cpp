@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 namespace hetsim::launch {
 namespace {
@@ -149,14 +150,21 @@ std::vector<ExportFile> slurm_scripts(const ExportInputs& inputs, const RankMap&
   // spooled copy of the script, away from the files beside it.
   std::string hosts, nodelist, gpu_cases;
   std::vector<std::string> by_rank(map.world_size);
-  std::size_t gpus = 0;
+  std::size_t most = 0, total = 0, fewest = std::numeric_limits<std::size_t>::max();
   for (const NodeProcesses& node : map.nodes) {
     for (int rank : node.ranks)
       by_rank[rank] = node.host;
     nodelist += (nodelist.empty() ? "" : ",") + node.host;
     gpu_cases += "  " + node.host + ") export CUDA_VISIBLE_DEVICES=" + joined(node.gpus, ',') + " ;;\n";
-    gpus = std::max(gpus, inputs.cluster->nodes()[node.node].devices.size());
+    const std::size_t on_node = inputs.cluster->nodes()[node.node].devices.size();
+    most   = std::max(most, on_node);
+    fewest = std::min(fewest, on_node);
+    total += on_node;
   }
+  // All of each node's GPUs (the plan names physical ones). Nodes of unequal size cannot share a per-node count,
+  // which Slurm asks of every node: then the job's total, which the listed nodes can only meet with all of theirs.
+  const std::string gpu_request = most == fewest ? "#SBATCH --gpus-per-node=" + std::to_string(most) + "\n"
+                                                 : "#SBATCH --gpus=" + std::to_string(total) + "\n";
   for (const std::string& host : by_rank)
     hosts += host + "\n";
   const std::string job =
@@ -171,10 +179,8 @@ std::vector<ExportFile> slurm_scripts(const ExportInputs& inputs, const RankMap&
       "#SBATCH --nodelist=" +
       nodelist +
       "\n"
-      "#SBATCH --exclusive\n" // every CPU of the node, whatever number of tasks the host list sends there
-      "#SBATCH --gpus-per-node=" +
-      std::to_string(gpus) +
-      "\n" // all of them: the plan names physical GPUs
+      "#SBATCH --exclusive\n" + // every CPU of the node, whatever number of tasks the host list sends there
+      gpu_request +
       "set -euo pipefail\n"
       "[ $# -gt 0 ] || { echo \"usage: sbatch job.sbatch COMMAND...\" >&2; exit 2; }\n"
       "rank_hosts=$(mktemp)\n"

@@ -111,3 +111,23 @@ TEST_CASE("a node name that is no host name is refused, naming the cluster file"
   CHECK_THROWS_WITH_AS(slurm_scripts(inputs, make_rank_map(odd, c.plan)),
                        doctest::Contains("expected a host name"), InputError);
 }
+
+TEST_CASE("slurm asks nodes of unequal size for all their GPUs as one total, not a per-node count they cannot share")
+{
+  // Two nodes of 4 GPUs and two of 8, the plan on all 24.
+  Cluster uneven("uneven");
+  const int gpu    = uneven.add_gpu(strategies::testing::v100());
+  const int region = uneven.add_region("dc", 1e-6);
+  for (int n = 0; n < 4; ++n) {
+    const int node = uneven.add_node(region, "node" + std::to_string(n), Link{1e9, 1e-6}, Link{1e9, 1e-6});
+    for (int d = 0; d < (n < 2 ? 4 : 8); ++d)
+      uneven.add_device(node, gpu);
+  }
+  ExportCase c(1, 1, 16);
+  c.cluster = uneven;
+  c.plan    = strategies::testing::make_plan(c.cluster, c.workload, 1, 1, 24, 2, 4);
+  const auto files = slurm_scripts(c.inputs(), make_rank_map(c.cluster, c.plan));
+  const std::string& job = files[0].content;
+  CHECK(job.find("#SBATCH --gpus=24\n") != std::string::npos);
+  CHECK(job.find("--gpus-per-node") == std::string::npos);
+}
