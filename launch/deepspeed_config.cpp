@@ -69,11 +69,28 @@ nlohmann::json deepspeed_config(const ExportInputs& inputs)
   config["communication_data_type"] =
       strategies::reduces_in_fp32(framework, plan.dtype) ? "fp32" : std::string(dtype_name(plan.dtype));
 
-  nlohmann::json zero        = {{"stage", plan.zero_stage}};
-  const double elements      = plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes(); // buckets count elements
-  zero["reduce_bucket_size"] = std::llround(elements);
-  zero["overlap_comm"]       = framework.reduce_during_backward;
-  zero["contiguous_gradients"] = true;
+  nlohmann::json zero   = {{"stage", plan.zero_stage}};
+  const double elements = plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes(); // buckets count elements
+  if (plan.zero_stage == 0) {
+    // Without ZeRO the engine reduces after the backward pass, in buckets of MEMORY_OPT_ALLREDUCE_SIZE (5e8
+    // elements; runtime/engine.py, allreduce_gradients), and reads neither overlap_comm nor reduce_bucket_size:
+    // a plan simulated otherwise is not what DeepSpeed would run.
+    constexpr long long kEngineBucket = 500'000'000;
+    if (framework.reduce_during_backward)
+      refuse_plan_field(inputs, "framework.reduce_during_backward",
+                        "true with zero_stage 0: DeepSpeed's engine reduces the gradients after the backward pass "
+                        "whatever its config says; set it false, or a ZeRO stage");
+    if (plan.dp > 1 && std::llround(elements) != kEngineBucket)
+      refuse_plan_field(inputs, "framework.bucket_params",
+                        std::to_string(std::llround(elements)) + " elements with zero_stage 0: DeepSpeed's engine "
+                        "reduces in buckets of " + std::to_string(kEngineBucket) + " whatever its config says");
+  } else {
+    zero["reduce_bucket_size"] = std::llround(elements);
+    // ZeRO-3 reduce-scatters each layer as its backward ends, as simulated and as DeepSpeed's default
+    // (zero/config.py, overlap_comm_valid: true for stage 3) does; ZeRO-1/2 as the plan says.
+    zero["overlap_comm"]         = plan.zero_stage == 3 || framework.reduce_during_backward;
+    zero["contiguous_gradients"] = true;
+  }
   if (plan.zero_stage >= 1 && plan.zero_stage <= 2)
     zero["allgather_bucket_size"] = std::llround(elements);
   if (plan.zero_stage == 3 && framework.prefetch_params > 0)

@@ -121,3 +121,26 @@ TEST_CASE("what DeepSpeed cannot run is refused, naming the plan field")
                          InputError);
   }
 }
+
+TEST_CASE("DeepSpeed's ZeRO defaults as its code has them: nothing it ignores at stage 0, overlap at stage 3")
+{
+  ExportCase none = deepspeed_case(1, 1, 16);
+  const nlohmann::json plain = deepspeed_config(none.inputs());
+  check_schema(plain);
+  CHECK(plain["zero_optimization"] == nlohmann::json({{"stage", 0}})); // the engine reads nothing else there
+  none.plan.framework.reduce_during_backward = true;
+  CHECK_THROWS_WITH_AS(deepspeed_config(none.inputs()),
+                       doctest::Contains("best.json: framework.reduce_during_backward: true with zero_stage 0"),
+                       InputError);
+  none.plan.framework.reduce_during_backward = false;
+  none.plan.framework.bucket_params          = 4e7;
+  CHECK_THROWS_WITH_AS(deepspeed_config(none.inputs()), doctest::Contains("best.json: framework.bucket_params"),
+                       InputError);
+
+  ExportCase sharded      = deepspeed_case(1, 1, 16);
+  sharded.plan.zero_stage = 3;
+  CHECK(deepspeed_config(sharded.inputs())["zero_optimization"]["overlap_comm"] == true);
+  ExportCase partitioned      = deepspeed_case(1, 1, 16);
+  partitioned.plan.zero_stage = 1;
+  CHECK(deepspeed_config(partitioned.inputs())["zero_optimization"]["overlap_comm"] == false);
+}
