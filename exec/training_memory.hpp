@@ -9,8 +9,8 @@
 #include "models/workload.hpp"
 #include "strategies/lowering/schedule.hpp"
 
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <utility>
 
