@@ -127,8 +127,9 @@ Plan uniform_batch_plan(const Degrees& degrees, std::vector<int> placement, std:
 void fail_no_data_parallel_degree(std::string_view planner, const Problem& problem, const std::string& limits)
 {
   throw InfeasiblePlan(std::string(planner) + ": global batch " + std::to_string(problem.global_batch) +
-                       " is not divisible by any data-parallel degree of the " +
-                       std::to_string(problem.cluster->device_count()) + " devices" + limits);
+                       " (--global-batch) is not divisible by any data-parallel degree of the " +
+                       std::to_string(problem.cluster->device_count()) + " devices of cluster '" +
+                       problem.cluster->name() + "'" + limits + "; give a multiple of a degree it can use");
 }
 
 void require_global_batch(const Problem& problem, const char* planner)
