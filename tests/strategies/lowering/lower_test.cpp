@@ -722,6 +722,10 @@ TEST_CASE("DeepSpeed's ZeRO-3 gathers tensor by tensor, and no further ahead tha
   defaults.framework = framework_defaults(Framework::deepspeed);
   CHECK(zero3_prefetch_layers(gpt.layers[1], defaults) == 3); // 5e7 parameters over a block's 12.6 M
   CHECK(zero3_calls(gpt.layers[1], defaults) == 12);
+  // A prefetch of more layers than an int counts is all of them, not an overflow (a crash in the lowering; 1e15
+  // over a layer of 0.01 parameters did it).
+  defaults.framework.prefetch_params = 1e300;
+  CHECK(zero3_prefetch_layers(gpt.layers[1], defaults) == 1 << 30);
 }
 
 TEST_CASE("blocking sends: a device's next computation waits for its previous send")
