@@ -95,13 +95,14 @@ std::function<std::string(const strategies::Plan&)> launch_check(const Cluster& 
     return {};
   return [&cluster, &workload, format, model = options.model,
           cluster_file = options.cluster](const strategies::Plan& plan) -> std::string {
-    const launch::ExportInputs inputs{&cluster, &workload, &plan, "candidate", model, cluster_file};
+    static const std::string origin = "candidate";
+    const launch::ExportInputs inputs{&cluster, &workload, &plan, origin, model, cluster_file};
     try {
       (void)launch::export_plan(inputs, format);
     } catch (const InputError& e) {
-      const std::string what = e.what();
-      if (what.rfind("candidate: ", 0) == 0)
-        return what.substr(std::string("candidate: ").size());
+      const std::string what = e.what(), prefix = origin + ": ";
+      if (what.rfind(prefix, 0) == 0)
+        return what.substr(prefix.size());
     }
     return {};
   };
