@@ -66,6 +66,10 @@ nlohmann::json deepspeed_config(const ExportInputs& inputs)
     config["fp16"] = {{"enabled", true}, {"loss_scale", 0}}; // 0: dynamic loss scaling
   else if (plan.dtype == Dtype::bf16)
     config["bf16"] = {{"enabled", true}};
+  // DeepSpeed picks its BF16_Optimizer by the accumulation dtype, fp32 by default only without ZeRO (engine.py,
+  // get_data_types); a ZeRO-1 plan simulated with it says so.
+  if (plan.zero_stage == 1 && strategies::uses_bf16_optimizer(framework, plan.dtype, plan.zero_stage))
+    config["data_types"] = {{"grad_accum_dtype", "fp32"}};
   config["communication_data_type"] =
       strategies::reduces_in_fp32(framework, plan.dtype) ? "fp32" : std::string(dtype_name(plan.dtype));
 

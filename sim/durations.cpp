@@ -3,6 +3,7 @@
 #include "costmodel/collective.hpp"
 #include "costmodel/compute.hpp"
 #include "costmodel/link_class.hpp"
+#include "strategies/lowering/fp32_accumulation.hpp"
 
 namespace hetsim::sim {
 
@@ -44,8 +45,10 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
                                                                    const costmodel::Calibration* calibration,
                                                                    const costmodel::LayerProfile* profile)
 {
-  return [&cluster, &workload, tp = plan.tp, cp = plan.cp, dtype = plan.dtype, split = plan.splits_sequence(),
-          model = costmodel::ComputeModel(calibration, profile)](const strategies::Task& task) {
+  return [&cluster, &workload, tp = plan.tp, cp = plan.cp, ep = plan.ep, dtype = plan.dtype,
+          split      = plan.splits_sequence(),
+          accumulate = strategies::uses_bf16_optimizer(plan.framework, plan.dtype, plan.zero_stage),
+          model      = costmodel::ComputeModel(calibration, profile)](const strategies::Task& task) {
     const GpuSpec& gpu = cluster.gpu_of(task.device);
     if (task.kind == TaskKind::optimizer)
       return model.optimizer_seconds(gpu, task.params);
@@ -64,11 +67,16 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
                                  ? 0
                                  : model.weight_gradient_seconds(gpu, workload, task.first_layer, end, tp, samples,
                                                                  dtype, split);
+      // DeepSpeed's BF16_Optimizer adds the gradients a backward made into its fp32 copy.
+      const double accumulation = accumulate && backward && task.part != strategies::BackwardPart::input_gradients
+                                      ? strategies::fp32_accumulation_seconds(model, gpu, workload, task.first_layer,
+                                                                              end, tp, ep)
+                                      : 0;
       if (task.part == strategies::BackwardPart::weight_gradients)
-        return weights * task.share;
+        return (weights + accumulation) * task.share;
       return (model.layers_seconds(gpu, workload, task.first_layer, end, tp, samples, dtype, backward,
                                    backward && task.recomputes, split) +
-              rerun - weights) *
+              rerun - weights + accumulation) *
              task.share;
     }
     return model.compute_seconds(gpu, task.flops, dtype, static_cast<double>(task.samples) * workload.seq_len / cp);

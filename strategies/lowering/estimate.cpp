@@ -4,6 +4,7 @@
 #include "costmodel/compute.hpp"
 #include "costmodel/link_class.hpp"
 #include "costmodel/pipeline.hpp"
+#include "strategies/lowering/fp32_accumulation.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/pass_order.hpp"
 
@@ -313,10 +314,14 @@ private:
                                  ? compute_.weight_gradient_seconds(gpu, workload_, first, end, plan_.tp, samples,
                                                                     plan_.dtype, split)
                                  : 0;
+      const double accumulation =
+          uses_bf16_optimizer(plan_.framework, plan_.dtype, plan_.zero_stage)
+              ? fp32_accumulation_seconds(compute_, gpu, workload_, first, end, plan_.tp, plan_.ep)
+              : 0;
       steps.backward_s = std::max(steps.backward_s, compute_.layers_seconds(gpu, workload_, first, end, plan_.tp,
                                                                             samples, plan_.dtype, true,
                                                                             plan_.recompute, split) +
-                                                        rerun - weights);
+                                                        rerun - weights + accumulation);
       steps.weight_s = std::max(steps.weight_s, weights);
       tp_group.push_back(plan_.device(s, r, t));
     }
@@ -387,10 +392,11 @@ private:
       const int s = plan_.chunk_stage(k), next = plan_.chunk_stage(k + 1);
       const models::Layer& last = workload_.layers[plan_.stage_end(k, layer_count()) - 1];
       for (int r = 0; r < plan_.dp; ++r) {
-        const double bytes = boundary_bytes(last, workload_.seq_len, plan_, plan_.micro_batch[r]);
+        const double activation = boundary_bytes(last, workload_.seq_len, plan_, plan_.micro_batch[r], false);
+        const double gradient   = boundary_bytes(last, workload_.seq_len, plan_, plan_.micro_batch[r], true);
         for (int t = 0; t < plan_.tp; ++t) {
-          forward.push_back({plan_.device(s, r, t), plan_.device(next, r, t), bytes});
-          backward.push_back({plan_.device(next, r, t), plan_.device(s, r, t), bytes});
+          forward.push_back({plan_.device(s, r, t), plan_.device(next, r, t), activation});
+          backward.push_back({plan_.device(next, r, t), plan_.device(s, r, t), gradient});
         }
       }
     }
@@ -679,7 +685,7 @@ private:
     const double slowdown = end_slowdown_[s * plan_.tp + t];
     const double bytes    = replicated_params(s) * gradient_bytes_per_param();
     double gather =
-        plan_.zero_stage >= 1
+        plan_.shards_optimizer_states()
             ? bucketed_seconds(group, CollectiveOp::all_gather, replicated_params(s) * dtype_bytes(plan_.dtype), slowdown)
             : 0;
     // ZeRO 0-2 reduce during the last backward: buckets overlap it, the last bucket never does.
@@ -690,7 +696,7 @@ private:
       const auto holders   = expert_dp_group(s, t, 0);
       const double shared = expert_end_slowdown_[s * plan_.tp + t];
       reduce += bucketed_seconds(holders, op, experts * gradient_bytes_per_param(), shared);
-      if (plan_.zero_stage >= 1)
+      if (plan_.shards_optimizer_states())
         gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), shared);
     }
     const double last     = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown);
@@ -742,8 +748,8 @@ private:
 
   double optimizer_seconds(int s, int r, int t) const
   {
-    double params = stage_params(s) / (plan_.zero_stage >= 1 ? plan_.dp : 1);
-    if (plan_.ep > 1 && plan_.zero_stage >= 1)
+    double params = stage_params(s) / (plan_.shards_optimizer_states() ? plan_.dp : 1);
+    if (plan_.ep > 1 && plan_.shards_optimizer_states())
       params = (stage_params(s) - stage_expert_params(s)) / plan_.dp +
                stage_expert_params(s) / (plan_.dp / plan_.ep);
     if (sharding_)

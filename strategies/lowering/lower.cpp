@@ -288,8 +288,8 @@ private:
       stage.params += device_params(l);
       expert_params += layers_[l].expert_params / plan_.ep / plan_.tp;
     }
-    stage.optimizer_params = stage.params / (plan_.zero_stage >= 1 ? plan_.dp : 1);
-    if (plan_.ep > 1 && plan_.zero_stage >= 1)
+    stage.optimizer_params = stage.params / (plan_.shards_optimizer_states() ? plan_.dp : 1);
+    if (plan_.ep > 1 && plan_.shards_optimizer_states())
       stage.optimizer_params = (stage.params - expert_params) / plan_.dp + expert_params / expert_replicas_;
     if (sharding_) {
       stage.optimizer_params = 0;
@@ -687,7 +687,7 @@ private:
       step.deps.push_back(blocking_send_);
     const int optimizer = add_task(std::move(step));
 
-    if (plan_.dp > 1 && (plan_.zero_stage == 1 || plan_.zero_stage == 2)) {
+    if (plan_.dp > 1 && plan_.shards_optimizer_states() && plan_.zero_stage != 3) {
       // The updated parameters of each bucket, dense then routed experts' (each over its own group).
       for (bool experts : {false, true}) {
         int piece = 0; // buckets numbered over the device's chunks
@@ -760,12 +760,12 @@ private:
     if (!backward && k > 0) {
       Task recv  = make_task(TaskKind::recv, Stream::pipeline, m, false);
       recv.peer  = peer(k - 1);
-      recv.bytes = boundary_bytes(layers_[stages_[k - 1].boundary_layer], seq_len_, plan_, samples);
+      recv.bytes = boundary_bytes(layers_[stages_[k - 1].boundary_layer], seq_len_, plan_, samples, false);
       ready      = add_p2p(std::move(recv), p2p_key(k - 1, m, false));
     } else if (backward && !last_chunk) {
       Task recv  = make_task(TaskKind::recv, Stream::pipeline, m, true);
       recv.peer  = peer(k + 1);
-      recv.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples);
+      recv.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples, true);
       ready      = add_p2p(std::move(recv), p2p_key(k, m, true));
     }
 
@@ -887,7 +887,7 @@ private:
     if (!backward && !last_chunk) {
       Task send  = make_task(TaskKind::send, Stream::pipeline, m, false);
       send.peer  = peer(k + 1);
-      send.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples);
+      send.bytes = boundary_bytes(layers_[stage.boundary_layer], seq_len_, plan_, samples, false);
       send.deps  = {last};
       const int id = add_p2p(std::move(send), p2p_key(k, m, false));
       if (plan_.framework.blocking_sends)
@@ -895,7 +895,7 @@ private:
     } else if (backward && k > 0) {
       Task send  = make_task(TaskKind::send, Stream::pipeline, m, true);
       send.peer  = peer(k - 1);
-      send.bytes = boundary_bytes(layers_[stages_[k - 1].boundary_layer], seq_len_, plan_, samples);
+      send.bytes = boundary_bytes(layers_[stages_[k - 1].boundary_layer], seq_len_, plan_, samples, true);
       send.deps  = {last};
       const int id = add_p2p(std::move(send), p2p_key(k - 1, m, true));
       if (plan_.framework.blocking_sends)
@@ -1002,13 +1002,19 @@ double tied_embedding_gradient_bytes(const std::vector<models::Layer>& layers, c
   return 0;
 }
 
-double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples)
+double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples, bool gradient)
 {
   // A context-parallel rank sends its part of the sequence.
   const double activation = layer.activation_bytes_per_sample * samples * dtype_bytes(plan.dtype) / 2.0 / plan.cp;
-  if (plan.framework.scatter_gather_sends || plan.splits_sequence())
+  const FrameworkSettings& framework = plan.framework;
+  if (framework.scatter_gather_sends || plan.splits_sequence())
     return activation / plan.tp;
-  return activation + static_cast<double>(seq_len) * seq_len / plan.cp;
+  // DeepSpeed v0.17.4, deepspeed/runtime/pipe/engine.py: with tp > 1 the first tensor of the tuple goes out in
+  // 1/tp parts (l.755-760, l.1074-1076); the mask is cast .half() (l.1029-1032) and popped from gradient sends
+  // (l.1083-1086).
+  const double own  = framework.partitioned_sends ? activation / plan.tp : activation;
+  const double mask = gradient ? 0 : 2.0 * seq_len * seq_len / plan.cp;
+  return own + mask;
 }
 
 int tensor_parallel_all_reduces(const models::Layer& layer, const Plan& plan)

@@ -52,11 +52,12 @@ int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan);
 /// without); 0 without tensor parallelism. The lowering, the estimate and the planners' stage costs all count them
 /// here.
 int tensor_parallel_all_reduces(const models::Layer& layer, const Plan& plan);
-/// Bytes one tensor-parallel rank sends across a pipeline boundary after `layer` for `samples` sequences:
-/// Megatron-LM's scatter-gather sends 1/tp of the activation per rank (the receivers all-gather it over their
-/// fast intra-node links, which is left out); without it (DeepSpeed's pipeline engine) every rank sends all of
-/// it and the GPT models' s x s boolean attention mask with it.
-double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples);
+/// Bytes one tensor-parallel rank sends across a pipeline boundary after `layer` for `samples` sequences, forward
+/// (the activation) or back (its `gradient`). Each rank sends 1/tp of it under Megatron-LM's sequence
+/// parallelism and DeepSpeed's partitioned sends; the receivers all-gather it over their tensor-parallel group,
+/// which is left out. DeepSpeed's pipeline engine sends the rest of its boundary tuple whole: the GPT models' s x s
+/// attention mask, cast to fp16 for NCCL, forward only (its gradient sends drop it).
+double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan, int samples, bool gradient);
 /// Bytes of the tied embedding gradient one tensor-parallel rank of the first and of the last stage all-reduce
 /// before the optimizer step: with pipelining and the framework's tied_embedding_all_reduce, when the output
 /// projection shares the input embedding (the head's "logits" operator owns no weights); 0 otherwise.

@@ -208,6 +208,15 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   const FrameworkSettings& framework = plan.framework;
   if (framework.name == Framework::megatron && reduces_in_fp32(framework, plan.dtype))
     m.gradient_bytes *= 4 / weight_bytes;
+  // DeepSpeed's BF16_Optimizer (v0.17.4, deepspeed/runtime/bf16_optimizer.py) keeps every bf16 .grad (zeroed, not
+  // freed: l.445-461) beside a full fp32 accumulator (l.165-166), and its fp32 master weights and Adam moments
+  // only for its 1/dp partition (l.151-159, l.199), ZeRO or not.
+  const bool bf16_optimizer = uses_bf16_optimizer(framework, plan.dtype, plan.zero_stage);
+  if (bf16_optimizer) {
+    m.gradient_bytes *= (weight_bytes + 4) / weight_bytes;
+    if (plan.zero_stage == 0)
+      m.optimizer_bytes /= plan.dp;
+  }
 
   const int accum      = plan.grad_accum[replica];
   // A context-parallel rank keeps what its 1/cp of each sequence saves.
@@ -237,8 +246,13 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   const double updated_params = m.optimizer_bytes / optimizer_bytes;
   const double fp32_copies =
       framework.name == Framework::deepspeed && plan.dtype == Dtype::fp16 && plan.zero_stage == 0 ? 2 : 1;
-  const double step =
+  double step =
       autocast || reduces_in_fp32(framework, plan.dtype) ? 0 : 4 * fp32_copies * updated_params - m.activation_bytes;
+  // BF16_Optimizer's steps read its fp32 accumulator in place; its data-parallel all-reduce flattens each bucket of
+  // up to 5e8 gradients into a new fp32 tensor and casts that to bf16 for NCCL (engine.py:2601-2626, with
+  // MEMORY_OPT_ALLREDUCE_SIZE, l.122).
+  if (bf16_optimizer)
+    step = plan.dp > 1 ? std::min(m.parameter_bytes / weight_bytes, 5e8) * (4 + weight_bytes) - m.activation_bytes : 0;
   m.transient_bytes = std::max({training, step, 0.0});
   // A one-device PyTorch loop's optimizer.zero_grad() sets the gradients to None (its default since PyTorch
   // 2.0): backward allocates them as it frees the activations they follow, so at the step's peak, the loss's

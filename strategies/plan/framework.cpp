@@ -37,6 +37,7 @@ FrameworkSettings framework_defaults(Framework framework)
     s.bucket_params          = 5e8;
     s.reduce_during_backward = false;
     s.scatter_gather_sends   = false;
+    s.partitioned_sends      = true;
     s.blocking_sends         = true;
     s.gather_per_tensor      = true;
     s.prefetch_params        = 5e7;
@@ -51,6 +52,12 @@ FrameworkSettings framework_defaults(Framework framework)
     break;
   }
   return s;
+}
+
+bool uses_bf16_optimizer(const FrameworkSettings& settings, Dtype dtype, int zero_stage)
+{
+  return settings.name == Framework::deepspeed && dtype == Dtype::bf16 && zero_stage <= 1 &&
+         settings.fp32_gradient_accumulation.value_or(zero_stage == 0);
 }
 
 bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype)

@@ -28,6 +28,9 @@ struct FrameworkSettings {
   /// Each tensor-parallel rank sends 1/tp of the boundary activation (Megatron's scatter-gather); otherwise
   /// every rank sends all of it, and a 1-byte s x s attention mask rides along (DeepSpeed's pipeline engine).
   bool scatter_gather_sends = true;
+  /// With tensor parallelism, each tensor-parallel rank sends 1/tp of the boundary activation and of its
+  /// gradient, which the receiver all-gathers over its group (DeepSpeed's pipe_partitioned and grad_partitioned).
+  bool partitioned_sends = false;
   /// A pipeline send holds the sending device's compute until it is done (DeepSpeed's pipeline engine sends
   /// on the compute stream with blocking torch.distributed.send); otherwise the next step overlaps it
   /// (Megatron's batched isend/irecv).
@@ -48,6 +51,11 @@ struct FrameworkSettings {
   /// residual stream, norms and autocast's fp32 operations stay fp32 (models::TransformerShape::autocast).
   /// Otherwise the model itself is 16-bit, with an fp32 master copy in the optimizer (Megatron-LM, DeepSpeed).
   bool autocast = false;
+  /// bf16 gradients are added, after every micro-batch's backward, into a full fp32 copy that the data-parallel
+  /// reduction and the step read, and the fp32 master weights and optimizer states are sharded over the
+  /// data-parallel ranks even without ZeRO (DeepSpeed's BF16_Optimizer, chosen by data_types.grad_accum_dtype).
+  /// Unset: DeepSpeed's default, fp32 accumulation with bf16 and ZeRO off.
+  std::optional<bool> fp32_gradient_accumulation;
   /// Memory held beyond the model: CUDA context and loaded kernels, NCCL's buffers per communicator the device
   /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations.
   double cuda_context_bytes         = 0.5 * (1 << 30);
@@ -62,6 +70,17 @@ struct FrameworkSettings {
 FrameworkSettings framework_defaults(Framework framework);
 /// Whether gradients are reduced in fp32 when training in `dtype`.
 bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype);
+
+/// Whether the plan's framework runs DeepSpeed's BF16_Optimizer (FrameworkSettings::fp32_gradient_accumulation):
+/// DeepSpeed, bf16, ZeRO 0-1 and fp32 accumulation asked for or, at ZeRO 0, left to DeepSpeed's default.
+bool uses_bf16_optimizer(const FrameworkSettings& settings, Dtype dtype, int zero_stage);
+
+/// Bytes per parameter the BF16_Optimizer's accumulation moves after each micro-batch's backward: its
+/// `hp_grad.add_(lp_grad.to(fp32))` reads the bf16 gradient (2) and writes its fp32 cast (4), reads that and the
+/// fp32 accumulator (8) and writes the sum (4), and `clear_lp_grads` zeroes the bf16 gradient (2).
+inline constexpr double kBf16AccumulationBytesPerParam = 20;
+/// Kernels it launches per parameter tensor: the cast and the add.
+inline constexpr double kBf16AccumulationLaunchesPerTensor = 2;
 
 /// `workload` as `settings` runs it in `dtype`: Hugging Face's eager modules or Megatron-LM's fused ones, under
 /// autocast or not (fp32 training has nothing to cast).

@@ -129,6 +129,13 @@ struct Plan {
   int expert_group(int replica) const { return replica / ep; }
   int expert_rank(int replica) const { return replica % ep; }
 
+  /// Whether the data-parallel ranks each update 1/dp of the parameters and all-gather the rest after the step:
+  /// ZeRO 1-3, and DeepSpeed's BF16_Optimizer without ZeRO (its fp32 partitions, bf16_optimizer.py).
+  bool shards_optimizer_states() const
+  {
+    return zero_stage >= 1 || uses_bf16_optimizer(framework, dtype, zero_stage);
+  }
+
   /// Bytes per parameter of gradient reductions: 4 when the framework reduces in fp32, else the dtype's.
   double gradient_reduction_bytes() const;
   /// Gradient bucket size in bytes: bucket_bytes if given, else the framework's bucket of parameters at the

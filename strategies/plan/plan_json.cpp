@@ -358,6 +358,15 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
 
   if (plan.zero_stage < 0 || plan.zero_stage > 3)
     fail("zero_stage", "expected 0, 1, 2 or 3, got " + str(plan.zero_stage));
+  // DeepSpeed runs its BF16_Optimizer for bf16 at ZeRO 0-1 only; ZeRO-2/3 keep their own fp32 partitions.
+  if (plan.framework.fp32_gradient_accumulation == false && plan.dtype == Dtype::bf16 && plan.zero_stage == 0)
+    fail("framework.fp32_gradient_accumulation",
+         "true or unset with dtype bf16 and zero_stage 0: DeepSpeed then runs its BF16_Optimizer whatever the "
+         "accumulation dtype, and accumulating in bf16 (pipelines only) is not modelled");
+  if (plan.framework.fp32_gradient_accumulation.value_or(false) && (plan.dtype != Dtype::bf16 || plan.zero_stage > 1))
+    fail("framework.fp32_gradient_accumulation",
+         "expected it only with dtype bf16 and zero_stage 0 or 1 (DeepSpeed's BF16_Optimizer), got dtype " +
+             std::string(dtype_name(plan.dtype)) + " and zero_stage " + str(plan.zero_stage));
   if (plan.zero_stage >= 2 && plan.dp > 1)
     for (int r = 1; r < plan.dp; ++r)
       if (plan.grad_accum[r] != plan.grad_accum[0])
@@ -485,16 +494,24 @@ FrameworkSettings read_framework(const JsonInput& input)
   if (!object)
     return settings;
   input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
-                    "tied_embedding_all_reduce", "scatter_gather_sends", "blocking_sends", "gather_per_tensor", "prefetch_params", "cuda_context_gib",
-                    "communicator_buffer_mib",
-                    "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast"});
+                    "tied_embedding_all_reduce", "scatter_gather_sends", "partitioned_sends", "blocking_sends",
+                    "gather_per_tensor", "prefetch_params", "cuda_context_gib", "communicator_buffer_mib",
+                    "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast",
+                    "fp32_gradient_accumulation"});
   if (auto fp32 = input.find("fp32_gradient_reduction"))
     settings.fp32_gradient_reduction = fp32->boolean();
+  if (auto fp32 = input.find("fp32_gradient_accumulation")) {
+    if (name != Framework::deepspeed)
+      fp32->fail("no field outside \"deepspeed\" (DeepSpeed's data_types.grad_accum_dtype; Megatron-LM's fp32 "
+                 "main gradients are \"fp32_gradient_reduction\")");
+    settings.fp32_gradient_accumulation = fp32->boolean();
+  }
   settings.bucket_params = input.non_negative_number_or("bucket_params", settings.bucket_params);
   settings.reduce_during_backward = input.boolean_or("reduce_during_backward", settings.reduce_during_backward);
   settings.tied_embedding_all_reduce =
       input.boolean_or("tied_embedding_all_reduce", settings.tied_embedding_all_reduce);
   settings.scatter_gather_sends = input.boolean_or("scatter_gather_sends", settings.scatter_gather_sends);
+  settings.partitioned_sends    = input.boolean_or("partitioned_sends", settings.partitioned_sends);
   settings.blocking_sends       = input.boolean_or("blocking_sends", settings.blocking_sends);
   settings.gather_per_tensor    = input.boolean_or("gather_per_tensor", settings.gather_per_tensor);
   settings.prefetch_params      = input.non_negative_number_or("prefetch_params", settings.prefetch_params);
@@ -526,6 +543,7 @@ nlohmann::json framework_json(const FrameworkSettings& s)
                          {"reduce_during_backward", s.reduce_during_backward},
                          {"tied_embedding_all_reduce", s.tied_embedding_all_reduce},
                          {"scatter_gather_sends", s.scatter_gather_sends},
+                         {"partitioned_sends", s.partitioned_sends},
                          {"blocking_sends", s.blocking_sends},
                          {"gather_per_tensor", s.gather_per_tensor},
                          {"prefetch_params", s.prefetch_params},
@@ -537,6 +555,8 @@ nlohmann::json framework_json(const FrameworkSettings& s)
                          {"autocast", s.autocast}};
   if (s.fp32_gradient_reduction)
     json["fp32_gradient_reduction"] = *s.fp32_gradient_reduction;
+  if (s.fp32_gradient_accumulation)
+    json["fp32_gradient_accumulation"] = *s.fp32_gradient_accumulation;
   return json;
 }
 

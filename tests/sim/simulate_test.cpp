@@ -4,9 +4,12 @@
 #include "costmodel/compute.hpp"
 #include "models/workload.hpp"
 #include "sim_fixtures.hpp"
+#include "costmodel/kernel_time.hpp"
 #include "strategies/lowering/estimate.hpp"
+#include "strategies/lowering/fp32_accumulation.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
+#include "tests/strategies/fixtures.hpp"
 
 #include <doctest/doctest.h>
 
@@ -387,4 +390,36 @@ TEST_CASE("print_report: a table for small runs, a summary for large ones")
   const auto json = report_to_json(report);
   CHECK(json.at("devices").size() == 4);
   CHECK(json.at("bottleneck").at("bound") == "compute");
+}
+
+TEST_CASE("simulate and estimate: DeepSpeed's BF16_Optimizer adds each micro-batch's gradients into its fp32 copy")
+{
+  using namespace strategies;
+  // One A100, 4 blocks of 2^26 parameters in 12 tensors each, bf16, ZeRO-1 at dp 1 (nothing to shard), 8
+  // micro-batches: the BF16_Optimizer (data_types.grad_accum_dtype fp32) against DeepSpeed's ZeRO optimizer.
+  const Cluster cluster = strategies::testing::make_cluster(1, 1, strategies::testing::a100());
+  models::Workload workload = strategies::testing::make_workload(4, 1 << 26);
+  for (models::Layer& layer : workload.layers)
+    layer.parameter_tensors = 12;
+  Plan plan            = strategies::testing::make_plan(cluster, workload, 1, 1, 1, 1, 8);
+  plan.dtype           = Dtype::bf16;
+  plan.zero_stage      = 1;
+  plan.framework       = framework_defaults(Framework::deepspeed);
+  const Problem problem = strategies::testing::make_problem(cluster, workload);
+  SimOptions options;
+  options.trace = false;
+  auto seconds  = [&](const Plan& p) {
+    return std::pair{simulate(p, problem, lower(p, problem), options).report.iteration_time_s,
+                     estimate(p, problem).iteration_time_s};
+  };
+  const auto [zero, zero_estimate] = seconds(plan);
+  plan.framework.fp32_gradient_accumulation = true;
+  const auto [bf16, bf16_estimate] = seconds(plan);
+  // 20 bytes per parameter at 0.85 of the A100's 2,039 GB/s, and 2 x 48 launches' gaps, 8 times.
+  const costmodel::ComputeModel model(nullptr);
+  const double each = fp32_accumulation_seconds(model, cluster.gpu_of(0), workload, 0, 4, 1, 1);
+  CHECK(each == doctest::Approx(20.0 * 4 * (1 << 26) / (2039e9 * 0.85) +
+                                96 * costmodel::kernel_constants(cluster.gpu_of(0)).launch_gap_s));
+  CHECK(bf16 - zero == doctest::Approx(8 * each).epsilon(1e-6));
+  CHECK(bf16_estimate - zero_estimate == doctest::Approx(8 * each).epsilon(1e-6));
 }

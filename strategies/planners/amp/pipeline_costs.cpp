@@ -1,6 +1,7 @@
 #include "strategies/planners/amp/pipeline_costs.hpp"
 
 #include "costmodel/collective.hpp"
+#include "strategies/lowering/fp32_accumulation.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
 
@@ -30,7 +31,9 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
         group.push_back(shape.device(s, r, t));
         stage_capacity_bytes_[s] = std::min(stage_capacity_bytes_[s], problem.memory_capacity(group.back()));
       }
-      // Layer times per GPU type of the group (the group's members are often of one type).
+      // Layer times per GPU type of the group (the group's members are often of one type), with DeepSpeed's
+      // BF16_Optimizer adding each layer's gradients into its fp32 copy after every micro-batch.
+      const bool accumulates = uses_bf16_optimizer(shape.framework, shape.dtype, shape.zero_stage);
       std::map<int, std::vector<double>> by_gpu;
       for (int device : group)
         by_gpu.try_emplace(cluster.device(device).gpu);
@@ -44,7 +47,10 @@ PipelineCosts::PipelineCosts(const Plan& shape, const Problem& problem, const co
                             (shape.selective_recompute
                                  ? compute.selective_recompute_seconds(gpu, *problem.workload, l, l + 1, shape.tp, mb,
                                                                        shape.dtype, shape.splits_sequence())
-                                 : 0));
+                                 : 0) +
+                            (accumulates ? fp32_accumulation_seconds(compute, gpu, *problem.workload, l, l + 1,
+                                                                     shape.tp, shape.ep)
+                                         : 0));
       }
       // Profiled layer times hold their tensor-parallel all-reduces already.
       const bool profiled = compute.profiled(cluster, group, shape.tp);
@@ -110,19 +116,20 @@ double PipelineCosts::stage_seconds(int stage, int first, int end) const
 
 double PipelineCosts::boundary_seconds(int stage, int cut) const
 {
-  const double activation_scale = dtype_bytes(shape_.dtype) / 2.0;
-  const auto& layer             = problem_.workload->layers[cut - 1];
+  const auto& layer = problem_.workload->layers[cut - 1];
   // Replicas with different micro-batches send different sizes; the largest sets the pace.
-  const int mb       = *std::max_element(shape_.micro_batch.begin(), shape_.micro_batch.end());
-  const double bytes = layer.activation_bytes_per_sample * mb * activation_scale / shape_.tp; // 1/tp per rank
+  const int mb          = *std::max_element(shape_.micro_batch.begin(), shape_.micro_batch.end());
+  const int seq_len     = problem_.workload->seq_len;
+  const double activation = boundary_bytes(layer, seq_len, shape_, mb, false);
+  const double gradient   = boundary_bytes(layer, seq_len, shape_, mb, true);
   std::vector<std::pair<int, int>> forward, backward;
   for (int r = 0; r < shape_.dp; ++r)
     for (int t = 0; t < shape_.tp; ++t) {
       forward.emplace_back(shape_.device(stage, r, t), shape_.device(stage + 1, r, t));
       backward.emplace_back(shape_.device(stage + 1, r, t), shape_.device(stage, r, t));
     }
-  return costmodel::concurrent_transfers_seconds(*problem_.cluster, forward, bytes) +
-         costmodel::concurrent_transfers_seconds(*problem_.cluster, backward, bytes);
+  return costmodel::concurrent_transfers_seconds(*problem_.cluster, forward, activation) +
+         costmodel::concurrent_transfers_seconds(*problem_.cluster, backward, gradient);
 }
 
 StageCostModel PipelineCosts::model() const

@@ -629,14 +629,29 @@ TEST_CASE("the framework: gradient reduction dtype, buckets after the backward p
   deepspeed.plan.framework   = framework_defaults(Framework::deepspeed);
   const Schedule d           = deepspeed.lower();
   CHECK(replay_problem(d) == "");
-  CHECK(reduced(d) == 2 * (1 << 19) * 2.0); // bf16 gradients
-  // Every rank sends the whole boundary and the 512 x 512 attention mask.
+  // bf16 gradients all-reduced, then (BF16_Optimizer: each replica updates its half) the bf16 weights gathered.
+  CHECK(reduced(d) == 2 * (2 * (1 << 19) * 2.0));
+  CHECK(count_collectives(d, TaskKind::all_gather, dp) > 0);
+  // Partitioned sends: each tp rank sends half of the activation, and the 512 x 512 attention mask as fp16 with
+  // it; half of the gradient back, without the mask.
+  int forward_sends = 0, backward_sends = 0;
   for (const Task& t : d.tasks)
+    if (t.kind == TaskKind::send) {
+      CHECK(t.bytes == (t.backward ? units::kMiB : units::kMiB + 2 * 512.0 * 512));
+      (t.backward ? backward_sends : forward_sends) += 1;
+    }
+  CHECK(forward_sends > 0);
+  CHECK(backward_sends > 0);
+  Case whole                              = deepspeed;
+  whole.plan.framework.partitioned_sends = false; // "pipe_partitioned": false, "grad_partitioned": false
+  for (const Task& t : whole.lower().tasks)
     if (t.kind == TaskKind::send)
-      CHECK(t.bytes == 2 * units::kMiB + 512.0 * 512);
+      CHECK(t.bytes == (t.backward ? 2 * units::kMiB : 2 * units::kMiB + 2 * 512.0 * 512));
   // Every bucket waits for the stage's last backward piece, not the layer that fills it.
   for (int id : d.queues[0][static_cast<int>(dp)]) {
     const Task& bucket = d.tasks[id];
+    if (bucket.kind == TaskKind::all_gather)
+      continue;
     REQUIRE(bucket.deps.size() == 1);
     const Task& after = d.tasks[bucket.deps[0]];
     CHECK(after.kind == TaskKind::backward);

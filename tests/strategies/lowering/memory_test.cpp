@@ -212,17 +212,41 @@ TEST_CASE("DeepSpeed's ZeRO tutorial: GPT-2 1.5B on eight 32 GB V100 runs out of
   CHECK(sharded[0].optimizer_bytes == doctest::Approx(12 * gpt2_xl.total_params() / 8));
 }
 
-TEST_CASE("Megatron-LM with bf16 keeps fp32 gradients; DeepSpeed keeps them in bf16")
+TEST_CASE("Megatron-LM with bf16 keeps fp32 gradients; DeepSpeed's ZeRO optimizer keeps them in bf16; its "
+          "BF16_Optimizer keeps both and shards its fp32 states without ZeRO")
 {
   Setup setup;
   setup.cluster    = make_cluster(2, 4, a100()); // bf16 needs Ampere
   setup.plan.dtype = Dtype::bf16;
   const double p   = 1 << 26; // per device
   CHECK(setup.memory()[0].gradient_bytes == 4 * p);
-  setup.plan.framework = framework_defaults(Framework::deepspeed);
+  CHECK(setup.memory()[0].optimizer_bytes == 12 * p);
+  setup.plan.framework  = framework_defaults(Framework::deepspeed);
+  setup.plan.zero_stage = 1;
   CHECK(setup.memory()[0].gradient_bytes == 2 * p);
+  CHECK(setup.memory()[0].optimizer_bytes == 12 * p / 2);
   setup.plan.framework.fp32_gradient_reduction = true; // reduced in fp32, kept in bf16
   CHECK(setup.memory()[0].gradient_bytes == 2 * p);
+  // data_types.grad_accum_dtype fp32 at ZeRO-1, and DeepSpeed's own choice at ZeRO-0: the BF16_Optimizer.
+  setup.plan.framework                            = framework_defaults(Framework::deepspeed);
+  setup.plan.framework.fp32_gradient_accumulation = true;
+  const DeviceMemory zero1 = setup.memory()[0];
+  CHECK(zero1.gradient_bytes == (2 + 4) * p);
+  CHECK(zero1.optimizer_bytes == 12 * p / 2);
+  setup.plan.framework  = framework_defaults(Framework::deepspeed);
+  setup.plan.zero_stage = 0;
+  const DeviceMemory zero0 = setup.memory()[0];
+  CHECK(zero0.gradient_bytes == (2 + 4) * p);
+  CHECK(zero0.optimizer_bytes == 12 * p / 2);
+  CHECK(zero0.parameter_bytes == 2 * p);
+  // At the step its all-reduce flattens the fp32 gradients and casts them to bf16: 6 bytes per parameter of a
+  // bucket, all of this device's 2^26 here.
+  CHECK(zero0.transient_bytes >= 6 * p - zero0.activation_bytes);
+  // fp16 runs the FP16 optimizer: nothing of this.
+  setup.cluster    = make_cluster(2, 4);
+  setup.plan.dtype = Dtype::fp16;
+  CHECK(setup.memory()[0].gradient_bytes == 2 * p);
+  CHECK(setup.memory()[0].optimizer_bytes == 12 * p);
 }
 
 TEST_CASE("interleaved 1F1B keeps 1 + (p - 1) / (p v) times 1F1B's activations on the first stage")
