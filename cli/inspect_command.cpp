@@ -1,5 +1,5 @@
-/// `hetsim inspect cluster|model FILE`, `hetsim inspect gpus`: show what HetSim understood from an input file, or
-/// the GPU catalog.
+/// `hetsim inspect cluster|model FILE`, `hetsim inspect gpus|frameworks`: show what HetSim understood from an
+/// input file, the GPU catalog, or each framework's defaults with the line of the framework's code behind each.
 
 #include "cli/command.hpp"
 #include "cli/scenario.hpp"
@@ -8,6 +8,8 @@
 #include "core/gpu_spec.hpp"
 #include "core/units.hpp"
 #include "models/workload.hpp"
+#include "strategies/plan/framework_sources.hpp"
+#include "strategies/plan/plan_json.hpp"
 
 #include <cstdio>
 #include <map>
@@ -35,6 +37,28 @@ void inspect_gpus()
   }
   std::printf("fp16 is the dense tensor-core peak, also bf16's where the GPU takes bf16; a cluster file names a "
               "GPU by catalog name or alias, or gives its own figures\n");
+}
+
+void inspect_frameworks()
+{
+  using namespace strategies;
+  for (Framework framework : {Framework::megatron, Framework::deepspeed, Framework::fsdp}) {
+    Plan plan;
+    plan.framework              = framework_defaults(framework);
+    plan.framework.bucket_params += 1; // so that every field is written
+    nlohmann::json defaults     = plan_to_json(plan).at("framework");
+    defaults["bucket_params"]   = framework_defaults(framework).bucket_params;
+    std::printf("%s\n", std::string(framework_name(framework)).c_str());
+    for (const SettingSource& s : framework_sources()) {
+      if (s.framework != framework)
+        continue;
+      const std::string value = defaults.contains(s.setting) ? defaults.at(std::string(s.setting)).dump() : "unset";
+      std::printf("  %-27s %-12s %s", std::string(s.setting).c_str(), value.c_str(), std::string(s.release).c_str());
+      if (s.line > 0)
+        std::printf(", %s:%d", std::string(s.file).c_str(), s.line);
+      std::printf("\n    %s\n", std::string(s.reading).c_str());
+    }
+  }
 }
 
 void inspect_cluster(const std::string& file)
@@ -119,17 +143,18 @@ CommandRunner add_inspect_command(CLI::App& app)
   };
   auto options      = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand("inspect", "Show what HetSim reads from a cluster or model file "
-                                                    "(devices, links, layers, parameter counts), or the GPU "
-                                                    "catalog that cluster files name their GPUs from.");
-  command->add_option("what", options->what, "cluster, model or gpus")
+                                                    "(devices, links, layers, parameter counts), the GPU "
+                                                    "catalog that cluster files name their GPUs from, or each "
+                                                    "framework's defaults with the line of its code behind each.");
+  command->add_option("what", options->what, "cluster, model, gpus or frameworks")
       ->required()
-      ->check(CLI::IsMember({"cluster", "model", "gpus"}));
-  command->add_option("file", options->file, "the file, or preset:NAME (not for gpus)");
+      ->check(CLI::IsMember({"cluster", "model", "gpus", "frameworks"}));
+  command->add_option("file", options->file, "the file, or preset:NAME (not for gpus or frameworks)");
   return [options] {
-    if (options->what == "gpus") {
+    if (options->what == "gpus" || options->what == "frameworks") {
       if (!options->file.empty())
-        throw InputError("inspect gpus: expected no file, got " + quote(options->file));
-      inspect_gpus();
+        throw InputError("inspect " + options->what + ": expected no file, got " + quote(options->file));
+      options->what == "gpus" ? inspect_gpus() : inspect_frameworks();
       return 0;
     }
     if (options->file.empty())

@@ -24,6 +24,7 @@ const std::vector<std::pair<std::string, std::string>>& aliases()
       {"A100", "A100-SXM4-40GB"},        {"A100-40GB", "A100-SXM4-40GB"},     {"A100-80GB", "A100-SXM4-80GB"},
       {"A800", "A800-SXM4-80GB"},        {"A40-48GB", "A40"},                 {"H100", "H100-SXM5-80GB"},
       {"H100-80GB", "H100-SXM5-80GB"},   {"H200", "H200-SXM-141GB"},          {"T4-16GB", "T4"},
+      {"GH200", "GH200-96GB"},
       {"MI250X-128GB", "MI250X"},        {"Ascend910", "Ascend-910"},
   };
   return list;
@@ -55,6 +56,10 @@ const std::vector<GpuSpec>& gpu_catalog()
       make("H100-PCIe-80GB", 80, 2000, 756, 51, 114),
       // The H200's 141 GB is decimal, unlike the others.
       GpuSpec{"H200-SXM-141GB", 141e9, 4800 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},
+      // GH200 Grace Hopper's GPU: the H100's compute (NVIDIA GH200 datasheet: 989 TFLOP/s dense fp16/bf16, 67
+      // fp32) with 96 GB of HBM3 at 4 TB/s, or 144 GB of HBM3e at 4.9 TB/s; decimal like the H200.
+      GpuSpec{"GH200-96GB", 96e9, 4000 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},
+      GpuSpec{"GH200-144GB", 144e9, 4900 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},
       make("RTX-4090", 24, 1008, 165, 82.6, 128),
       make("RTX-3060", 12, 360, 51, 12.7, 28),
       make("MI250X", 128, 3277, 383, 47.9, 220),
@@ -89,7 +94,9 @@ const GpuSpec* find_gpu_by_device_name(const std::string& device)
 {
   auto has = [&](const char* part) { return device.find(part) != std::string::npos; };
   const char* name = nullptr;
-  if (has("H100"))
+  if (has("GH200"))
+    name = has("144") ? "GH200-144GB" : "GH200-96GB";
+  else if (has("H100"))
     name = has("PCIe") ? "H100-PCIe-80GB" : "H100-SXM5-80GB";
   else if (has("H200"))
     name = "H200-SXM-141GB";

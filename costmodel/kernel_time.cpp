@@ -62,7 +62,7 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
   } else if (starts_with(n, "A100") || starts_with(n, "A800") || starts_with(n, "A40")) {
     c.gemm_ceiling = 0.8;
     c.tile_m       = 256;
-  } else if (starts_with(n, "H100") || starts_with(n, "H200")) {
+  } else if (starts_with(n, "H100") || starts_with(n, "H200") || starts_with(n, "GH200")) {
     c.gemm_ceiling      = 0.7;
     c.tile_m            = 256;
     c.unaligned_ceiling = 0.12;

@@ -233,6 +233,11 @@ TEST_CASE("inspect and help")
   CHECK(gpus.output.find("H100-SXM5-80GB") != std::string::npos);
   CHECK(gpus.output.find("V100, V100-16GB") != std::string::npos); // the aliases a cluster file may use
   CHECK(run_hetsim("inspect model").exit_code == 2);
+  const RunResult frameworks = run_hetsim("inspect frameworks");
+  CHECK(frameworks.exit_code == 0);
+  CHECK(frameworks.output.find("DeepSpeed v0.17.4, deepspeed/runtime/zero/config.py:109") != std::string::npos);
+  CHECK(frameworks.output.find("partitioned_sends           true") != std::string::npos);
+  CHECK(run_hetsim("inspect frameworks x.json").exit_code == 2);
   const RunResult help = run_hetsim("--help");
   CHECK(help.exit_code == 0);
   CHECK(help.output.find("simulate") != std::string::npos);

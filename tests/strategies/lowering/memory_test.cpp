@@ -361,3 +361,56 @@ TEST_CASE("a tied embedding under pipelining: the last stage holds its second co
   plan.framework.tied_embedding_all_reduce = false;
   CHECK(plan_memory(plan, problem)[1].optimizer_bytes == doctest::Approx(12 * last));
 }
+
+// Megatron-LM's own account of its memory, megatron/training/theoretical_memory_usage.py at core_v0.13.0 (commit
+// c550cf6): model states of the most loaded shard, (L / pp blocks + the embedding) / tp parameters, at 18 bytes
+// each, or 6 + 12 / dp with the distributed optimizer (l.151-183; the same table in docs/source/api-guide/
+// dist_optimizer.md, which gives 20 and 4 + 16 / dp for fp16: the fp32 main gradients the step makes); the
+// first stage's activations, with sequence parallelism and selective recompute, L blocks of sbh(18 + 4 ffn / h)
+// (pp / pp micro-batches of L / pp blocks in flight), the embedding's input 8sb and dropout sbh per micro-batch in
+// flight, all over tp (l.188-259).
+TEST_CASE("GPT-3 175B under Megatron-LM: model states and first-stage activations as theoretical_memory_usage.py")
+{
+  const int layers = 96, h = 12288, heads = 96, vocab = 51200, s = 2048, tp = 8, pp = 8, dp = 4;
+  models::TransformerShape shape = models::testing::gpt_shape(layers, h, heads, vocab, s);
+  shape.fused_gelu               = true;
+  const models::Workload workload = models::build_transformer(shape);
+  const Cluster cluster = make_cluster(tp * pp * dp / 8, 8, a100());
+  Plan plan             = make_plan(cluster, workload, tp, pp, dp, 1, 16);
+  plan.stage_starts     = {0};
+  for (int stage = 1; stage < pp; ++stage) // the embedding rides with the first stage's blocks
+    plan.stage_starts.push_back(1 + stage * layers / pp);
+  plan.dtype               = Dtype::bf16;
+  plan.set_recompute(Recompute::selective);
+  plan.sequence_parallel = true;
+  const Problem problem  = make_problem(cluster, workload);
+
+  // l.91-101 and l.115-120: a block's 2h(ffn + 2) + 2h^2 (1 + groups / heads), the tied embedding hV.
+  const double block    = 2.0 * h * (4.0 * h + 2) + 2.0 * h * h * 2;
+  const double shard    = (block * layers / pp + double(h) * vocab) / tp;
+  const double sbh      = double(s) * h;
+  const double expected = (sbh * (18 + 4 * 4) * layers + 8.0 * s * pp + sbh * pp) / tp;
+  for (int zero : {0, 1}) { // --use-distributed-optimizer is Megatron's ZeRO-1
+    CAPTURE(zero);
+    plan.zero_stage       = zero;
+    const DeviceMemory m  = plan_memory(plan, problem)[0];
+    const double per_param = zero == 0 ? 18 : 6 + 12.0 / dp;
+    // Position embeddings (s x h) and the blocks' norms and biases are HetSim's beyond the formula's count.
+    CHECK((m.parameter_bytes + m.gradient_bytes + m.optimizer_bytes) / (shard * per_param) ==
+          doctest::Approx(1).epsilon(0.01));
+    CHECK(m.activation_bytes / expected == doctest::Approx(1).epsilon(0.02));
+  }
+  // fp16: 20 bytes, or 4 + 16 / dp, counting the fp32 main gradients the step makes (the transient at the step).
+  const Cluster v100s = make_cluster(tp * pp * dp / 8, 8);
+  const Problem fp16_problem = make_problem(v100s, workload);
+  plan.dtype = Dtype::fp16;
+  plan.set_recompute(Recompute::full); // so that the step, not the backward, is the peak
+  for (int zero : {0, 1}) {
+    CAPTURE(zero);
+    plan.zero_stage       = zero;
+    const DeviceMemory m  = plan_memory(plan, fp16_problem)[0];
+    const double at_step  = m.parameter_bytes + m.gradient_bytes + m.optimizer_bytes + m.transient_bytes +
+                           m.activation_bytes; // the step's transient is net of the freed activations
+    CHECK(at_step / (shard * (zero == 0 ? 20 : 4 + 16.0 / dp)) == doctest::Approx(1).epsilon(0.01));
+  }
+}
