@@ -235,9 +235,16 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
                                          : saved * in_flight * samples;
   }
 
-  if (!problem.workspace_bytes) // a workspace the user gives stands for these
+  if (!problem.workspace_bytes) { // a workspace the user gives stands for these
     m.framework_bytes = framework.cuda_context_bytes + framework.gemm_workspace_bytes +
                         framework.communicator_buffer_bytes * communicators(plan, stage);
+    // DeepSpeed's ZeRO-1/2 optimizer copies gradients into a contiguous bucket of reduce_bucket_size elements as
+    // the backward makes them (contiguous_gradients, true by default), two with overlap_comm, whatever the
+    // model's size (v0.17.4, zero/stage_1_and_2.py:2144-2161).
+    if (framework.name == Framework::deepspeed && (plan.zero_stage == 1 || plan.zero_stage == 2) && !bf16_optimizer)
+      m.framework_bytes += plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes() * weight_bytes *
+                           (framework.reduce_during_backward ? 2 : 1);
+  }
   // One layer's working memory at a time, with the loss's fp32 logit gradient and attention score gradients.
   const double training = framework.allocator_fragmentation * m.activation_bytes + transient * samples;
   // The step converts the gradients of the parameters it updates to fp32 (activations are freed by then).

@@ -10,22 +10,8 @@ constexpr EnumNames<Framework, 3> kFrameworkNames{
 
 } // namespace
 
-// Sources: Megatron-LM's DistributedDataParallel (40 M-parameter buckets, overlap_grad_reduce; fp32 gradient
-// accumulation and reduction forced with bf16) and its p2p communication (scatter-gather of the boundary over
-// the tensor-parallel ranks); DeepSpeed's config defaults (fp32_allreduce false, reduce_bucket_size 5e8
-// elements, overlap_comm false) and PipelineEngine (sends every tensor of the boundary tuple, the GPT models'
-// attention mask included), and ZeRO-3's fetch of a module's partitioned parameters one tensor at a time, at
-// most stage3_prefetch_bucket_size (5e7) parameters ahead;
-// PyTorch DDP's bucket_cap_mb of 25 MiB, which FSDP's unsharded parts reduce with; FSDP's one flat parameter
-// per wrapped module, with limit_all_gathers keeping the next module's all-gather in flight.
-// Modules: DeepSpeed and FSDP wrap the user's model, most often a Hugging Face transformers model, which runs op by
-// op in eager PyTorch; FSDP's users (and plain PyTorch's, which a one-device fsdp plan is) train it under
-// torch.autocast with fp32 weights (MixedPrecision / AMP), DeepSpeed's bf16 and fp16 engines cast the model to
-// 16-bit. A Megatron-DeepSpeed run states "eager_modules": false.
-// Memory: a CUDA 12 context with lazily loaded modules takes about 0.5 GiB; NCCL keeps NCCL_BUFFSIZE (4 MiB)
-// per channel and direction, 16 channels to two ring peers, per communicator; PyTorch's default cuBLAS
-// workspace is 32 MiB (CUBLAS_WORKSPACE_CONFIG :4096:8); the caching allocator's rounding and split blocks
-// are taken as 10% of activations.
+// Each default's source, a line of the framework's code or a measurement, is in framework_sources.cpp (and
+// `hetsim inspect frameworks`); its tests hold the two together.
 FrameworkSettings framework_defaults(Framework framework)
 {
   FrameworkSettings s;

@@ -25,8 +25,10 @@ struct FrameworkSettings {
   bool reduce_during_backward = true;
   /// With a tied embedding and pipelining, the first and last stages all-reduce the embedding's gradient.
   bool tied_embedding_all_reduce = true;
-  /// Each tensor-parallel rank sends 1/tp of the boundary activation (Megatron's scatter-gather); otherwise
-  /// every rank sends all of it, and a 1-byte s x s attention mask rides along (DeepSpeed's pipeline engine).
+  /// Each tensor-parallel rank sends 1/tp of the boundary activation, the sequence parallelism Megatron-LM's
+  /// export turns on, and plans split their tensor-parallel activations likewise unless they say otherwise
+  /// (Plan::sequence_parallel); otherwise the whole boundary, with DeepSpeed's s x s attention mask as fp16
+  /// forward (boundary_bytes).
   bool scatter_gather_sends = true;
   /// With tensor parallelism, each tensor-parallel rank sends 1/tp of the boundary activation and of its
   /// gradient, which the receiver all-gathers over its group (DeepSpeed's pipe_partitioned and grad_partitioned).
@@ -35,13 +37,14 @@ struct FrameworkSettings {
   /// on the compute stream with blocking torch.distributed.send); otherwise the next step overlaps it
   /// (Megatron's batched isend/irecv).
   bool blocking_sends = false;
-  /// ZeRO-3 gathers and reduce-scatters each parameter tensor with a call of its own (DeepSpeed fetches a
-  /// module's parameters one by one); otherwise a layer's parameters go in one call (FSDP's flat parameter per
-  /// wrapped block). Each call pays the collective library's latency over the whole group.
+  /// ZeRO-3 gathers and reduce-scatters each parameter tensor with a call of its own (DeepSpeed fetches each
+  /// module's parameters in a call, a leaf module's weight and bias together: one per tensor is its upper bound);
+  /// otherwise a layer's parameters go in one call (FSDP's flat parameter per wrapped block). Each call pays the
+  /// collective library's latency over the whole group.
   bool gather_per_tensor = false;
   /// ZeRO-3 gathers run ahead of the compute by at most this many parameters (DeepSpeed's
   /// stage3_prefetch_bucket_size): a layer larger than that is gathered only once the previous one is done.
-  /// 0: one layer ahead, whatever its size (FSDP's rate limiter keeps one block's all-gather in flight).
+  /// 0: one layer ahead, whatever its size (FSDP's backward prefetch of the next block).
   double prefetch_params = 0;
   /// The model runs as Hugging Face's modules in eager PyTorch, op by op (models::TransformerShape::eager):
   /// what a user of FSDP, DeepSpeed or plain PyTorch trains. Otherwise as Megatron-LM's fused kernels, with the

@@ -242,6 +242,15 @@ TEST_CASE("Megatron-LM with bf16 keeps fp32 gradients; DeepSpeed's ZeRO optimize
   // At the step its all-reduce flattens the fp32 gradients and casts them to bf16: 6 bytes per parameter of a
   // bucket, all of this device's 2^26 here.
   CHECK(zero0.transient_bytes >= 6 * p - zero0.activation_bytes);
+  // DeepSpeed's ZeRO-1/2 copy gradients into a contiguous bucket of reduce_bucket_size (5e8) 16-bit elements, two
+  // with overlap_comm; the BF16_Optimizer has none.
+  setup.plan.zero_stage = 1;
+  const double zero1_framework = setup.memory()[0].framework_bytes;
+  setup.plan.framework.reduce_during_backward = true;
+  CHECK(setup.memory()[0].framework_bytes - zero1_framework == doctest::Approx(5e8 * 2));
+  CHECK(zero1_framework - zero0.framework_bytes == doctest::Approx(5e8 * 2));
+  setup.plan.framework  = framework_defaults(Framework::deepspeed);
+  setup.plan.zero_stage = 0;
   // fp16 runs the FP16 optimizer: nothing of this.
   setup.cluster    = make_cluster(2, 4);
   setup.plan.dtype = Dtype::fp16;
