@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/gpu_spec.hpp"
+#include "core/json_bounds.hpp"
 #include "core/json_input.hpp"
 
 // Boost 1.74's pchip.hpp calls unqualified isnan; <math.h> declares it globally.
@@ -89,18 +90,21 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
         for (const char* fraction : {"gemm_ceiling", "memory_efficiency"})
           if (entry.at(fraction).positive_number() > 1)
             entry.at(fraction).fail("a fraction of " + gpu + "'s datasheet figure in (0, 1]");
+      // No GPU has a thread-block tile past 4,096, a depth overhead past a million, a ceiling past its peak, or
+      // a launch or dispatch of a second.
+      constexpr bool kPositive = true;
       if (auto tile = entry.find("tile_m"))
-        c.tile_m = tile->positive_number();
+        c.tile_m = bounded_number(*tile, 4096, kPositive);
       if (auto tile = entry.find("tile_n"))
-        c.tile_n = tile->positive_number();
+        c.tile_n = bounded_number(*tile, 4096, kPositive);
       if (auto overhead = entry.find("k_overhead"))
-        c.k_overhead = overhead->non_negative_number();
+        c.k_overhead = bounded_number(*overhead, 1e6);
       if (auto attention = entry.find("attention_ceiling"))
-        c.attention_ceiling = attention->positive_number();
+        c.attention_ceiling = bounded_number(*attention, 1, kPositive);
       if (auto unaligned = entry.find("unaligned_ceiling"))
-        c.unaligned_ceiling = unaligned->positive_number();
-      c.launch_gap_s    = entry.at("launch_gap_s").non_negative_number();
-      c.host_dispatch_s = entry.at("host_dispatch_s").non_negative_number();
+        c.unaligned_ceiling = bounded_number(*unaligned, 1, kPositive);
+      c.launch_gap_s    = bounded_number(entry.at("launch_gap_s"), 1);
+      c.host_dispatch_s = bounded_number(entry.at("host_dispatch_s"), 1);
       calibration.kernels[gpu] = c;
     }
   }
@@ -134,10 +138,12 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
     for (const auto& [name, unused] : links->value().items()) {
       JsonInput entry = links->at(name);
       entry.allow_only({"alpha_s", "beta_seconds_per_byte", "collective_overhead_s"});
-      LinkCalibration link{entry.at("alpha_s").non_negative_number(),
-                           entry.at("beta_seconds_per_byte").positive_number()};
+      // No link waits 10 s before a byte moves or carries fewer than 1,000 bytes a second (the slowest WAN
+      // links HetSim models take 0.3 s and move 37 MB/s).
+      LinkCalibration link{bounded_number(entry.at("alpha_s"), 10),
+                           bounded_number(entry.at("beta_seconds_per_byte"), 1e-3, true)};
       if (auto overhead = entry.find("collective_overhead_s"))
-        link.collective_overhead_s = overhead->non_negative_number();
+        link.collective_overhead_s = bounded_number(*overhead, 10);
       calibration.links[name] = link;
     }
   }

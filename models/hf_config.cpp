@@ -14,6 +14,25 @@ namespace {
 /// so a config saved without a field means what it means to Hugging Face.
 using FamilyReader = void (*)(const JsonInput& config, TransformerShape& shape);
 
+/// The largest size a config may give (a width, a rank, a count of heads, experts or positions, a vocabulary):
+/// 2^24, some 300 times the largest of any published model, and small enough that the sums and products of sizes
+/// HetSim computes stay exact and in range.
+constexpr int kMaxSize = 1 << 24;
+
+int size_field(const JsonInput& value)
+{
+  const int size = value.positive_int();
+  if (size > kMaxSize)
+    value.fail("a positive integer of at most " + std::to_string(kMaxSize));
+  return size;
+}
+
+int size_or(const JsonInput& config, std::string_view key, int fallback)
+{
+  const auto value = config.find(key);
+  return value ? size_field(*value) : fallback;
+}
+
 /// Attention heads must split the hidden size evenly, and query heads must group evenly over key/value heads.
 void check_heads(const JsonInput& config, const TransformerShape& shape, std::string_view hidden_key,
                  std::string_view heads_key, std::string_view kv_heads_key)
@@ -34,28 +53,21 @@ int read_layer_count(const JsonInput& value)
   return layers;
 }
 
-/// The MLP width a config may leave out: `key`'s value, else 4 x hidden as transformers computes it (refused at
-/// `hidden_key` when that overflows an int).
-int mlp_width_or_four_hidden(const JsonInput& config, std::string_view key, std::string_view hidden_key, int hidden)
+/// The MLP width a config may leave out: `key`'s value, else 4 x hidden as transformers computes it.
+int mlp_width_or_four_hidden(const JsonInput& config, std::string_view key, int hidden)
 {
-  if (const int width = config.positive_int_or(key, 0); width > 0)
-    return width;
-  constexpr int kLargest = std::numeric_limits<int>::max() / 4;
-  if (hidden > kLargest)
-    config.at(hidden_key).fail("at most " + std::to_string(kLargest) + " (4 times it is the MLP width, as " +
-                               std::string(key) + " is not given)");
-  return 4 * hidden;
+  return size_or(config, key, 4 * hidden);
 }
 
 void read_llama(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden          = config.at("hidden_size").positive_int();
-  shape.intermediate    = config.at("intermediate_size").positive_int();
+  shape.hidden          = size_field(config.at("hidden_size"));
+  shape.intermediate    = size_field(config.at("intermediate_size"));
   shape.layers          = read_layer_count(config.at("num_hidden_layers"));
-  shape.heads           = config.at("num_attention_heads").positive_int();
-  shape.kv_heads        = config.positive_int_or("num_key_value_heads", shape.heads);
-  shape.vocab           = config.at("vocab_size").positive_int();
-  shape.seq_len         = config.positive_int_or("max_position_embeddings", 2048);
+  shape.heads           = size_field(config.at("num_attention_heads"));
+  shape.kv_heads        = size_or(config, "num_key_value_heads", shape.heads);
+  shape.vocab           = size_field(config.at("vocab_size"));
+  shape.seq_len         = size_or(config, "max_position_embeddings", 2048);
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
   shape.max_positions   = 0; // rotary positions (rope_scaling too) have no weights
   shape.gated_mlp       = true;
@@ -68,7 +80,7 @@ void read_llama(const JsonInput& config, TransformerShape& shape)
   shape.rms_norm = true;
   // Newer configs spell out head_dim, which may differ from hidden / heads (Gemma: 256).
   if (auto head_dim = config.find("head_dim")) {
-    const int width = head_dim->positive_int();
+    const int width = size_field(*head_dim);
     if (shape.hidden % shape.heads != 0 || width != shape.hidden / shape.heads)
       shape.head_dim = width;
   }
@@ -104,7 +116,7 @@ void read_gemma2(const JsonInput& config, TransformerShape& shape)
 /// Top-k out of `experts`, read from `key`.
 int read_experts_per_token(const JsonInput& config, std::string_view key, int fallback, int experts)
 {
-  const int top_k = config.positive_int_or(key, fallback);
+  const int top_k = size_or(config, key, fallback);
   if (top_k > experts)
     config.at(key).fail("at most the " + std::to_string(experts) + " experts");
   return top_k;
@@ -114,7 +126,7 @@ int read_experts_per_token(const JsonInput& config, std::string_view key, int fa
 void read_mixtral(const JsonInput& config, TransformerShape& shape)
 {
   read_llama(config, shape);
-  shape.experts             = config.positive_int_or("num_local_experts", 8);
+  shape.experts             = size_or(config, "num_local_experts", 8);
   shape.experts_per_token   = read_experts_per_token(config, "num_experts_per_tok", 2, shape.experts);
   shape.expert_intermediate = shape.intermediate;
 }
@@ -125,12 +137,12 @@ void read_mixtral(const JsonInput& config, TransformerShape& shape)
 void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
 {
   read_qwen2(config, shape);
-  shape.experts                    = config.positive_int_or("num_experts", 60);
+  shape.experts                    = size_or(config, "num_experts", 60);
   shape.experts_per_token          = read_experts_per_token(config, "num_experts_per_tok", 4, shape.experts);
-  shape.expert_intermediate        = config.positive_int_or("moe_intermediate_size", 1408);
-  shape.shared_expert_intermediate = config.positive_int_or("shared_expert_intermediate_size", 5632);
+  shape.expert_intermediate        = size_or(config, "moe_intermediate_size", 1408);
+  shape.shared_expert_intermediate = size_or(config, "shared_expert_intermediate_size", 5632);
   shape.shared_expert_gate         = true;
-  shape.sparse_step                = config.positive_int_or("decoder_sparse_step", 1);
+  shape.sparse_step                = size_or(config, "decoder_sparse_step", 1);
   if (auto dense = config.find("mlp_only_layers"); dense && !dense->value().empty())
     dense->fail("[] (dense blocks listed by index are not modelled; decoder_sparse_step chooses them)");
 }
@@ -144,34 +156,34 @@ void read_deepseek(const JsonInput& config, TransformerShape& shape)
   read_llama(config, shape);
   shape.kv_heads         = shape.heads; // the latent is shared; every head gets its own keys and values
   if (auto rank = config.find("q_lora_rank"); rank && !rank->value().is_null())
-    shape.q_lora_rank = rank->positive_int();
-  shape.kv_lora_rank     = config.at("kv_lora_rank").positive_int();
-  shape.qk_nope_head_dim = config.at("qk_nope_head_dim").positive_int();
-  shape.qk_rope_head_dim = config.at("qk_rope_head_dim").positive_int();
-  shape.v_head_dim       = config.at("v_head_dim").positive_int();
+    shape.q_lora_rank = size_field(*rank);
+  shape.kv_lora_rank     = size_field(config.at("kv_lora_rank"));
+  shape.qk_nope_head_dim = size_field(config.at("qk_nope_head_dim"));
+  shape.qk_rope_head_dim = size_field(config.at("qk_rope_head_dim"));
+  shape.v_head_dim       = size_field(config.at("v_head_dim"));
   auto routed            = config.find("n_routed_experts");
   if (!routed || routed->value().is_null())
     return; // dense
-  shape.experts             = routed->positive_int();
+  shape.experts             = size_field(*routed);
   shape.experts_per_token   = read_experts_per_token(config, "num_experts_per_tok", 2, shape.experts);
-  shape.expert_intermediate = config.at("moe_intermediate_size").positive_int();
+  shape.expert_intermediate = size_field(config.at("moe_intermediate_size"));
   if (auto shared = config.find("n_shared_experts"); shared && !shared->value().is_null())
-    shape.shared_expert_intermediate = shared->positive_int() * shape.expert_intermediate;
-  shape.first_dense_blocks = config.positive_int_or("first_k_dense_replace", 0);
-  if (auto frequency = config.find("moe_layer_freq"); frequency && frequency->positive_int() != 1)
+    shape.shared_expert_intermediate = size_field(*shared) * shape.expert_intermediate;
+  shape.first_dense_blocks = size_or(config, "first_k_dense_replace", 0);
+  if (auto frequency = config.find("moe_layer_freq"); frequency && size_field(*frequency) != 1)
     frequency->fail("1 (sparse blocks at other intervals are not modelled)");
   shape.router_bias = config.string_or("topk_method", "") == "noaux_tc";
 }
 
 void read_gpt2(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden          = config.at("n_embd").positive_int();
+  shape.hidden          = size_field(config.at("n_embd"));
   shape.layers          = read_layer_count(config.at("n_layer"));
-  shape.heads           = config.at("n_head").positive_int();
+  shape.heads           = size_field(config.at("n_head"));
   shape.kv_heads        = shape.heads;
-  shape.intermediate    = mlp_width_or_four_hidden(config, "n_inner", "n_embd", shape.hidden);
-  shape.vocab           = config.at("vocab_size").positive_int();
-  shape.max_positions   = config.positive_int_or("n_positions", 1024);
+  shape.intermediate    = mlp_width_or_four_hidden(config, "n_inner", shape.hidden);
+  shape.vocab           = size_field(config.at("vocab_size"));
+  shape.max_positions   = size_or(config, "n_positions", 1024);
   shape.seq_len         = shape.max_positions;
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
   check_heads(config, shape, "n_embd", "n_head", "n_head");
@@ -179,13 +191,13 @@ void read_gpt2(const JsonInput& config, TransformerShape& shape)
 
 void read_bert(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden          = config.at("hidden_size").positive_int();
+  shape.hidden          = size_field(config.at("hidden_size"));
   shape.layers          = read_layer_count(config.at("num_hidden_layers"));
-  shape.heads           = config.at("num_attention_heads").positive_int();
+  shape.heads           = size_field(config.at("num_attention_heads"));
   shape.kv_heads        = shape.heads;
-  shape.intermediate    = config.at("intermediate_size").positive_int();
-  shape.vocab           = config.at("vocab_size").positive_int();
-  shape.max_positions   = config.positive_int_or("max_position_embeddings", 512);
+  shape.intermediate    = size_field(config.at("intermediate_size"));
+  shape.vocab           = size_field(config.at("vocab_size"));
+  shape.max_positions   = size_or(config, "max_position_embeddings", 512);
   shape.seq_len         = shape.max_positions;
   shape.type_vocab      = config.find("type_vocab_size") ? config.at("type_vocab_size").non_negative_int() : 2;
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
@@ -198,13 +210,13 @@ void read_bert(const JsonInput& config, TransformerShape& shape)
 /// changes no weight.
 void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden          = config.at("hidden_size").positive_int();
-  shape.intermediate    = config.at("intermediate_size").positive_int();
+  shape.hidden          = size_field(config.at("hidden_size"));
+  shape.intermediate    = size_field(config.at("intermediate_size"));
   shape.layers          = read_layer_count(config.at("num_hidden_layers"));
-  shape.heads           = config.at("num_attention_heads").positive_int();
+  shape.heads           = size_field(config.at("num_attention_heads"));
   shape.kv_heads        = shape.heads;
-  shape.vocab           = config.at("vocab_size").positive_int();
-  shape.seq_len         = config.positive_int_or("max_position_embeddings", 2048);
+  shape.vocab           = size_field(config.at("vocab_size"));
+  shape.seq_len         = size_or(config, "max_position_embeddings", 2048);
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
   shape.max_positions   = 0;
   shape.biases          = config.boolean_or("attention_bias", true);
@@ -215,21 +227,21 @@ void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
 /// parallel attention one norm feeds both sublayers unless the new architecture gives each its own.
 void read_falcon(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden       = config.at("hidden_size").positive_int();
+  shape.hidden       = size_field(config.at("hidden_size"));
   shape.layers       = read_layer_count(config.at("num_hidden_layers"));
-  shape.heads        = config.at("num_attention_heads").positive_int();
-  shape.intermediate = mlp_width_or_four_hidden(config, "ffn_hidden_size", "hidden_size", shape.hidden);
-  shape.vocab        = config.at("vocab_size").positive_int();
-  shape.seq_len      = config.positive_int_or("max_position_embeddings", 2048);
+  shape.heads        = size_field(config.at("num_attention_heads"));
+  shape.intermediate = mlp_width_or_four_hidden(config, "ffn_hidden_size", shape.hidden);
+  shape.vocab        = size_field(config.at("vocab_size"));
+  shape.seq_len      = size_or(config, "max_position_embeddings", 2048);
   if (config.boolean_or("alibi", false))
     config.at("alibi").fail("false (ALiBi attention is not modelled)");
   const bool new_architecture = config.boolean_or("new_decoder_architecture", false);
   if (new_architecture)
-    shape.kv_heads = config.positive_int_or("num_kv_heads", shape.heads);
+    shape.kv_heads = size_or(config, "num_kv_heads", shape.heads);
   else
     shape.kv_heads = config.boolean_or("multi_query", true) ? 1 : shape.heads;
   const bool parallel     = config.boolean_or("parallel_attn", true);
-  shape.shared_block_norm = parallel && !(new_architecture && config.positive_int_or("num_ln_in_parallel_attn", 2) == 2);
+  shape.shared_block_norm = parallel && !(new_architecture && size_or(config, "num_ln_in_parallel_attn", 2) == 2);
   shape.tied_embeddings   = config.boolean_or("tie_word_embeddings", true);
   shape.max_positions     = 0;
   shape.biases            = config.boolean_or("bias", false);
@@ -239,18 +251,18 @@ void read_falcon(const JsonInput& config, TransformerShape& shape)
 /// OPT: learned positions with two extra rows, LayerNorm, biases, tied embeddings, a 2-projection ReLU MLP.
 void read_opt(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden        = config.at("hidden_size").positive_int();
-  shape.intermediate  = config.at("ffn_dim").positive_int();
+  shape.hidden        = size_field(config.at("hidden_size"));
+  shape.intermediate  = size_field(config.at("ffn_dim"));
   shape.layers        = read_layer_count(config.at("num_hidden_layers"));
-  shape.heads         = config.at("num_attention_heads").positive_int();
+  shape.heads         = size_field(config.at("num_attention_heads"));
   shape.kv_heads      = shape.heads;
-  shape.vocab         = config.at("vocab_size").positive_int();
-  shape.max_positions = config.positive_int_or("max_position_embeddings", 2048);
+  shape.vocab         = size_field(config.at("vocab_size"));
+  shape.max_positions = size_or(config, "max_position_embeddings", 2048);
   shape.seq_len       = shape.max_positions;
   shape.position_offset = 2;
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
   shape.biases          = config.boolean_or("enable_bias", true);
-  if (auto projection = config.find("word_embed_proj_dim"); projection && projection->positive_int() != shape.hidden)
+  if (auto projection = config.find("word_embed_proj_dim"); projection && size_field(*projection) != shape.hidden)
     projection->fail("hidden_size (" + std::to_string(shape.hidden) +
                      "): embeddings projected to another width (OPT-350m) are not modelled");
   if (!config.boolean_or("do_layer_norm_before", true))
@@ -423,7 +435,7 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
            "published total without it)");
   // "seq_len" is our extension: the length trained on, often shorter than the positions the model supports.
   if (auto seq_len = config.find("seq_len")) {
-    shape.seq_len = seq_len->positive_int();
+    shape.seq_len = size_field(*seq_len);
     if (shape.max_positions > 0 && shape.seq_len > shape.max_positions)
       seq_len->fail("at most the " + std::to_string(shape.max_positions) + " learned positions");
   } else {
@@ -432,7 +444,7 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
   }
   if (auto window = config.find("sliding_window"); window && !window->value().is_null() &&
                                                    config.boolean_or("use_sliding_window", true)) {
-    const int tokens = window->positive_int();
+    const int tokens = size_field(*window);
     if (tokens < shape.seq_len)
       assume("sliding_window " + std::to_string(tokens) + " is shorter than seq_len " +
              std::to_string(shape.seq_len) + ": attention is modelled over the whole sequence (an overestimate)");

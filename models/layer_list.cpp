@@ -1,6 +1,7 @@
 #include "models/layer_list.hpp"
 
 #include "core/error.hpp"
+#include "core/json_bounds.hpp"
 
 #include <map>
 
@@ -15,13 +16,9 @@ std::string non_empty_string(const JsonInput& value)
   return text;
 }
 
-/// Like JsonInput::non_negative_number, but a non-number also reads "expected a non-negative number".
-double non_negative(const JsonInput& value)
-{
-  if (!value.is_number())
-    value.fail("a non-negative number");
-  return value.non_negative_number();
-}
+// A trillion-parameter model's layers hold some 1e10 parameters, do some 1e14 FLOPs and keep some 1e11 bytes per
+// sequence of 2,048 tokens; the bounds leave three orders of magnitude and more.
+constexpr double kMaxParams = 1e13, kMaxFlops = 1e18, kMaxBytes = 1e15;
 
 Layer read_layer(const JsonInput& entry)
 {
@@ -31,12 +28,13 @@ Layer read_layer(const JsonInput& entry)
   Layer layer;
   layer.name                              = non_empty_string(entry.at("name"));
   layer.kind                              = non_empty_string(entry.at("kind"));
-  layer.params                            = non_negative(entry.at("params"));
-  layer.forward_flops_per_sample          = non_negative(entry.at("forward_flops_per_sample"));
-  auto backward                           = entry.find("backward_flops_per_sample");
-  layer.backward_flops_per_sample         = backward ? non_negative(*backward) : 2 * layer.forward_flops_per_sample;
-  layer.activation_bytes_per_sample       = non_negative(entry.at("activation_bytes_per_sample"));
-  layer.saved_activation_bytes_per_sample = non_negative(entry.at("saved_activation_bytes_per_sample"));
+  layer.params                    = bounded_number(entry.at("params"), kMaxParams);
+  layer.forward_flops_per_sample  = bounded_number(entry.at("forward_flops_per_sample"), kMaxFlops);
+  auto backward                   = entry.find("backward_flops_per_sample");
+  layer.backward_flops_per_sample = backward ? bounded_number(*backward, kMaxFlops) : 2 * layer.forward_flops_per_sample;
+  layer.activation_bytes_per_sample = bounded_number(entry.at("activation_bytes_per_sample"), kMaxBytes);
+  layer.saved_activation_bytes_per_sample =
+      bounded_number(entry.at("saved_activation_bytes_per_sample"), kMaxBytes);
   auto all_reduces                        = entry.find("tensor_parallel_all_reduces");
   layer.tensor_parallel_all_reduces =
       all_reduces ? all_reduces->non_negative_int() : default_tensor_parallel_all_reduces(layer.kind);

@@ -247,7 +247,7 @@ Trace read_chrome_trace(const std::string& file)
       continue;
     }
     TraceEvent e;
-    e.task_id = static_cast<int>(args.at("task_id").integer());
+    e.task_id = args.at("task_id").non_negative_int(); // a Schedule task's index (5e9 read as 705,032,704 before)
     e.name    = entry.at("name").string();
     e.kind    = args.at("kind").string();
     e.stream  = args.string_or("stream", "compute");

@@ -132,6 +132,15 @@ TEST_CASE("bad calibration input")
                        "cal.json: efficiency.T4[0]: expected a [tokens, efficiency] pair, got array", InputError);
   CHECK_THROWS_WITH_AS(parse(R"({"links": {"x": {"alpha_s": 1}}})"),
                        "cal.json: links.x: missing required field 'beta_seconds_per_byte'", InputError);
+  // Figures no hardware has: before, a latency of 1e308 s deadlocked the replay at t = inf and a tile of 1e308
+  // gave an iteration of 7.8e303 s, exit 0.
+  CHECK_THROWS_WITH_AS(parse(R"({"links": {"x": {"alpha_s": 1e308, "beta_seconds_per_byte": 1e-9}}})"),
+                       "cal.json: links.x.alpha_s: expected a non-negative number of at most 10, got number 1e+308",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse(R"({"kernels": {"V100": {"gemm_ceiling": 0.8, "memory_efficiency": 0.8,
+                       "tile_m": 1e308, "launch_gap_s": 0, "host_dispatch_s": 0}}})"),
+                       "cal.json: kernels.V100.tile_m: expected a positive number of at most 4096, got number 1e+308",
+                       InputError);
 }
 
 TEST_CASE("fitted kernel constants price a GPU's layers, even beside fitted efficiencies")

@@ -217,13 +217,24 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
     config["capacity_factor"]   = 0.5;
     CHECK(error_of(config).find("config.json: capacity_factor: expected a capacity factor from 1") == 0);
   }
-  SUBCASE("a hidden size whose default MLP width (4 x hidden) overflows")
+  SUBCASE("a hidden size whose default MLP width (4 x hidden) would overflow")
   {
     json config      = gpt2_small();
     config["n_embd"] = 2147483647;
     config["n_head"] = 1;
-    CHECK(error_of(config).find("config.json: n_embd: expected at most 536870911 (4 times it is the MLP width, as "
-                                "n_inner is not given)") == 0);
+    CHECK(error_of(config) == "config.json: n_embd: expected a positive integer of at most 16777216, got number 2147483647");
+  }
+  SUBCASE("a size whose sums leave the int range (DeepSeek's rope head at 2^31 - 1 printed -2,062 B parameters)")
+  {
+    json config                = json::parse(R"({"model_type": "deepseek_v3", "hidden_size": 7168,
+      "intermediate_size": 18432, "num_attention_heads": 128, "num_key_value_heads": 128, "num_hidden_layers": 61,
+      "vocab_size": 129280, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+      "qk_rope_head_dim": 64, "v_head_dim": 128, "n_routed_experts": 256, "num_experts_per_tok": 8,
+      "moe_intermediate_size": 2048, "n_shared_experts": 1, "first_k_dense_replace": 3})");
+    CHECK_NOTHROW(workload_from_json(config, "config.json"));
+    config["qk_rope_head_dim"] = 2147483647;
+    CHECK(error_of(config) ==
+          "config.json: qk_rope_head_dim: expected a positive integer of at most 16777216, got number 2147483647");
   }
   SUBCASE("a torch_dtype HetSim cannot train in")
   {

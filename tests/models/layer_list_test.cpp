@@ -85,17 +85,27 @@ TEST_CASE("bad layer lists are InputErrors naming the file and the JSON path")
   SUBCASE("wrong type")
   {
     model["layers"][3]["params"] = "x";
-    CHECK(error_of(model) == "model.json: layers[3].params: expected a non-negative number, got string \"x\"");
+    CHECK(error_of(model) == "model.json: layers[3].params: expected a non-negative number of at most 1e+13, got string \"x\"");
   }
   SUBCASE("negative number")
   {
     model["layers"][1]["forward_flops_per_sample"] = -1;
-    CHECK(error_of(model) == "model.json: layers[1].forward_flops_per_sample: expected a non-negative number, got number -1");
+    CHECK(error_of(model) == "model.json: layers[1].forward_flops_per_sample: expected a non-negative number of at most 1e+18, got number -1");
+  }
+  SUBCASE("a figure no layer has, whose sums would leave double's range (1e308 FLOPs gave a NaN duration)")
+  {
+    model["layers"][1]["forward_flops_per_sample"] = 1e308;
+    CHECK(error_of(model) == "model.json: layers[1].forward_flops_per_sample: expected a non-negative number of at "
+                             "most 1e+18, got number 1e+308");
+    model["layers"][1]["forward_flops_per_sample"] = 1e9;
+    model["layers"][0]["saved_activation_bytes_per_sample"] = 2e15;
+    CHECK(error_of(model).find("model.json: layers[0].saved_activation_bytes_per_sample: expected a non-negative "
+                               "number of at most 1e+15") == 0);
   }
   SUBCASE("negative optional number")
   {
     model["layers"][2]["backward_flops_per_sample"] = -2.5;
-    CHECK(error_of(model) == "model.json: layers[2].backward_flops_per_sample: expected a non-negative number, got number -2.5");
+    CHECK(error_of(model) == "model.json: layers[2].backward_flops_per_sample: expected a non-negative number of at most 1e+18, got number -2.5");
   }
   SUBCASE("missing field")
   {

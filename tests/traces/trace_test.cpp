@@ -57,6 +57,13 @@ TEST_CASE("a bad trace file names the file")
   std::ofstream(path) << R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 0, "ts": 0, "dur": 1}]})";
   CHECK_THROWS_WITH_AS(read_chrome_trace(path.string()), doctest::Contains("traceEvents[0]: missing required field 'args'"),
                        hetsim::InputError);
+  // A task id past int: 5e9 read as 705,032,704 before.
+  std::ofstream(path) << R"({"traceEvents": [{"ph": "X", "name": "a", "pid": 0, "tid": 0, "ts": 0, "dur": 1,
+                             "args": {"task_id": 5000000000, "kind": "forward"}}]})";
+  CHECK_THROWS_WITH_AS(read_chrome_trace(path.string()),
+                       doctest::Contains("traceEvents[0].args.task_id: expected a non-negative integer, got number "
+                                         "5000000000"),
+                       hetsim::InputError);
   std::filesystem::remove(path);
 }
 
