@@ -309,7 +309,7 @@ CommandRunner add_search_command(CLI::App& app)
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME");
   command->add_option("--model", options->model, "Hugging Face config.json or layer-list JSON, or preset:NAME");
   command->add_option("--global-batch", options->global_batch, "sequences per iteration")
-      ->check(CLI::Range(1, 1 << 30));
+      ->check(CLI::Range(1, strategies::kMaxGlobalBatch));
   command->add_option("--planner", options->planner, "planner name (see --list-planners; default amp)");
   command->add_flag("--list-planners", options->list, "print the planners of this build and exit");
   command->add_option("--top", options->top_k, "candidates re-scored in the simulator (default 10)")

@@ -3,9 +3,12 @@
 #include "core/dtype.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
+#include "strategies/plan/problem.hpp"
 #include "strategies/planners/registry.hpp"
 #include "strategies/search/planner.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace hetsim::sweep {
@@ -46,8 +49,11 @@ SweepProduct load_product(const JsonInput& root, const std::filesystem::path& fo
     } catch (const InputError& e) {
       throw InputError(root.at("planners").at(k).where() + ": " + e.what());
     }
-  for (const JsonInput& e : root.at("global_batch").elements())
+  for (const JsonInput& e : root.at("global_batch").elements()) {
     spec.global_batches.push_back(e.positive_int());
+    if (spec.global_batches.back() > strategies::kMaxGlobalBatch)
+      e.fail("a positive integer of at most " + std::to_string(strategies::kMaxGlobalBatch) + " sequences");
+  }
   if (spec.global_batches.empty())
     root.at("global_batch").fail("a non-empty list of positive integers");
   if (auto z = root.find("zero_stage"))
@@ -91,6 +97,15 @@ SweepSpec load_sweep_spec(const std::string& file)
                      "top", "dtype"});
     spec.products.push_back(load_product(root, folder));
   }
+  // Each cell is a whole search: a spec of more than kMaxSweepCells is a typo or a job for several sweeps.
+  double cells = 0; // a product of list lengths: double, which no list can overflow
+  for (const SweepProduct& p : spec.products)
+    cells += double(p.clusters.size()) * double(p.models.size()) * double(p.planners.size()) *
+             double(p.global_batches.size()) * double(std::max<std::size_t>(1, p.zero_stages.size())) *
+             double(std::max<std::size_t>(1, p.pipeline_depths.size())) * double(p.seeds.size());
+  if (cells > kMaxSweepCells)
+    throw InputError(file + ": expected at most " + std::to_string(kMaxSweepCells) +
+                     " cells (the product of every list's length), got " + std::to_string(std::llround(std::min(cells, 1e18))));
   if (auto t = root.find("top"))
     spec.top = t->positive_int();
   spec.dtype = root.string_or("dtype", "");

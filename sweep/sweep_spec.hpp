@@ -27,6 +27,9 @@ struct SweepProduct {
   std::vector<std::uint64_t> seeds{1};
 };
 
+/// The most cells a sweep spec may expand to; each is a whole search (seconds to minutes).
+inline constexpr int kMaxSweepCells = 100'000;
+
 struct SweepSpec {
   std::vector<SweepProduct> products;
   int top           = 3; ///< candidates re-scored in the simulator per cell

@@ -12,6 +12,12 @@
 
 namespace hetsim::strategies {
 
+/// The largest global batch a search takes, in sequences: 2^20, 500 times the largest published batch (Llama 3's
+/// 2,048 sequences of 8,192 tokens), where a search's time and memory grow with the micro-batches it lowers (a
+/// search at 2^20 on the case-5 preset takes 45 s and 0.5 GB; at the option's old limit, 2^30, it ran out of
+/// memory).
+inline constexpr int kMaxGlobalBatch = 1 << 20;
+
 struct Problem {
   const Cluster* cluster            = nullptr;
   const models::Workload* workload  = nullptr;

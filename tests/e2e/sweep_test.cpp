@@ -229,6 +229,31 @@ TEST_CASE("sweep, plot and generate-cluster: bad input is one line and exit 2")
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("global_batch[0]") != std::string::npos);
 
+  // Work without bounds: a global batch past 2^20 sequences (2^31 - 1 ran out of memory at once), and more cells
+  // than 100,000 (a million-cell sweep was accepted).
+  dir.file("huge.json", R"({"clusters": ["preset:case4_regional_geo"], "models": ["preset:gpt2-medium"],
+    "planners": ["dtfm"], "global_batch": [16, 2147483647]})");
+  r = run_command(kHetsim + " sweep --spec " + dir.file("huge.json") + " --out " + dir.file("x.csv"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("huge.json: global_batch[1]: expected a positive integer of at most 1048576 sequences") !=
+        std::string::npos);
+  std::string seeds;
+  for (int seed = 1; seed <= 400; ++seed)
+    seeds += (seed > 1 ? ", " : "") + std::to_string(seed);
+  std::string batches;
+  for (int batch = 1; batch <= 300; ++batch)
+    batches += (batch > 1 ? ", " : "") + std::to_string(batch);
+  dir.file("cells.json", R"({"clusters": ["preset:case4_regional_geo"], "models": ["preset:gpt2-medium"],
+    "planners": ["dtfm"], "global_batch": [)" + batches + R"(], "seeds": [)" + seeds + "]}");
+  r = run_command(kHetsim + " sweep --spec " + dir.file("cells.json") + " --out " + dir.file("x.csv"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("cells.json: expected at most 100000 cells (the product of every list's length), got 120000") !=
+        std::string::npos);
+  r = run_command(kHetsim + " search --cluster preset:case4_regional_geo --model preset:gpt2-medium --global-batch "
+                            "1073741824");
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("--global-batch") != std::string::npos);
+
   r = run_command(kHetsim + " generate-cluster --regions 3 --bandwidth-gbps 2:1 --out " + dir.file("g.json"));
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("--bandwidth-gbps") != std::string::npos);
