@@ -208,7 +208,7 @@ CommandRunner add_calibrate_command(CLI::App& app)
                    "runs when --plan is given). Use the result with --calibration.");
   command->add_option("--trace", options->traces,
                       "measured trace: trace.json of `hetsim run`, or a PyTorch profiler trace (torch.profiler's "
-                      "export_chrome_trace, record_shapes=True, plain or .gz; see the README); repeat for several")
+                      "export_chrome_trace, record_shapes=True, plain or .gz; see docs/running.md); repeat for several")
       ->required()
       ->check(CLI::ExistingFile);
   command->add_option("--plan", options->plans,

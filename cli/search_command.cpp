@@ -318,7 +318,7 @@ CommandRunner add_search_command(CLI::App& app)
   add_seq_len_option(*command, options->seq_len);
   command->add_option("--dtype", options->dtype, "fp16, bf16 or fp32 (default: the model's torch_dtype, else fp16)");
   command->add_option("--framework", options->framework,
-                      "megatron (default), deepspeed or fsdp: what the candidates run under (README, Frameworks); "
+                      "megatron (default), deepspeed or fsdp: what the candidates run under (docs/inputs.md, Frameworks); "
                       "named, megatron and deepspeed keep only plans their export can launch")
       ->each([options](const std::string&) { options->framework_given = true; });
   command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");

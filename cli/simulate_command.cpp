@@ -164,7 +164,7 @@ CommandRunner add_simulate_command(CLI::App& app)
                       "thousand-GPU trace small), or `representatives`: the devices a folded replay replayed");
   command->add_flag("--exact", options->exact,
                     "replay every device, even those that identical devices on equivalent links would stand for "
-                    "(by default a symmetric job is folded: see the README)");
+                    "(by default a symmetric job is folded: see docs/modelling.md, Folding)");
   command->add_flag("--allow-oom", options->allow_oom, "simulate a plan even when a device runs out of memory");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "time collectives that stay inside one node with the alpha-beta model instead of flows "

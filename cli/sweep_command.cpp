@@ -64,7 +64,7 @@ CommandRunner add_sweep_command(CLI::App& app)
   CLI::App* command = app.add_subcommand(
       "sweep", "Plan and simulate every cell of a sweep spec (clusters x models x planners x parameters) into one "
                "CSV and JSON; cells already in the CSV are skipped. Run under mpirun -np N to share the cells.");
-  command->add_option("--spec", options->spec_file, "sweep spec JSON (see README, \"Sweeps\")");
+  command->add_option("--spec", options->spec_file, "sweep spec JSON (see docs/sweeps.md)");
   command->add_option("--out", options->out_file, "results CSV; an existing one is resumed");
   command->add_option("--json", options->json_file, "results JSON (default: --out with a .json extension)");
   command->add_flag("--no-json", options->no_json, "write no JSON");

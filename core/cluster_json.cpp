@@ -82,7 +82,7 @@ GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
   gpu.peak_flops_fp32              = spec.positive_number_or("peak_tflops_fp32", gpu.peak_flops_fp16 / 8) * units::kTera;
   if (auto multiprocessors = spec.find("multiprocessors"))
     gpu.multiprocessors = multiprocessors->positive_int();
-  gpu.bf16 = spec.boolean_or("bf16", true); // README: a GPU given inline takes bf16 unless it says otherwise
+  gpu.bf16 = spec.boolean_or("bf16", true); // docs/inputs.md: a GPU given inline takes bf16 unless it says otherwise
   return gpu;
 }
 

@@ -5,7 +5,7 @@
 ///    single-GPU machines, `intra_region` (or `intra_region_per_region`) and `latency_ms`/`bandwidth_gbps`
 ///    matrices between regions;
 ///  - the compact data-centre shape: `groups` of multi-GPU nodes joined by `inter_group`.
-/// See README.md ("Cluster files") for every field.
+/// See docs/inputs.md ("Cluster") for every field.
 
 #include "core/cluster.hpp"
 

@@ -16,7 +16,7 @@ nlohmann::json deepspeed_config(const ExportInputs& inputs);
 /// The stage boundaries for PipelineModule as indices into the layer list (embedding, the blocks, the head):
 /// {"num_stages": pp, "parts": [0, b1, ..., layer count], "layers": [names]}, stage s holding layers parts[s]
 /// to parts[s + 1] - 1. PipelineModule's partition_method takes no explicit boundaries (only "uniform",
-/// "parameters", "type:REGEX"): a subclass sets its `parts` from this file (README, "Export").
+/// "parameters", "type:REGEX"): a subclass sets its `parts` from this file (docs/exporting.md).
 nlohmann::json pipeline_parts(const ExportInputs& inputs);
 
 } // namespace hetsim::launch

@@ -301,7 +301,7 @@ constexpr std::array kFamilies{
 
 /// The way out for a model HetSim has no reader for.
 constexpr std::string_view kLayerListHint =
-    "; or describe the model as a layer list {\"name\", \"seq_len\", \"layers\": [...]} (README: Model)";
+    "; or describe the model as a layer list {\"name\", \"seq_len\", \"layers\": [...]} (docs/inputs.md, \"Model\")";
 
 bool is_mixture_of_experts(std::string_view type)
 {

@@ -26,7 +26,7 @@ LAYERS = 82  # Llama-2-70B: embedding, 80 blocks, head
 GLOBAL_BATCH = 256
 MIXES = ("mi250x_a100", "a100_mi250x", "a100_h100")
 GATED = "a100_h100"
-# 768 GPUs: pipelined ring phases keep each simulation near 15 s (see README, --pipelined-rings).
+# 768 GPUs: pipelined ring phases keep each simulation near 15 s (see docs/modelling.md, --pipelined-rings).
 SIM = ["--pipelined-rings"]
 
 

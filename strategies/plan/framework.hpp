@@ -1,7 +1,7 @@
 #pragma once
 /// The training framework a plan runs under, and what it does beyond the plan's degrees: the bytes its gradient
 /// reduction and pipeline sends move, when it reduces, and the memory it holds. Each setting defaults by
-/// framework and can be overridden in the plan file (README, "Frameworks").
+/// framework and can be overridden in the plan file (docs/inputs.md, "Frameworks").
 
 #include "core/dtype.hpp"
 #include "models/workload.hpp"

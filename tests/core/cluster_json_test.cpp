@@ -112,7 +112,7 @@ TEST_CASE("inline GPU specs")
     "regions": [{"nodes": [{"gpu": "X1", "devices": 2}]}]})");
   CHECK(c.gpu_of(1).name == "X1");
   CHECK(c.gpu_of(1).memory_bytes == doctest::Approx(24 * hetsim::units::kGiB));
-  CHECK(c.gpu_of(1).bf16); // the README's stated default for a GPU given inline
+  CHECK(c.gpu_of(1).bf16); // docs/inputs.md's stated default for a GPU given inline
 
   const Cluster fp16_only = parse(R"({"gpus": {"X2": {"memory_gib": 16, "memory_bandwidth_GBps": 900,
     "peak_tflops_fp16": 125, "bf16": false}}, "regions": [{"nodes": [{"gpu": "X2", "devices": 1}]}]})");

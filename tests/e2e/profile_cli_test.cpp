@@ -90,8 +90,8 @@ TEST_CASE("profile: --memory-limit lowers the limit; refusals are one line and e
   CHECK(limits.at({"small", 0}) == limits.at({"large", 0})); // one cap below both memories
 
   // A size without its unit could be bytes or GiB: refused, as in every command that takes --memory-limit.
-  for (const std::string command : {"profile " + kInputs + " --out " + dir.file("y.json"),
-                                    "search " + kInputs + " --global-batch 8", std::string("simulate")}) {
+  for (const std::string& command : {"profile " + kInputs + " --out " + dir.file("y.json"),
+                                     "search " + kInputs + " --global-batch 8", std::string("simulate")}) {
     CAPTURE(command);
     const RunResult bare = run_hetsim(command + " --memory-limit 16");
     CHECK(bare.exit_code == 2);

@@ -14,7 +14,7 @@
 # between regions, two of them sharing the slow link at once), refining the links by replaying those runs in
 # the simulator; then predict six other plans. Each plan runs at least twice and keeps its fastest run (below).
 # The test fails when a plan is off by more than 15% or the Spearman rank correlation is below 0.9 (the worst plan
-# has been 5–9% off; see README, "Running for real"). Only runs it can trust count: a run is disturbed when the
+# has been 5–9% off; see docs/running.md, "The emulated network"). Only runs it can trust count: a run is disturbed when the
 # hypervisor stole 15% of the CPU time or other work kept 20% of the CPUs busy just before it. When a plan has
 # no undisturbed run in four rounds and the predictions miss, the result is "inconclusive: machine busy" (exit 77,
 # skipped); a miss with every plan measured undisturbed fails.

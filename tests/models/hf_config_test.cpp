@@ -191,8 +191,8 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
     config["model_type"] = "mamba";
     CHECK(error_of(config) ==
           "config.json: model_type: expected a supported model type (" + supported_hf_families() +
-              "); or describe the model as a layer list {\"name\", \"seq_len\", \"layers\": [...]} (README: "
-              "Model), got string \"mamba\"");
+              "); or describe the model as a layer list {\"name\", \"seq_len\", \"layers\": [...]} (docs/inputs.md, "
+              "\"Model\"), got string \"mamba\"");
   }
   SUBCASE("a mixture-of-experts family HetSim does not read is refused, never loaded as its dense part")
   {
