@@ -15,7 +15,7 @@ bool g_engine_created = false;
 
 } // namespace
 
-Engine::Engine()
+Engine::Engine(bool guard_pages)
 {
   if (g_engine_created)
     throw InternalError("a SimGrid engine already ran in this process (SimGrid cannot be restarted); run each "
@@ -30,6 +30,8 @@ Engine::Engine()
                                    "--cfg=network/weight-S:0",
                                    "--cfg=network/crosstraffic:0",
                                    "--cfg=network/TCP-gamma:0"};
+  if (!guard_pages)
+    args.push_back("--cfg=contexts/guard-size:0");
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());

@@ -27,7 +27,9 @@ namespace hetsim::sim {
 
 class Engine {
 public:
-  Engine();
+  /// `guard_pages`: SimGrid's guard page below each actor's stack, which costs two of the process's memory
+  /// mappings per actor (see stack_guards_fit).
+  explicit Engine(bool guard_pages = true);
   ~Engine();
   Engine(const Engine&)            = delete;
   Engine& operator=(const Engine&) = delete;

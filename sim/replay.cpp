@@ -14,6 +14,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <cmath>
 #include <memory>
@@ -406,6 +407,31 @@ std::vector<TaskTiming> replay(Engine& engine, const Platform& platform, const S
   return timings;
 }
 
+namespace {
+
+/// Whether the replay's actors fit the process's memory mappings with SimGrid's stack guard pages: each guarded
+/// stack takes two mappings (its allocation and its protected page), and Linux allows a process
+/// vm.max_map_count of them (65,530 by default), which a replay of some 16,000 devices exceeds ("Failed to
+/// protect stack"). Without guards the stacks are plain allocations, which the kernel merges. Counted: a sink per
+/// device, an actor per stream with tasks, and a transfer in flight per device; half the limit stays for the rest
+/// of the process.
+bool stack_guards_fit(const Schedule& schedule)
+{
+  long long actors = 0;
+  for (int d = 0; d < schedule.device_count; ++d) {
+    if (schedule.fold && schedule.representative(d) != d)
+      continue;
+    actors += 2; // its inbox's sink and a transfer
+    for (const auto& queue : schedule.queues[d])
+      actors += queue.empty() ? 0 : 1;
+  }
+  long long limit = 65530;
+  std::ifstream("/proc/sys/vm/max_map_count") >> limit;
+  return 2 * actors < limit / 2;
+}
+
+} // namespace
+
 std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& schedule,
                                         const ReplayOptions& options)
 {
@@ -419,8 +445,9 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& 
       if (schedule.representative(d) == d)
         built_nodes[cluster.device(d).node] = 1;
   }
+  const bool guard_pages  = stack_guards_fit(schedule);
   const std::string bytes = run_isolated([&] {
-    Engine engine;
+    Engine engine(guard_pages);
     Platform platform(cluster, built_nodes);
     std::vector<LinkUsage> usage;
     ReplayOptions child_options = options;
