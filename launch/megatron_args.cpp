@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace hetsim::launch {
 namespace {
@@ -14,6 +15,14 @@ using strategies::Plan;
 void add(std::vector<Argument>& args, std::string flag, long long value)
 {
   args.push_back({std::move(flag), std::to_string(value)});
+}
+
+/// A float argument as Python's float() reads it back exactly: 0.25, 8, 0.707.
+std::string format_arg(double value)
+{
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
 }
 
 /// Megatron-Core's MoE layer as the simulation runs it: grouped expert products behind the all-to-all token
@@ -37,6 +46,39 @@ void add_experts(std::vector<Argument>& args, const models::TransformerShape& sh
   if (shape.capacity_factor > 1) { // every expert padded to the busiest one's share, as simulated
     args.push_back({"--moe-expert-capacity-factor", std::to_string(shape.capacity_factor)});
     args.push_back({"--moe-pad-expert-input-to-capacity", ""});
+  }
+}
+
+/// Rotary positions as the config gives them (megatron/training/arguments.py at core_v0.13.0: --rotary-base is
+/// an int, default 10,000; --rotary-percent 1.0; --use-rope-scaling with --rope-scaling-factor for Llama 3's
+/// scaling; an int --rotary-seq-len-interpolation-factor for linear scaling; --rotary-scaling-factor, --mscale
+/// and --mscale-all-dim for YaRN in multi-latent attention).
+void add_rotary(std::vector<Argument>& args, const models::TransformerShape& shape, const std::string& origin)
+{
+  args.push_back({"--position-embedding-type", "rope"});
+  if (shape.rope_base != std::round(shape.rope_base) || shape.rope_base > 2e9)
+    throw InputError(origin + ": rope_theta: expected a whole number for Megatron-LM's --rotary-base (an int), got " +
+                     format_arg(shape.rope_base));
+  if (shape.rope_base != 10000)
+    add(args, "--rotary-base", std::llround(shape.rope_base));
+  if (shape.rotary_percent != 1)
+    args.push_back({"--rotary-percent", format_arg(shape.rotary_percent)});
+  const std::string& scaling = shape.rope_scaling;
+  if (scaling.empty())
+    return;
+  if (scaling == "llama3") {
+    args.push_back({"--use-rope-scaling", ""});
+    args.push_back({"--rope-scaling-factor", format_arg(shape.rope_scaling_factor)});
+  } else if (scaling == "linear" && shape.rope_scaling_factor == std::round(shape.rope_scaling_factor)) {
+    add(args, "--rotary-seq-len-interpolation-factor", std::llround(shape.rope_scaling_factor));
+  } else if (scaling == "yarn" && shape.latent_attention()) {
+    args.push_back({"--rotary-scaling-factor", format_arg(shape.rope_scaling_factor)});
+    args.push_back({"--mscale", format_arg(shape.rope_mscale)});
+    args.push_back({"--mscale-all-dim", format_arg(shape.rope_mscale_all_dim)});
+  } else {
+    throw InputError(origin + ": rope_scaling: expected \"llama3\", a whole-number \"linear\" factor, or "
+                     "\"yarn\" with multi-latent attention, the context extensions Megatron-LM's arguments "
+                     "take; got \"" + scaling + "\" (factor " + format_arg(shape.rope_scaling_factor) + ")");
   }
 }
 
@@ -72,7 +114,7 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   add(args, "--seq-length", shape.seq_len);
   add(args, "--max-position-embeddings", std::max(shape.max_positions, shape.seq_len));
   if (shape.max_positions == 0)
-    args.push_back({"--position-embedding-type", "rope"});
+    add_rotary(args, shape, inputs.model_origin);
   if (shape.gated_mlp)
     args.push_back({"--swiglu", ""});
   if (shape.rms_norm)

@@ -59,6 +59,37 @@ int mlp_width_or_four_hidden(const JsonInput& config, std::string_view key, int 
   return size_or(config, key, 4 * hidden);
 }
 
+/// Rotary positions: the frequencies' base under `base_key` (transformers' default 10,000), the share of a head
+/// they turn under `percent_key` or its newer name partial_rotary_factor (`percent` when neither is given), and
+/// `rope_scaling` ({"rope_type" or "type", "factor", YaRN's "mscale" and "mscale_all_dim"}), which transformers
+/// reads the same way in every family.
+void read_rotary(const JsonInput& config, TransformerShape& shape, std::string_view base_key,
+                 std::string_view percent_key = "partial_rotary_factor", double percent = 1)
+{
+  shape.max_positions = 0; // rotary positions have no weights
+  shape.rope_base     = config.positive_number_or(base_key, 10000);
+  for (std::string_view key : {percent_key, std::string_view("partial_rotary_factor")})
+    if (config.has(key)) {
+      percent = config.at(key).positive_number();
+      if (percent > 1)
+        config.at(key).fail("a share of a head's width in (0, 1]");
+      break;
+    }
+  shape.rotary_percent = percent;
+  const auto scaling = config.find("rope_scaling");
+  if (!scaling)
+    return;
+  if (!scaling->is_object())
+    scaling->fail("an object {\"rope_type\": ..., \"factor\": ...} or null");
+  const auto type = scaling->find("rope_type") ? scaling->at("rope_type") : scaling->at("type");
+  shape.rope_scaling = type.string() == "default" ? "" : type.string();
+  if (shape.rope_scaling.empty())
+    return;
+  shape.rope_scaling_factor = scaling->positive_number_or("factor", 1);
+  shape.rope_mscale         = scaling->positive_number_or("mscale", 1);
+  shape.rope_mscale_all_dim = scaling->positive_number_or("mscale_all_dim", 1);
+}
+
 void read_llama(const JsonInput& config, TransformerShape& shape)
 {
   shape.hidden          = size_field(config.at("hidden_size"));
@@ -69,7 +100,7 @@ void read_llama(const JsonInput& config, TransformerShape& shape)
   shape.vocab           = size_field(config.at("vocab_size"));
   shape.seq_len         = size_or(config, "max_position_embeddings", 2048);
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
-  shape.max_positions   = 0; // rotary positions (rope_scaling too) have no weights
+  read_rotary(config, shape, "rope_theta");
   shape.gated_mlp       = true;
   const bool attention_bias = config.boolean_or("attention_bias", false);
   const bool mlp_bias       = config.boolean_or("mlp_bias", false);
@@ -218,7 +249,7 @@ void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
   shape.vocab           = size_field(config.at("vocab_size"));
   shape.seq_len         = size_or(config, "max_position_embeddings", 2048);
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
-  shape.max_positions   = 0;
+  read_rotary(config, shape, "rotary_emb_base", "rotary_pct", 0.25); // GPTNeoXConfig's defaults
   shape.biases          = config.boolean_or("attention_bias", true);
   check_heads(config, shape, "hidden_size", "num_attention_heads", "num_attention_heads");
 }
@@ -243,7 +274,7 @@ void read_falcon(const JsonInput& config, TransformerShape& shape)
   const bool parallel     = config.boolean_or("parallel_attn", true);
   shape.shared_block_norm = parallel && !(new_architecture && size_or(config, "num_ln_in_parallel_attn", 2) == 2);
   shape.tied_embeddings   = config.boolean_or("tie_word_embeddings", true);
-  shape.max_positions     = 0;
+  read_rotary(config, shape, "rope_theta");
   shape.biases            = config.boolean_or("bias", false);
   check_heads(config, shape, "hidden_size", "num_attention_heads", "num_kv_heads");
 }

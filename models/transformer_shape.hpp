@@ -24,6 +24,16 @@ struct TransformerShape {
   int seq_len          = 0;
   int max_positions    = 0; ///< learned position embeddings (gpt2, bert, opt); 0 for rotary (llama)
   int position_offset  = 0; ///< learned position rows before the first position (OPT: 2)
+  /// Rotary positions (max_positions 0): the base of their frequencies (rope_theta), the share of a head's width
+  /// they turn (GPT-NeoX's rotary_pct), and the context extension the config names (rope_scaling's type,
+  /// "llama3", "linear", "yarn", ...; empty for none) with its factor and YaRN's attention scales. None of these
+  /// changes the cost of a step; the exports carry them.
+  double rope_base           = 10000;
+  double rotary_percent      = 1;
+  std::string rope_scaling;
+  double rope_scaling_factor = 1;
+  double rope_mscale         = 1;
+  double rope_mscale_all_dim = 1;
   int type_vocab       = 0; ///< bert token-type embeddings
   bool gated_mlp       = false; ///< llama SwiGLU: three projections instead of two
   bool biases          = true;

@@ -237,3 +237,37 @@ TEST_CASE("the pinned argument list is Megatron-LM's, read whole")
     CHECK(flags.count(known) == 1);
   CHECK(flags.count("--use-megatron-fsdp") == 0); // 0.14's name
 }
+
+TEST_CASE("rotary positions as the config gives them: base, share of a head, Llama 3's scaling; others refused")
+{
+  auto export_of = [](const nlohmann::json& config) {
+    ExportCase c(1, 1, 16);
+    c.workload = models::workload_from_json(config, "config.json");
+    return megatron_arguments(c.inputs());
+  };
+  // Llama-3.2-1B's config from the shared H100 runs: rope_theta 500,000, rope_scaling llama3 x 32.
+  std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/tests/data/h100/inputs/llama-3.2-1b.json");
+  nlohmann::json llama = nlohmann::json::parse(in);
+  auto flags           = by_flag(export_of(llama));
+  CHECK(flags["--position-embedding-type"] == "rope");
+  CHECK(flags["--rotary-base"] == "500000");
+  CHECK(flags.count("--use-rope-scaling") == 1);
+  CHECK(flags["--rope-scaling-factor"] == "32");
+  CHECK(flags.count("--rotary-percent") == 0);
+  // Without them: Megatron-LM's defaults, nothing written.
+  llama.erase("rope_scaling");
+  llama["rope_theta"] = 10000;
+  flags               = by_flag(export_of(llama));
+  CHECK(flags.count("--rotary-base") == 0);
+  CHECK(flags.count("--use-rope-scaling") == 0);
+  // Linear scaling by a whole factor; a fractional base or a scaling Megatron-LM's arguments do not take is refused.
+  llama["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}};
+  CHECK(by_flag(export_of(llama))["--rotary-seq-len-interpolation-factor"] == "4");
+  llama["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 32.0}};
+  CHECK_THROWS_WITH_AS(export_of(llama), doctest::Contains("model.json: rope_scaling: expected \"llama3\""),
+                       InputError);
+  llama.erase("rope_scaling");
+  llama["rope_theta"] = 10000.5;
+  CHECK_THROWS_WITH_AS(export_of(llama), doctest::Contains("model.json: rope_theta: expected a whole number"),
+                       InputError);
+}

@@ -197,3 +197,17 @@ TEST_CASE("Falcon-7B: multi-query attention and a parallel block with one shared
   CHECK(workload.total_params() == doctest::Approx(6'921'720'704.0).epsilon(1e-12));
   CHECK(workload.layers[1].params == doctest::Approx(207'070'080.0).epsilon(1e-12));
 }
+
+TEST_CASE("rotary positions as each family's config gives them")
+{
+  const Workload llama = load_workload(fixture("llama-3.2-1b.json"));
+  REQUIRE(llama.shape);
+  CHECK(llama.shape->rope_base == 500000);
+  CHECK(llama.shape->rope_scaling == "llama3");
+  CHECK(llama.shape->rope_scaling_factor == 32);
+  CHECK(llama.shape->rotary_percent == 1);
+  const Workload pythia = load_workload(fixture("pythia-1b.json"));
+  REQUIRE(pythia.shape);
+  CHECK(pythia.shape->rotary_percent == 0.25); // rotary_pct, GPTNeoXConfig's default too
+  CHECK(pythia.shape->rope_scaling.empty());
+}
