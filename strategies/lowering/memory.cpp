@@ -264,7 +264,8 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   // A one-device PyTorch loop's optimizer.zero_grad() sets the gradients to None (its default since PyTorch
   // 2.0): backward allocates them as it frees the activations they follow, so at the step's peak, the loss's
   // backward with every activation alive, none exists yet. Only what outgrows the activations adds to it.
-  if (shape && shape->eager && plan.dp == 1)
+  // DeepSpeed's BF16_Optimizer zeroes its gradients instead and keeps them, with its fp32 copy, all along.
+  if (shape && shape->eager && plan.dp == 1 && !bf16_optimizer)
     m.gradient_bytes = std::max(0.0, m.gradient_bytes - m.activation_bytes - m.transient_bytes);
   return m;
 }

@@ -251,6 +251,18 @@ TEST_CASE("Megatron-LM with bf16 keeps fp32 gradients; DeepSpeed's ZeRO optimize
   CHECK(zero1_framework - zero0.framework_bytes == doctest::Approx(5e8 * 2));
   setup.plan.framework  = framework_defaults(Framework::deepspeed);
   setup.plan.zero_stage = 0;
+  // On one device an eager loop's gradients appear during the backward (zero_grad sets them to None); the
+  // BF16_Optimizer's are zeroed and kept, its fp32 copy beside them, so all 6 bytes count at the peak.
+  {
+    const models::Workload gpt = strategies::run_by(models::build_transformer(models::testing::gpt_shape(4)),
+                                                    framework_defaults(Framework::deepspeed), Dtype::bf16);
+    const Cluster one          = make_cluster(1, 1, a100());
+    Plan single                = make_plan(one, gpt, 1, 1, 1, 1, 1);
+    single.dtype               = Dtype::bf16;
+    single.framework           = framework_defaults(Framework::deepspeed);
+    const Problem problem      = make_problem(one, gpt);
+    CHECK(plan_memory(single, problem)[0].gradient_bytes == doctest::Approx(6 * gpt.total_params()));
+  }
   // fp16 runs the FP16 optimizer: nothing of this.
   setup.cluster    = make_cluster(2, 4);
   setup.plan.dtype = Dtype::fp16;
