@@ -166,10 +166,12 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
                           });
   if (plan.pp > 1 && last_stage && plan.framework.tied_embedding_all_reduce && shape && shape->tied_embeddings)
     params += static_cast<double>(shape->vocab) * shape->hidden / plan.tp;
-  DeviceMemory m = zero_model_states(params, largest[0] + largest[1], plan.zero_stage, plan.dp, plan.dtype);
+  // DeepSpeed's BF16_Optimizer shards its fp32 states as ZeRO-1 does, ZeRO or not (Plan::shards_optimizer_states).
+  const int sharding = plan.shards_optimizer_states() ? std::max(1, plan.zero_stage) : plan.zero_stage;
+  DeviceMemory m     = zero_model_states(params, largest[0] + largest[1], sharding, plan.dp, plan.dtype);
   if (plan.ep > 1) { // ZeRO-3 is refused with ep, so the largest layers' buffers do not matter here
-    const DeviceMemory dense = zero_model_states(params - experts, 0, plan.zero_stage, plan.dp, plan.dtype);
-    const DeviceMemory held  = zero_model_states(experts, 0, plan.zero_stage, plan.dp / plan.ep, plan.dtype);
+    const DeviceMemory dense = zero_model_states(params - experts, 0, sharding, plan.dp, plan.dtype);
+    const DeviceMemory held  = zero_model_states(experts, 0, sharding, plan.dp / plan.ep, plan.dtype);
     m.parameter_bytes = dense.parameter_bytes + held.parameter_bytes;
     m.gradient_bytes  = dense.gradient_bytes + held.gradient_bytes;
     m.optimizer_bytes = dense.optimizer_bytes + held.optimizer_bytes;
@@ -209,14 +211,11 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   if (framework.name == Framework::megatron && reduces_in_fp32(framework, plan.dtype))
     m.gradient_bytes *= 4 / weight_bytes;
   // DeepSpeed's BF16_Optimizer (v0.17.4, deepspeed/runtime/bf16_optimizer.py) keeps every bf16 .grad (zeroed, not
-  // freed: l.445-461) beside a full fp32 accumulator (l.165-166), and its fp32 master weights and Adam moments
-  // only for its 1/dp partition (l.151-159, l.199), ZeRO or not.
+  // freed: l.445-461) beside a full fp32 accumulator (l.165-166); its fp32 master weights and Adam moments are
+  // only its 1/dp partition's (l.151-159, l.199), sharded above.
   const bool bf16_optimizer = uses_bf16_optimizer(framework, plan.dtype, plan.zero_stage);
-  if (bf16_optimizer) {
+  if (bf16_optimizer)
     m.gradient_bytes *= (weight_bytes + 4) / weight_bytes;
-    if (plan.zero_stage == 0)
-      m.optimizer_bytes /= plan.dp;
-  }
 
   const int accum      = plan.grad_accum[replica];
   // A context-parallel rank keeps what its 1/cp of each sequence saves.
