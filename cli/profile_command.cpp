@@ -9,6 +9,7 @@
 #include "core/output_file.hpp"
 #include "core/units.hpp"
 #include "exec/executor_profiler.hpp"
+#include "strategies/plan/framework.hpp"
 #include "strategies/profiling/device_profiles.hpp"
 #include "strategies/search/plan_space.hpp"
 
@@ -30,6 +31,7 @@ struct ProfileOptions {
   std::string memory_limit;
   int max_batch          = 1024;
   std::string dtype; ///< empty: the model's
+  std::string framework = "megatron";
   int warmup             = 1;
   int iterations         = 3;
   std::string out;
@@ -49,13 +51,19 @@ int run_profile(const ProfileOptions& options)
   const std::vector<int> stages = zero_stages(options.zero_stage);
   check_output(options.out, {options.cluster, options.model}, "--out");
   const Cluster cluster           = load_cluster(options.cluster);
-  const models::Workload workload = load_model(options.model, options.seq_len);
+  const models::Workload given = load_model(options.model, options.seq_len);
   strategies::Problem problem;
-  problem.cluster            = &cluster;
-  problem.workload           = &workload;
+  problem.cluster = &cluster;
   if (!options.memory_limit.empty())
     problem.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
-  problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, workload);
+  problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, given);
+  strategies::Framework framework = strategies::Framework::megatron;
+  if (!strategies::parse_framework(options.framework, framework))
+    throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + options.framework + "'");
+  problem.framework = strategies::framework_defaults(framework);
+  // Run as the framework runs the model: Megatron's fused kernels, or DeepSpeed's and FSDP's eager modules.
+  const models::Workload workload = strategies::run_by(given, problem.framework, problem.dtype);
+  problem.workload                = &workload;
 
   exec::ExecutorProfilerOptions run;
   run.executor    = options.executor;
@@ -70,8 +78,8 @@ int run_profile(const ProfileOptions& options)
   profiles.scale       = options.scale;
   profiles.dtype       = problem.dtype;
   profiles.batch_limit = options.max_batch;
-  std::cout << "profile: " << workload.name << " on " << cluster.name() << " with the " << options.executor
-            << " executor (scale " << options.scale << "), one device of each GPU type\n";
+  std::cout << "profile: " << workload.name << " on " << cluster.name() << " as " << options.framework
+            << " runs it, with the " << options.executor << " executor (scale " << options.scale << "), one device of each GPU type\n";
   // Profiles every GPU type under one setting; true when some type holds no sequence.
   auto profile_setting = [&](strategies::ProfileSetting setting) {
     bool short_of_memory = false;
@@ -148,6 +156,9 @@ CommandRunner add_profile_command(CLI::App& app)
   command->add_option("--iterations", options->iterations, "timed steps per batch (the median counts)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  command->add_option("--framework", options->framework,
+                      "megatron (default), deepspeed or fsdp: whose kernels and memory the steps have (docs/inputs.md, "
+                      "Frameworks)");
   command->add_option("--out", options->out, "device profiles JSON to write")->required();
   return [options] { return run_profile(*options); };
 }

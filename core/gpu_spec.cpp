@@ -54,8 +54,9 @@ const std::vector<GpuSpec>& gpu_catalog()
       // capacity of 79.18 GiB"; tests/data/h100), not the datasheet's round 80.
       make("H100-SXM5-80GB", 79.18, 3350, 989, 67, 132),
       make("H100-PCIe-80GB", 80, 2000, 756, 51, 114),
-      // The H200's 141 GB is decimal, unlike the others.
-      GpuSpec{"H200-SXM-141GB", 141e9, 4800 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},
+      // Likewise on an H200 SXM: "a total capacity of 139.80 GiB" (tests/data/h200), more than the datasheet's
+      // 141 GB (131.3 GiB) says.
+      make("H200-SXM-141GB", 139.80, 4800, 989, 67, 132),
       // GH200 Grace Hopper's GPU: the H100's compute (NVIDIA GH200 datasheet: 989 TFLOP/s dense fp16/bf16, 67
       // fp32) with 96 GB of HBM3 at 4 TB/s, or 144 GB of HBM3e at 4.9 TB/s; decimal like the H200.
       GpuSpec{"GH200-96GB", 96e9, 4000 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},

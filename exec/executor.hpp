@@ -11,6 +11,7 @@
 #include "models/workload.hpp"
 #include "strategies/lowering/schedule.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -50,14 +51,50 @@ struct Workload {
   double host_dispatch_s = 0;
 };
 
-/// Keeps the calling thread busy for `seconds` (Workload::host_dispatch_s): a host issuing kernels is busy, not
-/// asleep, and sleeping is far coarser than a dispatch's microseconds.
+/// Keeps the calling thread busy for `seconds`: a host issuing kernels is busy, not asleep, and sleeping is far
+/// coarser than a dispatch's microseconds. The cpu executor's device is its host, so its dispatch adds to its work.
 inline void host_busy_for(double seconds)
 {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end) {
   }
 }
+
+/// Paces a GPU executor's kernel launches as an eager framework's host issues them (Workload::host_dispatch_s):
+/// each kernel is issued no sooner than its launches' dispatch time after the previous one was, the first its own
+/// after the task begins. The dispatch figure is the host's whole cost of a launch, the launch call included (the
+/// H100 trace it was measured on counts cudaLaunchKernel in it), so the executor's own launch calls count towards
+/// it instead of adding to it: the host's pace is the larger of the two, as the cost model's
+/// max(device, launches x dispatch).
+class HostPacer {
+public:
+  explicit HostPacer(double dispatch_s) : dispatch_s_(dispatch_s) {}
+
+  /// A compute task begins: its first kernel's dispatch starts now.
+  void begin_task() { issued_ = std::chrono::steady_clock::now(); }
+  /// Waits until a kernel standing for `launches` launches may be issued.
+  void before_kernel(double launches)
+  {
+    if (dispatch_s_ <= 0)
+      return;
+    issued_ = next_issue(issued_, std::chrono::steady_clock::now(), launches * dispatch_s_);
+    while (std::chrono::steady_clock::now() < issued_) {
+    }
+  }
+
+  using Time = std::chrono::steady_clock::time_point;
+  /// When a kernel whose dispatch takes `seconds` may be issued, the previous one issued at `issued`: that long
+  /// after it, or `now` when the host is already later (its own launch call took longer).
+  static Time next_issue(Time issued, Time now, double seconds)
+  {
+    return std::max(now, issued + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(seconds)));
+  }
+
+private:
+  double dispatch_s_;
+  Time issued_{};
+};
 
 /// An allocation that does not fit: past Workload::memory_cap_bytes, or refused by the device (a failed
 /// cudaMalloc). Thrown by prepare and by the operations.

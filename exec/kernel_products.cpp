@@ -9,9 +9,29 @@ namespace hetsim::exec {
 
 using models::Kernel;
 
+namespace {
+
+long whole(double x)
+{
+  return std::max(1L, std::lround(x));
+}
+
+/// The forward's two products per head, each 2 s s d FLOPs over the whole square.
+double forward_attention_flops(const Kernel& kernel)
+{
+  return 4.0 * static_cast<double>(whole(kernel.m)) * static_cast<double>(whole(kernel.m)) *
+         static_cast<double>(whole(kernel.k)) * static_cast<double>(whole(kernel.batch));
+}
+
+} // namespace
+
+AttentionTensors attention_tensors(const Kernel& kernel)
+{
+  return {whole(kernel.batch), whole(kernel.m), whole(kernel.k), kernel.flops > 1.75 * forward_attention_flops(kernel)};
+}
+
 std::vector<Product> kernel_products(const Kernel& kernel)
 {
-  auto whole = [](double x) { return std::max(1L, std::lround(x)); };
   switch (kernel.kind) {
   case Kernel::Kind::matmul:
     return {{whole(kernel.m), whole(kernel.n), whole(kernel.k), whole(kernel.batch)}};
@@ -22,10 +42,10 @@ std::vector<Product> kernel_products(const Kernel& kernel)
     const long heads  = whole(kernel.batch);
     const Product scores{block, s, d, heads}, context{block, d, s, heads}, keys{s, d, block, heads};
     // Per block, two products of 2 block s d FLOPs per head forward; the backward's 2.5 times as many are five.
-    const bool forward = kernel.flops < 3.5 * scores.flops() * static_cast<double>(blocks);
     const std::vector<Product> per_block =
-        forward ? std::vector<Product>{scores, context}
-                : std::vector<Product>{scores, scores, context, keys, keys}; // scores, their gradient; dQ; dK, dV
+        attention_tensors(kernel).backward
+            ? std::vector<Product>{scores, scores, context, keys, keys}  // scores, their gradient; dQ; dK, dV
+            : std::vector<Product>{scores, context};
     std::vector<Product> products;
     for (long b = 0; b < blocks; ++b)
       products.insert(products.end(), per_block.begin(), per_block.end());
@@ -54,6 +74,11 @@ Operands kernel_operands(const Kernel& kernel)
     return {tensor, 0, tensor};
   }
   Operands operands;
+  if (kernel.kind == Kernel::Kind::fused_attention) {
+    const AttentionTensors tensors = attention_tensors(kernel);
+    operands.a                     = tensors.inputs();
+    operands.c                     = tensors.outputs();
+  }
   for (const Product& p : kernel_products(kernel)) {
     operands.a = std::max(operands.a, static_cast<std::size_t>(p.m * p.k * p.count));
     operands.b = std::max(operands.b, static_cast<std::size_t>(p.k * p.n * p.count));

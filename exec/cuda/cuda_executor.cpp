@@ -9,6 +9,9 @@
 /// one per collective group and stream, and one per directed pipeline pair, so that no two host threads ever
 /// use the same communicator.
 ///
+/// Fused attention runs as PyTorch's SDPA runs it, on cuDNN's flash graphs (cudnn_attention.hpp), where the build
+/// found cuDNN and cuDNN has an engine for the shape; otherwise as 128-query blocks of cuBLAS products.
+///
 /// Every cudaMalloc is counted (memory_budget.hpp); one the GPU refuses, or one past the memory cap, throws
 /// OutOfMemory.
 
@@ -18,12 +21,18 @@
 #include "exec/memory_budget.hpp"
 #include "exec/task_channel.hpp"
 #include "exec/training_memory.hpp"
+#ifdef HETSIM_CUDNN_ATTENTION
+#include "exec/cuda/cudnn_attention.hpp"
+#endif
 
 #include "core/error.hpp"
+#include "costmodel/compute.hpp"
 #include "strategies/lowering/scale.hpp"
 #include "strategies/lowering/task_kernels.hpp"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -33,7 +42,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
+#include <random>
+#include <memory>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <thread>
@@ -191,6 +204,7 @@ public:
     workload_                     = workload;
     const strategies::Schedule& s = *workload.schedule;
     budget_.set_cap(workload.memory_cap_bytes);
+    host_ = HostPacer(workload.host_dispatch_s);
     element_bytes_                = workload.dtype == Dtype::fp32 ? 4 : 2;
     data_type_    = workload.dtype == Dtype::bf16 ? CUDA_R_16BF : workload.dtype == Dtype::fp32 ? CUDA_R_32F : CUDA_R_16F;
     nccl_type_    = workload.dtype == Dtype::bf16 ? ncclBfloat16 : workload.dtype == Dtype::fp32 ? ncclFloat32 : ncclFloat16;
@@ -239,6 +253,8 @@ public:
       }
     const BufferPlan plan = buffer_plan(workload, setup_.rank);
     workspace_.reserve(budget_, plan.workspace_elements * element_bytes_);
+    prepare_attention();
+    fill_normal(workspace_);
     // The step reads two fp32 vectors; holding training memory, the buffer holds the optimizer states.
     optimizer_.reserve(budget_, plan.optimizer_bytes(kStepVectors));
     if (workload.hold_training_memory) {
@@ -257,33 +273,37 @@ public:
     TaskResult result = timed(task, nullptr, [&](cudaStream_t stream) {
       check_cublas(cublasSetStream(cublas_, stream), "cublasSetStream");
       if (task.kind == TaskKind::optimizer) {
-        // Memory-bound stand-in for Adam: read and update fp32 state like the real step does.
-        const int n    = static_cast<int>(optimizer_elements(task, workload_.scale));
-        const float lr = 1e-4f;
-        auto* weights  = static_cast<float*>(optimizer_.data);
-        check_cublas(cublasSaxpy(cublas_, n, &lr, weights + n, 1, weights, 1), "cublasSaxpy");
+        optimizer_step(optimizer_elements(task, workload_.scale));
         return 0.0;
       }
-      double flops    = 0;
-      const float one = 1, zero = 0;
+      double flops     = 0;
+      const float zero = 0;
       marked_kernels_.clear();
+      host_.begin_task();
       for (const models::Kernel& kernel : strategies::task_kernels(task, *workload_.model, tp, workload_.scale, workload_.schedule->ep,
                                                               workload_.schedule->sequence_parallel,
                                                               workload_.schedule->cp)) {
-        host_busy_for(kernel.launches * workload_.host_dispatch_s); // the GPU idles if it ran out of work
+        host_.before_kernel(kernel.launches); // the GPU idles if it ran out of work
         if (workload_.time_kernels)
           mark_kernel_end(kernel.name, stream);
         if (kernel.kind == models::Kernel::Kind::stream) // elementwise passes: read as many as they write
           copy_passes(stream_passes(kernel), stream);
+        if (fused_attention(kernel, stream)) {
+          flops += kernel.flops;
+          continue;
+        }
         for (const Product& p : kernel_products(kernel)) {
           // A, B and C one after another in the workspace. Column-major C (n x m) = B^T-shaped (n x k) * A
           // (k x m): the row-major (m x k) * (k x n) product.
           auto* a = static_cast<char*>(workspace_.data);
           auto* b = a + static_cast<std::size_t>(p.m * p.k * p.count) * element_bytes_;
           auto* c = b + static_cast<std::size_t>(p.k * p.n * p.count) * element_bytes_;
+          // Scaled by 1 / sqrt(k), a product of unit-variance operands stays unit-variance, so that outputs read as
+          // later operands never grow to infinities.
+          const float scale = 1.0f / std::sqrt(static_cast<float>(p.k));
           check_cublas(cublasGemmStridedBatchedEx(
                            cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(p.n), static_cast<int>(p.m),
-                           static_cast<int>(p.k), &one, b, data_type_, static_cast<int>(p.n), p.k * p.n, a,
+                           static_cast<int>(p.k), &scale, b, data_type_, static_cast<int>(p.n), p.k * p.n, a,
                            data_type_, static_cast<int>(p.k), p.m * p.k, &zero, c, data_type_,
                            static_cast<int>(p.n), p.m * p.n, static_cast<int>(p.count), CUBLAS_COMPUTE_32F,
                            CUBLAS_GEMM_DEFAULT),
@@ -454,6 +474,101 @@ private:
 
   static constexpr std::size_t kStepVectors = 2; ///< fp32 vectors the optimizer's stand-in step reads
 
+  /// Memory-bound stand-in for the optimizer's step over `params` fp32 parameters: passes of y += a x over two
+  /// vectors (12 bytes a parameter each) until it moves the bytes the cost model prices an Adam step at
+  /// (costmodel::ComputeModel::kOptimizerBytesPerParam), in pieces cuBLAS' int lengths can count.
+  void optimizer_step(long params)
+  {
+    constexpr long kPiece  = 1L << 30;
+    const int passes       = static_cast<int>(std::lround(costmodel::ComputeModel::kOptimizerBytesPerParam / 12));
+    const float rate       = 1e-4f;
+    auto* weights          = static_cast<float*>(optimizer_.data);
+    for (int pass = 0; pass < passes; ++pass)
+      for (long begin = 0; begin < params; begin += kPiece) {
+        const int n = static_cast<int>(std::min(kPiece, params - begin));
+        check_cublas(cublasSaxpy(cublas_, n, &rate, weights + params + begin, 1, weights + begin, 1), "cublasSaxpy");
+      }
+  }
+
+  /// Fills `buffer` with standard normal values of the compute type, fixed seed: tensor cores run products of
+  /// zeros faster than of data (an 8192-cubed bf16 product: 894 TFLOP/s on zeros, 788 on random values, on an
+  /// H200), and a kernel's operands are data in training.
+  void fill_normal(DeviceBuffer& buffer) const
+  {
+    if (!buffer.data)
+      return;
+    constexpr std::size_t kChunk = 1 << 22; // values generated on the host, then doubled on the device
+    std::mt19937 random(38);
+    std::normal_distribution<float> normal;
+    std::vector<std::uint16_t> half(kChunk);
+    std::vector<float> single(element_bytes_ == 4 ? kChunk : 0);
+    for (std::size_t i = 0; i < kChunk; ++i) {
+      const float value = normal(random);
+      if (element_bytes_ == 4)
+        single[i] = value;
+      else if (data_type_ == CUDA_R_16BF)
+        half[i] = __bfloat16_as_ushort(__float2bfloat16(value));
+      else
+        half[i] = __half_as_ushort(__float2half(value));
+    }
+    const void* source = element_bytes_ == 4 ? static_cast<const void*>(single.data()) : half.data();
+    auto* bytes        = static_cast<char*>(buffer.data);
+    std::size_t filled = std::min(buffer.bytes, kChunk * element_bytes_);
+    check_cuda(cudaMemcpy(bytes, source, filled, cudaMemcpyHostToDevice), "cudaMemcpy");
+    for (; filled < buffer.bytes; filled *= 2)
+      check_cuda(cudaMemcpy(bytes + filled, bytes, std::min(filled, buffer.bytes - filled), cudaMemcpyDeviceToDevice),
+                 "cudaMemcpy");
+  }
+
+  /// Builds cuDNN's graph for every fused attention this rank runs, before anything is timed, and widens the
+  /// workspace where cuDNN asks more than the buffer plan's allowance. A shape cuDNN refuses is said once and
+  /// emulated.
+  void prepare_attention()
+  {
+#ifdef HETSIM_CUDNN_ATTENTION
+    if (workload_.dtype == Dtype::fp32)
+      return; // cuDNN's flash graphs take 16-bit operands only
+    attention_ = std::make_unique<CudnnAttention>(workload_.dtype == Dtype::bf16);
+    const strategies::Schedule& s = *workload_.schedule;
+    std::size_t needed            = 0;
+    for (int id : s.queues[setup_.rank][static_cast<int>(Stream::compute)])
+      for (const models::Kernel& kernel : strategies::task_kernels(s.tasks[id], *workload_.model, s.tp, workload_.scale,
+                                                                   s.ep, s.sequence_parallel, s.cp)) {
+        if (kernel.kind != models::Kernel::Kind::fused_attention)
+          continue;
+        const AttentionTensors tensors = attention_tensors(kernel);
+        std::string why;
+        if (!attention_->build(tensors, why)) {
+          if (refused_attention_.insert(why).second)
+            std::cerr << "cuda executor: cuDNN has no fused attention for " << tensors.heads << " heads of "
+                      << tensors.sequence << " x " << tensors.head_size << " (" << why
+                      << "); it runs as blocks of cuBLAS products\n";
+          continue;
+        }
+        const std::size_t held = (tensors.backward ? 8 : 4) * tensors.tensor() + tensors.rows();
+        needed = std::max(needed, held * 2 + attention_->workspace_bytes(tensors));
+      }
+    workspace_.reserve(budget_, needed);
+#endif
+  }
+
+  /// Runs `kernel` on cuDNN when it is a fused attention cuDNN has a graph for; false otherwise.
+  bool fused_attention([[maybe_unused]] const models::Kernel& kernel, [[maybe_unused]] cudaStream_t stream)
+  {
+#ifdef HETSIM_CUDNN_ATTENTION
+    if (kernel.kind != models::Kernel::Kind::fused_attention || !attention_)
+      return false;
+    const AttentionTensors tensors = attention_tensors(kernel);
+    std::string why;
+    if (!attention_->build(tensors, why))
+      return false;
+    attention_->run(tensors, stream, workspace_.data);
+    return true;
+#else
+    return false;
+#endif
+  }
+
   /// A stream kernel's passes: one tensor copied onto the next in the workspace, until all its bytes moved.
   void copy_passes(const StreamPasses& passes, cudaStream_t stream) const
   {
@@ -565,6 +680,7 @@ private:
 
   RankSetup setup_;
   Workload workload_;
+  HostPacer host_{0};
   MemoryBudget budget_; // before every buffer, which gives back to it when destroyed
   int device_ = 0;
   cublasHandle_t cublas_ = nullptr;
@@ -584,6 +700,10 @@ private:
   DeviceBuffer barrier_buffer_;
   DeviceBuffer parameters_, gradients_; ///< with hold_training_memory
   SavedActivations<DeviceBuffer> activations_;
+#ifdef HETSIM_CUDNN_ATTENTION
+  std::unique_ptr<CudnnAttention> attention_; ///< built in prepare when the dtype is 16-bit
+  std::set<std::string> refused_attention_;   ///< cuDNN's reasons, each said once
+#endif
 };
 
 } // namespace
