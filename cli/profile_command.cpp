@@ -9,7 +9,6 @@
 #include "core/output_file.hpp"
 #include "core/units.hpp"
 #include "exec/executor_profiler.hpp"
-#include "strategies/plan/framework.hpp"
 #include "strategies/profiling/device_profiles.hpp"
 #include "strategies/search/plan_space.hpp"
 
@@ -57,12 +56,7 @@ int run_profile(const ProfileOptions& options)
   if (!options.memory_limit.empty())
     problem.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
   problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, given);
-  strategies::Framework framework = strategies::Framework::megatron;
-  if (!strategies::parse_framework(options.framework, framework))
-    throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + options.framework + "'");
-  problem.framework = strategies::framework_defaults(framework);
-  // Run as the framework runs the model: Megatron's fused kernels, or DeepSpeed's and FSDP's eager modules.
-  const models::Workload workload = strategies::run_by(given, problem.framework, problem.dtype);
+  const models::Workload workload = apply_framework(options.framework, given, problem);
   problem.workload                = &workload;
 
   exec::ExecutorProfilerOptions run;

@@ -7,6 +7,7 @@
 #include "costmodel/link_class.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/scale.hpp"
+#include "strategies/plan/framework.hpp"
 #include "strategies/plan/plan_json.hpp"
 
 #include <iostream>
@@ -28,6 +29,15 @@ void add_seq_len_option(CLI::App& command, int& seq_len)
   command.add_option("--seq-len", seq_len,
                      "tokens per sequence to train at (default: the model file's seq_len, else its maximum "
                      "positions, which is said on stderr)");
+}
+
+models::Workload apply_framework(const std::string& name, const models::Workload& given, strategies::Problem& problem)
+{
+  strategies::Framework framework = strategies::Framework::megatron;
+  if (!strategies::parse_framework(name, framework))
+    throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + name + "'");
+  problem.framework = strategies::framework_defaults(framework);
+  return strategies::run_by(given, problem.framework, problem.dtype);
 }
 
 models::Workload load_model(const std::string& file, int seq_len)

@@ -198,11 +198,7 @@ int run_search(const SearchOptions& options)
   problem.cluster      = &cluster;
   problem.global_batch = options.global_batch;
   problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, given);
-  strategies::Framework framework = strategies::Framework::megatron;
-  if (!strategies::parse_framework(options.framework, framework))
-    throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + options.framework + "'");
-  problem.framework               = strategies::framework_defaults(framework);
-  const models::Workload workload = strategies::run_by(given, problem.framework, problem.dtype);
+  const models::Workload workload = apply_framework(options.framework, given, problem);
   problem.workload                = &workload;
   apply_memory_options(options.memory_limit, options.workspace, problem);
 
@@ -224,7 +220,7 @@ int run_search(const SearchOptions& options)
   context.progress        = stderr_progress();
   context.flags           = flags;
   if (options.framework_given) // a framework named is one to launch with: only plans its export writes
-    context.cannot_launch = launch_check(cluster, workload, framework, options);
+    context.cannot_launch = launch_check(cluster, workload, problem.framework.name, options);
 
   std::cout << "search: planner " << info.name << ", " << workload.name << " on " << cluster.name() << " ("
             << cluster.device_count() << " devices), global batch " << options.global_batch << '\n';

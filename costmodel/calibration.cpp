@@ -80,7 +80,8 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
     for (const auto& [gpu, unused] : kernels->value().items()) {
       JsonInput entry = kernels->at(gpu);
       entry.allow_only({"gemm_ceiling", "memory_efficiency", "tile_m", "tile_n", "k_overhead", "launch_gap_s",
-                        "host_dispatch_s", "unaligned_ceiling", "attention_ceiling"});
+                        "host_dispatch_s", "unaligned_ceiling", "attention_ceiling",
+                        "attention_backward_ceiling", "attention_softmax_depth"});
       KernelConstants c;
       // Fractions of a catalog GPU's datasheet peak and bandwidth: no kernel runs faster than the hardware. A
       // device a cluster file describes has the figures its author wrote, which a fit may pass.
@@ -99,8 +100,13 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
         c.tile_n = bounded_number(*tile, 4096, kPositive);
       if (auto overhead = entry.find("k_overhead"))
         c.k_overhead = bounded_number(*overhead, 1e6);
-      if (auto attention = entry.find("attention_ceiling"))
+      // Attention's forward and backward ceilings go together: one alone is a file of another model.
+      if (auto attention = entry.find("attention_ceiling")) {
         c.attention_ceiling = bounded_number(*attention, 1, kPositive);
+        c.attention_backward_ceiling = bounded_number(entry.at("attention_backward_ceiling"), 1, kPositive);
+        if (auto depth = entry.find("attention_softmax_depth"))
+          c.attention_softmax_depth = bounded_number(*depth, 1e4);
+      }
       if (auto unaligned = entry.find("unaligned_ceiling"))
         c.unaligned_ceiling = bounded_number(*unaligned, 1, kPositive);
       c.launch_gap_s    = bounded_number(entry.at("launch_gap_s"), 1);
@@ -197,8 +203,11 @@ nlohmann::json calibration_to_json(const Calibration& calibration)
                            {"host_dispatch_s", c.host_dispatch_s}};
     if (c.unaligned_ceiling > 0)
       out["kernels"][gpu]["unaligned_ceiling"] = c.unaligned_ceiling;
-    if (c.attention_ceiling > 0)
-      out["kernels"][gpu]["attention_ceiling"] = c.attention_ceiling;
+    if (c.attention_ceiling > 0 && c.attention_backward_ceiling > 0) {
+      out["kernels"][gpu]["attention_ceiling"]          = c.attention_ceiling;
+      out["kernels"][gpu]["attention_backward_ceiling"] = c.attention_backward_ceiling;
+      out["kernels"][gpu]["attention_softmax_depth"]    = c.attention_softmax_depth;
+    }
   }
   for (const auto& [gpu, e] : calibration.evidence) {
     nlohmann::json& entry = out["evidence"][gpu];

@@ -16,18 +16,11 @@ long whole(double x)
   return std::max(1L, std::lround(x));
 }
 
-/// The forward's two products per head, each 2 s s d FLOPs over the whole square.
-double forward_attention_flops(const Kernel& kernel)
-{
-  return 4.0 * static_cast<double>(whole(kernel.m)) * static_cast<double>(whole(kernel.m)) *
-         static_cast<double>(whole(kernel.k)) * static_cast<double>(whole(kernel.batch));
-}
-
 } // namespace
 
 AttentionTensors attention_tensors(const Kernel& kernel)
 {
-  return {whole(kernel.batch), whole(kernel.m), whole(kernel.k), kernel.flops > 1.75 * forward_attention_flops(kernel)};
+  return {whole(kernel.batch), whole(kernel.m), whole(kernel.k), kernel.backward};
 }
 
 std::vector<Product> kernel_products(const Kernel& kernel)

@@ -54,8 +54,7 @@ struct AttentionTensors {
   /// O and the log-sum-exp forward; dQ, dK, dV and cuDNN's fp32 dQ and row sums backward.
   std::size_t outputs() const { return backward ? 3 * tensor() + 2 * tensor() + rows() : tensor() + rows(); }
 };
-/// A fused-attention kernel's tensors: whether it is the backward is told by its FLOPs (2.5 times the forward's
-/// two products, models/operator.cpp).
+/// A fused-attention kernel's tensors.
 AttentionTensors attention_tensors(const models::Kernel& kernel);
 
 /// Elements of the A, B and C operands a kernel runs on: its products' operands one after another, or a

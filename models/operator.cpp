@@ -113,6 +113,8 @@ std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples,
     cast.tensor_bytes = cast_bytes * 4 / 6; // the fp32 side of a 6-byte-per-element copy
     kernels.push_back(cast);
   }
+  for (Kernel& kernel : kernels)
+    kernel.backward = backward;
   const double launches = backward ? op.launches_backward : op.launches_forward;
   if (!kernels.empty() && launches > static_cast<double>(kernels.size()))
     kernels.front().launches = launches - static_cast<double>(kernels.size() - 1);

@@ -109,6 +109,8 @@ struct Kernel {
   /// A linear operator's weight gradient: the half of a backward a zero-bubble schedule runs apart (the rest,
   /// input gradients, is what the previous stage waits for).
   bool weight_gradient = false;
+  /// A backward pass's kernel: fused attention's backward is its own kernel, at its own efficiency.
+  bool backward = false;
 };
 
 /// The kernels of one forward (backward = false) or backward pass of `op` over `samples` sequences on one

@@ -199,33 +199,53 @@ PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace
   refit_ceiling(aligned, c.gemm_ceiling, 1.0, "matrix-product ceiling");
   refit_ceiling(unaligned, c.unaligned_ceiling, c.gemm_ceiling, "unaligned-product ceiling");
 
-  // Fused attention: its FLOPs over the whole square at the attention ceiling.
-  double attention_flop_s = 0, attention_s = 0;
-  std::vector<std::pair<double, double>> attention_calls; // (measured, FLOPs / peak)
+  // Fused attention: forward and backward ceilings, each what its calls' time at a ceiling of 1 over the time
+  // they took; the softmax's depth stays the family's (0 where the family has none).
+  struct AttentionCall {
+    double measured, at_full_ceiling;
+    bool backward;
+  };
+  std::vector<AttentionCall> attention_calls;
+  costmodel::KernelConstants full = c;
+  full.attention_ceiling = full.attention_backward_ceiling = 1;
   for (const Call& call : calls_of(traces, ProfiledKind::attention)) {
     const double flops = attention_flops(*call.first);
-    if (flops <= 0 || call.seconds < kComputeBoundS)
+    const std::vector<double>* queries = nullptr; // [batch, heads, sequence, head size]
+    for (const auto& dims : call.first->input_dims)
+      if (dims.size() == 4) {
+        queries = &dims;
+        break;
+      }
+    if (flops <= 0 || !queries || call.seconds < kComputeBoundS)
       continue;
     const Dtype dtype = call.first->input_element_bytes.empty() || call.first->input_element_bytes[0] != 4
                             ? Dtype::bf16
                             : Dtype::fp32;
-    // Its queries [batch, heads, sequence, head size]: the micro-batch's tokens, what the fit covered.
-    for (const auto& dims : call.first->input_dims)
-      if (dims.size() == 4) {
-        const double tokens = dims[0] * dims[2];
-        fit.max_tokens      = std::max(fit.max_tokens, tokens);
-        fit.min_tokens      = fit.min_tokens == 0 ? tokens : std::min(fit.min_tokens, tokens);
-        break;
-      }
-    attention_flop_s += flops / gpu.peak_flops(dtype);
-    attention_s += call.seconds;
-    attention_calls.push_back({call.seconds, flops / gpu.peak_flops(dtype)});
+    const auto& q      = *queries;
+    const double tokens = q[0] * q[2]; // the micro-batch's tokens, what the fit covered
+    fit.max_tokens      = std::max(fit.max_tokens, tokens);
+    fit.min_tokens      = fit.min_tokens == 0 ? tokens : std::min(fit.min_tokens, tokens);
+    const bool backward = call.first->op.find("backward") != std::string::npos;
+    attention_calls.push_back(
+        {call.seconds, costmodel::attention_seconds(gpu, full, flops, q[2], q[3], backward, dtype, 0), backward});
   }
-  if (attention_calls.size() >= 2) {
-    c.attention_ceiling = std::min(1.0, attention_flop_s / attention_s);
-    fit.notes.push_back(fitted_line("attention ceiling", c.attention_ceiling, attention_calls.size(), "attention calls"));
-  } else {
-    fit.notes.push_back("attention ceiling kept at the family's: the traces show fewer than 2 fused-attention calls");
+  for (const bool backward : {false, true}) {
+    double at_full = 0, measured = 0;
+    int used       = 0;
+    for (const AttentionCall& call : attention_calls)
+      if (call.backward == backward) {
+        at_full += call.at_full_ceiling;
+        measured += call.measured;
+        ++used;
+      }
+    double& ceiling  = backward ? c.attention_backward_ceiling : c.attention_ceiling;
+    const char* what = backward ? "attention backward ceiling" : "attention ceiling";
+    if (used >= 2) {
+      ceiling = std::min(1.0, at_full / measured);
+      fit.notes.push_back(fitted_line(what, ceiling, used, backward ? "attention backward calls" : "attention calls"));
+    } else {
+      fit.notes.push_back(std::string(what) + " kept at the family's: the traces show fewer than 2 such calls");
+    }
   }
 
   // Streaming: large elementwise passes at the memory efficiency.
@@ -261,9 +281,11 @@ PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace
   };
   add_spread(fit, "matmul", product_pairs(aligned));
   add_spread(fit, "matmul (unaligned)", product_pairs(unaligned));
-  for (auto& [measured, flop_seconds] : attention_calls)
-    flop_seconds /= c.attention_ceiling;
-  add_spread(fit, "attention", attention_calls);
+  std::vector<std::pair<double, double>> attention_pairs;
+  for (const AttentionCall& call : attention_calls)
+    attention_pairs.push_back(
+        {call.measured, call.at_full_ceiling / (call.backward ? c.attention_backward_ceiling : c.attention_ceiling)});
+  add_spread(fit, "attention", attention_pairs);
   for (auto& [measured, bytes] : streams)
     bytes = costmodel::memory_seconds(gpu, c, bytes);
   add_spread(fit, "memory", streams);

@@ -123,6 +123,43 @@ TEST_CASE("a calibrated GPU runs at its fitted efficiency, interpolated monotoni
   CHECK(calibration_to_json(calibration_from_json(calibration_to_json(cal), "x")) == calibration_to_json(cal));
 }
 
+TEST_CASE("causal attention is priced as cuDNN's flash kernels ran on an H200")
+{
+  // Per kernel, microseconds, bf16, no dropout (tests/data/h200): the cuda executor's cuDNN graphs (executor/run-*)
+  // and PyTorch's own (pytorch/sdpa_probe.txt); heads counts the micro-batch's sequences times their heads.
+  struct Measured {
+    double heads, sequence, head_size, forward_us, backward_us;
+  };
+  const Measured measured[] = {{256, 1024, 64, 109.0, 357.5},  {1024, 1024, 64, 397.0, 1345.0},
+                               {64, 2048, 64, 106.7, 304.7},   {256, 2048, 64, 403.7, 1225.5},
+                               {64, 4096, 128, 516.4, 1711.9}, {256, 4096, 128, 2169.8, 6748.8},
+                               {256, 1024, 64, 111.9, 364.8},  {64, 2048, 64, 102.3, 311.9},
+                               {64, 4096, 128, 476.8, 1442.2}};
+  const GpuSpec& h200     = *find_catalog_gpu("H200");
+  const KernelConstants c = kernel_constants(h200);
+  double total_error      = 0;
+  for (const Measured& m : measured) {
+    CAPTURE(m.sequence);
+    CAPTURE(m.heads);
+    const double flops = 4 * m.sequence * m.sequence * m.head_size * m.heads; // the whole square, forward
+    const double forward =
+        attention_seconds(h200, c, flops, m.sequence, m.head_size, false, Dtype::bf16, 0) / (m.forward_us * 1e-6);
+    const double backward = attention_seconds(h200, c, 2.5 * flops, m.sequence, m.head_size, true, Dtype::bf16, 0) /
+                            (m.backward_us * 1e-6);
+    CHECK(forward == doctest::Approx(1).epsilon(0.25));
+    CHECK(backward == doctest::Approx(1).epsilon(0.25));
+    total_error += std::abs(forward - 1) + std::abs(backward - 1);
+  }
+  CHECK(total_error / (2 * std::size(measured)) < 0.1);
+  // The whole square at the ceiling, the model before: 1.6 to 2.7 times what Llama-3-8B's kernels took.
+  const double whole = 4 * 4096.0 * 4096 * 128 * 256 / (h200.peak_flops(Dtype::bf16) * 0.4);
+  CHECK(whole > 2 * 2169.8e-6);
+  // A head size of 128 uses the products better than 64: the softmax's cost per score does not grow with it.
+  const double per_flop_64  = attention_seconds(h200, c, 1e12, 2048, 64, false, Dtype::bf16, 0);
+  const double per_flop_128 = attention_seconds(h200, c, 1e12, 2048, 128, false, Dtype::bf16, 0);
+  CHECK(per_flop_128 < 0.8 * per_flop_64);
+}
+
 TEST_CASE("bad calibration input")
 {
   auto parse = [](const char* text) { return calibration_from_json(nlohmann::json::parse(text), "cal.json"); };
@@ -141,6 +178,10 @@ TEST_CASE("bad calibration input")
                        "tile_m": 1e308, "launch_gap_s": 0, "host_dispatch_s": 0}}})"),
                        "cal.json: kernels.V100.tile_m: expected a positive number of at most 4096, got number 1e+308",
                        InputError);
+  // A forward attention ceiling without its backward one is a file of another model of attention.
+  CHECK_THROWS_WITH_AS(parse(R"({"kernels": {"H100": {"gemm_ceiling": 0.7, "memory_efficiency": 0.9,
+                       "launch_gap_s": 0, "host_dispatch_s": 0, "attention_ceiling": 0.4}}})"),
+                       "cal.json: kernels.H100: missing required field 'attention_backward_ceiling'", InputError);
 }
 
 TEST_CASE("fitted kernel constants price a GPU's layers, even beside fitted efficiencies")

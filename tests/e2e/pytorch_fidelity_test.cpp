@@ -121,15 +121,66 @@ TEST_CASE("pytorch fidelity: calibrated on the traces of 1 and 4 sequences, the 
   CAPTURE(c.gemm_ceiling);
   CAPTURE(c.unaligned_ceiling);
   CAPTURE(c.attention_ceiling);
+  CAPTURE(c.attention_backward_ceiling);
   CAPTURE(c.memory_efficiency);
   CHECK(c.gemm_ceiling > 0.3);
   CHECK(c.gemm_ceiling <= 1);
   CHECK(c.unaligned_ceiling <= c.gemm_ceiling);
   CHECK(c.unaligned_ceiling < 0.25); // cuBLAS' align1 fallback, whatever the family's guess
   CHECK(c.attention_ceiling <= 1);
+  CHECK(c.attention_backward_ceiling <= 1);
   CHECK(c.memory_efficiency <= 1);
   // The case it was not fitted to, 16 sequences, and every other one.
   check_cases(&calibration);
+}
+
+TEST_CASE("pytorch fidelity: GPT-2 medium and Llama on an H200 held to an H100's memory, uncalibrated")
+{
+  // tests/data/h200: 26 cases of GPT-2 medium, Llama-3.2-1B and Llama-3-8B cut to 8 blocks, trained by PyTorch on an
+  // H200 whose caching allocator was capped at 79.18 GiB, the CUDA context outside the cap. Every case that ran
+  // within 10% on step and memory; the verdict of every case whose predicted memory lies more than 10% from the
+  // cap (nearer, the model's own 10% cannot tell: GPT-2 medium at 28 sequences ran in 78.0 GiB where 85.6 are
+  // predicted, and Llama-3.2-1B at 16 with checkpointing ran out with 17.4 GiB reserved but unallocated).
+  const std::string h200_data = std::string(HETSIM_SOURCE_DIR) + "/tests/data/h200/";
+  const e2e::TempDir dir("pytorch_h200");
+  const Cluster cluster = load_cluster(h200_data + "inputs/h200x1.json");
+  const double cap      = (79.18 + 0.5) * units::kGiB;
+  int verdicts = 0, ran_cases = 0;
+  for (const auto& row : JsonInput::parse_file(h200_data + "pytorch/steps.json")) {
+    const std::string tag = row.at("tag").get<std::string>();
+    CAPTURE(tag);
+    const std::string plan_file = dir.file("plan-" + tag + ".json", nlohmann::json{{"tp", 1}, {"pp", 1}, {"dp", 1},
+                                              {"micro_batch", row.at("micro_batch").get<int>()},
+                                              {"global_batch", row.at("micro_batch").get<int>()},
+                                              {"zero_stage", 0}, {"recompute", row.at("recompute").get<bool>()},
+                                              {"dtype", "bf16"}, {"framework", "fsdp"}}
+                                                                     .dump());
+    const models::Workload given = models::load_workload(kData + "inputs/" + row.at("model").get<std::string>());
+    const strategies::Plan plan  = strategies::load_plan(plan_file, cluster, given);
+    const models::Workload model = strategies::run_by(given, plan.framework, plan.dtype);
+    strategies::Problem problem  = strategies::problem_for_plan(cluster, model, plan);
+    problem.memory_limit_bytes   = cap;
+    const auto memory            = strategies::plan_memory(plan, problem);
+    const double predicted       = memory[0].total_bytes();
+    const bool ran               = row.at("status").get<std::string>() == "ok";
+    CAPTURE(predicted / units::kGiB);
+    if (std::fabs(predicted / cap - 1) > 0.10) {
+      CHECK((strategies::largest_overflow(memory) == nullptr) == ran);
+      ++verdicts;
+    }
+    if (!ran)
+      continue;
+    ++ran_cases;
+    const double step = sim::simulate(plan, problem, strategies::lower(plan, problem), {}).report.iteration_time_s;
+    const double measured_memory = row.at("peak_reserved_bytes").get<double>() + 0.5 * units::kGiB;
+    CAPTURE(step);
+    CAPTURE(row.at("step_s").get<double>());
+    CAPTURE(measured_memory / units::kGiB);
+    CHECK(std::fabs(step / row.at("step_s").get<double>() - 1) <= 0.10);
+    CHECK(std::fabs(predicted / measured_memory - 1) <= 0.10);
+  }
+  CHECK(ran_cases == 15);
+  CHECK(verdicts >= 20); // of 26: five lie within 10% of the cap
 }
 
 TEST_CASE("pytorch fidelity: calibrate, validate and simulate from the command line")

@@ -88,14 +88,25 @@ TEST_CASE("a stream kernel's passes touch its tensor, not every byte it moves")
   CHECK(exec::stream_passes(loss).tensor == 7'500'000);
 }
 
-TEST_CASE("flash attention's emulation holds one block of queries, never the s x s scores")
+namespace {
+
+/// A forward fused-attention kernel over `heads` heads of `sequence` tokens of `head_size`.
+models::Kernel attention_kernel(double sequence, double head_size, double heads)
 {
   models::Kernel attention;
   attention.kind  = models::Kernel::Kind::fused_attention;
-  attention.m     = attention.n = 1024;
-  attention.k     = 64;
-  attention.batch = 16;
-  attention.flops = 4 * 1024.0 * 1024 * 64 * 16;
+  attention.m     = attention.n = sequence;
+  attention.k     = head_size;
+  attention.batch = heads;
+  attention.flops = 4 * sequence * sequence * head_size * heads;
+  return attention;
+}
+
+} // namespace
+
+TEST_CASE("flash attention's emulation holds one block of queries, never the s x s scores")
+{
+  const models::Kernel attention = attention_kernel(1024, 64, 16);
   const exec::Operands operands = exec::kernel_operands(attention);
   CHECK(operands.c == 128u * 1024 * 16); // a 128-query block's scores per head
   double flops = 0;
@@ -106,24 +117,20 @@ TEST_CASE("flash attention's emulation holds one block of queries, never the s x
 
 TEST_CASE("fused attention's operands hold cuDNN's tensors: Q, K, V, O forward; their gradients and fp32 buffers backward")
 {
-  models::Kernel attention;
-  attention.kind  = models::Kernel::Kind::fused_attention;
-  attention.m     = attention.n = 2048;
-  attention.k     = 128;
-  attention.batch = 64;
-  attention.flops = 4 * 2048.0 * 2048 * 128 * 64;
+  models::Kernel attention = attention_kernel(2048, 128, 64);
   const std::size_t tensor = 64u * 2048 * 128, rows = 2u * 64 * 2048; // rows: fp32 per head and query
   exec::AttentionTensors forward = exec::attention_tensors(attention);
   CHECK_FALSE(forward.backward);
   CHECK(forward.tensor() == tensor);
-  CHECK(exec::kernel_operands(attention).a == 3 * tensor);        // Q, K, V
-  CHECK(exec::kernel_operands(attention).c >= tensor + rows);     // O and the log-sum-exp
-  attention.flops *= 2.5;                                          // the backward's five products
+  CHECK(exec::kernel_operands(attention).a == 3 * tensor);    // Q, K, V
+  CHECK(exec::kernel_operands(attention).c >= tensor + rows); // O and the log-sum-exp
+  attention.flops *= 2.5; // the backward's five products
+  attention.backward = true;
   const exec::AttentionTensors backward = exec::attention_tensors(attention);
   CHECK(backward.backward);
   const exec::Operands operands = exec::kernel_operands(attention);
-  CHECK(operands.a == 5 * tensor + rows);                          // Q, K, V, O, dO and the log-sum-exp
-  CHECK(operands.c == 5 * tensor + rows);                          // dQ, dK, dV, fp32 dQ, row sums of dO * O
+  CHECK(operands.a == 5 * tensor + rows); // Q, K, V, O, dO and the log-sum-exp
+  CHECK(operands.c == 5 * tensor + rows); // dQ, dK, dV, fp32 dQ, row sums of dO * O
   // Whichever way it runs, its products' operands fit in the same place.
   std::size_t emulated = 0;
   for (const exec::Product& p : exec::kernel_products(attention))

@@ -1,7 +1,9 @@
 #!/bin/bash
-# Issue 38's GPU checks in one call: the 22 shared plans on the cuda executor (cuDNN attention, eager host
-# dispatch), its profile, and PyTorch on the same GPU. Each phase is skipped once the time budget is spent.
+# The H200 measurements in one script: the 22 shared plans on the cuda executor (cuDNN attention, eager host
+# dispatch), its profile, and PyTorch on the same GPU. Each phase is skipped once its time budget is spent.
+# Run from the folder holding .device/ (README.md); results go to $OUT (default /tmp/out).
 set -u
+OUT=${OUT:-/tmp/out}; mkdir -p $OUT
 D=$PWD/.device
 W=/tmp/w; mkdir -p $W/exec $W/pytorch
 exec > >(tee $OUT/log.txt) 2>&1
@@ -40,7 +42,7 @@ for m in gpt2-medium llama-3.2-1b; do
       --dtype bf16 --framework fsdp --out profile-$m.json > profile-$m.txt 2>&1 ); echo "[$(el) s] profile $m"; cat $W/exec/profile-$m.txt
 done
 echo "== PyTorch on the same GPU"
-python3 $D/cases.py "$GPU" $I $W/pytorch/cases.json
+python3 $D/pytorch/cases.py "$GPU" $I $W/pytorch/cases.json
 [ $(el) -lt 330 ] && timeout $(( 410 - $(el) )) python3 $D/pytorch/capped_train.py $W/pytorch/cases.json $W/pytorch/steps.json
 echo "[$(el) s] pytorch done"
 echo "[$(el) s] all done"
