@@ -490,9 +490,9 @@ private:
       }
   }
 
-  /// Fills `buffer` with standard normal values of the compute type, fixed seed: tensor cores run products of
-  /// zeros faster than of data (an 8192-cubed bf16 product: 894 TFLOP/s on zeros, 788 on random values, on an
-  /// H200), and a kernel's operands are data in training.
+  /// Fills `buffer` with standard normal values of the compute type, fixed seed: tensor cores multiply zeros
+  /// faster than data (on an H200 the shared plans' products took 3-20% less time on zeros,
+  /// tests/data/h200/executor/zeros-vs-normal.txt), and a kernel's operands are data in training.
   void fill_normal(DeviceBuffer& buffer) const
   {
     if (!buffer.data)

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <unordered_map>
+#include <vector>
 
 namespace hetsim::exec {
 namespace {
