@@ -1,9 +1,7 @@
 #include "core/presets.hpp"
 
 #include "core/error.hpp"
-
-#include <fstream>
-#include <sstream>
+#include "core/input_file.hpp"
 
 namespace hetsim {
 
@@ -42,12 +40,7 @@ InputText read_input(const std::string& kind, const std::string& file_or_preset)
       throw InputError(file_or_preset + ": unknown " + kind + " preset " + quote(name) + "; known: " + preset_names(kind));
     return InputText{file_or_preset, preset->text};
   }
-  std::ifstream in(file_or_preset);
-  if (!in)
-    throw InputError(file_or_preset + ": cannot open file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return InputText{file_or_preset, buffer.str()};
+  return InputText{file_or_preset, read_input_file(file_or_preset)};
 }
 
 } // namespace hetsim

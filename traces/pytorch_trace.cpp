@@ -1,6 +1,7 @@
 #include "traces/pytorch_trace.hpp"
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>
@@ -147,7 +148,11 @@ std::string read_start(const std::string& file, std::size_t limit)
 
 std::string read_maybe_gzipped(const std::string& file)
 {
-  return read_start(file, std::string::npos);
+  std::string text = read_start(file, kMaxTraceFileBytes + 1);
+  if (text.size() > kMaxTraceFileBytes)
+    throw InputError(file + ": expected a trace of at most " + std::to_string(kMaxTraceFileBytes >> 20) +
+                     " MiB inflated, got more");
+  return text;
 }
 
 bool is_pytorch_trace(const std::string& file)

@@ -4,6 +4,7 @@
 
 #include "core/cluster.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/json_input.hpp"
 #include "core/output_file.hpp"
 #include "core/units.hpp"
@@ -207,7 +208,7 @@ void write_chrome_trace(const Trace& trace, const std::string& file)
 
 Trace read_chrome_trace(const std::string& file)
 {
-  const nlohmann::json doc = JsonInput::parse_file(file);
+  const nlohmann::json doc = JsonInput::parse_text(read_input_file(file, kMaxTraceFileBytes), file);
   JsonInput root(doc, file);
   Trace trace;
   if (auto other = root.find("otherData")) {

@@ -1,0 +1,29 @@
+#include "core/input_file.hpp"
+
+#include "core/error.hpp"
+
+#include <fstream>
+
+namespace hetsim {
+
+std::string read_input_file(const std::string& file, std::size_t bound)
+{
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    throw InputError(file + ": cannot open file");
+  std::string text;
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  while (in) {
+    const std::size_t had = text.size();
+    text.resize(had + kChunk);
+    in.read(text.data() + had, static_cast<std::streamsize>(kChunk));
+    text.resize(had + static_cast<std::size_t>(in.gcount()));
+    if (text.size() > bound)
+      throw InputError(file + ": expected a file of at most " + std::to_string(bound >> 20) + " MiB, got more");
+  }
+  if (in.bad())
+    throw InputError(file + ": cannot read file");
+  return text;
+}
+
+} // namespace hetsim
