@@ -259,6 +259,9 @@ int run_run(RunOptions& options)
   launch.namespaces = options.namespaces;
   launch.store_dir  = store.path;
   launch.grace_s    = options.timeout_s + 5;
+  // A stopped rank's peers give up waiting on it after --timeout-s: it may continue until just before, so that
+  // the launcher names it rather than their timeouts.
+  launch.stop_tolerance_s = 0.9 * options.timeout_s;
   exec::launch(launch);
   finish(options, *scenario, schedule, devices, 0);
   return 0;

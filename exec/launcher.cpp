@@ -144,8 +144,12 @@ void launch(const LaunchOptions& options)
     kill_at = SteadyClock::now();
   std::vector<std::string> failures;
   std::vector<char> killed(options.ranks, 0);
+  std::vector<std::optional<SteadyClock::time_point>> stopped_since(options.ranks);
+  std::vector<int> stop_statuses(options.ranks, 0);
   // The first failure ends the run: the others are told at once (they may be blocked in a rendezvous that would
   // wait for its timeout) and get the grace period to report and exit on their own.
+  const auto tolerance =
+      std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(options.stop_tolerance_s));
   auto rank_failed = [&](int r, const std::string& what) {
     const std::string failure = "rank " + std::to_string(r) + " (pid " + std::to_string(pids[r]) + ") " + what;
     failures.push_back(failure);
@@ -157,19 +161,22 @@ void launch(const LaunchOptions& options)
   };
   while (running > 0) {
     int status      = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED);
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
     if (pid > 0) {
       for (int r = 0; r < options.ranks; ++r) {
         if (pids[r] != pid)
           continue;
         if (WIFSTOPPED(status)) {
-          // SIGSTOP (not the terminal's job control, which stops the launcher too): the rank will not answer
-          // again, so it fails now rather than after every peer's timeout.
-          if (WSTOPSIG(status) == SIGSTOP && !killed[r]) {
-            rank_failed(r, describe_status(status));
-            ::kill(pid, SIGKILL);
-            killed[r] = 1;
+          // SIGSTOP (not the terminal's job control, which stops the launcher too): the rank may be continued
+          // (a debugger detaching), so its clock starts.
+          if (WSTOPSIG(status) == SIGSTOP && !stopped_since[r]) {
+            stopped_since[r] = SteadyClock::now();
+            stop_statuses[r] = status;
           }
+          break;
+        }
+        if (WIFCONTINUED(status)) {
+          stopped_since[r].reset();
           break;
         }
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && !killed[r])
@@ -179,6 +186,15 @@ void launch(const LaunchOptions& options)
       }
       continue;
     }
+    // A rank stopped past the tolerance will not answer again: it fails before its peers' own timeouts do.
+    for (int r = 0; r < options.ranks; ++r)
+      if (stopped_since[r] && !killed[r] && SteadyClock::now() - *stopped_since[r] > tolerance) {
+        char text[64];
+        std::snprintf(text, sizeof text, " and was not continued within %.3g s", options.stop_tolerance_s);
+        rank_failed(r, describe_status(stop_statuses[r]) + text);
+        ::kill(pids[r], SIGKILL);
+        killed[r] = 1;
+      }
     if (g_stop_signal && !kill_at) {
       failures.push_back(std::string("the launcher got ") + ::strsignal(g_stop_signal));
       kill_at = SteadyClock::now();

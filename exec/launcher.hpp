@@ -15,11 +15,14 @@ struct LaunchOptions {
   /// After the first rank fails, how long the others may take to notice and exit on their own before they are
   /// killed.
   double grace_s = 25;
+  /// How long a rank stopped by SIGSTOP (a debugger attaching, a job controller) may take to continue before it
+  /// fails the run.
+  double stop_tolerance_s = 18;
 };
 
 /// Runs the ranks with HETSIM_RANK, HETSIM_WORLD_SIZE and HETSIM_STORE_DIR set (and HETSIM_BIND=127.0.0.1 when
 /// they share this machine's network), each killed if the launcher dies. The first rank to fail (exit code,
-/// signal, or SIGSTOP, which kills it) ends the run: the others are told through the rendezvous directory
+/// signal, or a SIGSTOP not continued within the tolerance, which kills it) ends the run: the others are told through the rendezvous directory
 /// (Liveness::abort_run) and killed if they have not exited after the grace period. Returns when every rank has
 /// exited; throws RankFailure naming each rank that failed. SIGINT or SIGTERM to the launcher kills the ranks.
 void launch(const LaunchOptions& options);

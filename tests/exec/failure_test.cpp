@@ -93,19 +93,37 @@ TEST_CASE("a rank killed during start-up ends the others at once, not after thei
     CHECK_MESSAGE(line.find("rank 2") != std::string::npos, line);
 }
 
-TEST_CASE("a stopped rank fails at once, is killed, and the others end naming it")
+TEST_CASE("a rank stopped past nine tenths of --timeout-s is killed, and the others end naming it")
 {
   for (const double after_s : {0.0, 2.0}) { // during start-up, and inside the iterations
     CAPTURE(after_s);
     ScratchDir dir("stopped");
-    const Outcome out = hit_rank(1, SIGSTOP, "60", after_s, dir);
+    const Outcome out = hit_rank(1, SIGSTOP, "4", after_s, dir);
     INFO(out.output);
     check_run_failed(out, 1, "was stopped by signal 19");
+    CHECK(out.output.find("and was not continued within 3.6 s") != std::string::npos);
     CHECK(out.output.find("Timed out") == std::string::npos);
     CHECK(out.output.find("Wait timeout") == std::string::npos);
     for (const auto& line : rank_lines(out.output, 1))
       CHECK_MESSAGE(line.find("rank 1") != std::string::npos, line);
   }
+}
+
+TEST_CASE("a rank stopped and continued within --timeout-s (a debugger attaching) leaves the run to finish")
+{
+  ScratchDir dir("stopped_and_continued");
+  Child run({"run", "--cluster", data_file("cluster4.json"), "--model", data_file("model4.json"), "--plan",
+             data_file("dp4.json"), "--trace-dir", dir.path.string(), "--iterations", "20", "--timeout-s", "20"},
+            dir.path / "log");
+  const std::vector<pid_t> pids = rank_pids(dir.path / "log", 60);
+  REQUIRE(pids.size() == 4);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  REQUIRE(::kill(pids[1], SIGSTOP) == 0); // still running: 20 iterations take seconds
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(pids[1], SIGCONT);
+  CHECK(run.wait(240) == 0);
+  INFO(read_text(dir.path / "log"));
+  CHECK(std::filesystem::exists(dir.path / "trace.json"));
 }
 
 TEST_CASE("a launcher killed with SIGKILL leaves no rank behind")
