@@ -12,6 +12,7 @@
 #include "exec/plugin.hpp"
 #include "exec/rank.hpp"
 #include "exec/rank_environment.hpp"
+#include "exec/run_traces.hpp"
 #include "exec/store_directory.hpp"
 #include "sim/report.hpp"
 #include "strategies/lowering/lower.hpp"
@@ -90,11 +91,6 @@ void prepare_trace_dir(const std::string& dir)
     throw InputError("--trace-dir " + dir + ": is not writable (" + std::strerror(errno) + ")");
 }
 
-std::string rank_trace_file(const std::string& dir, int rank)
-{
-  return (fs::path(dir) / ("rank" + std::to_string(rank) + ".json")).string();
-}
-
 /// Throws unless `file` is absent or an output of an earlier run that may be replaced: a trace (it begins as
 /// traces::write_chrome_trace begins) or a report (JSON with an iteration time).
 void check_replaceable(const std::string& file)
@@ -117,6 +113,16 @@ void check_replaceable(const std::string& file)
     throw InputError("--trace-dir: " + file + " is not a trace or report of an earlier run; refusing to replace it");
 }
 
+/// A failed run's error, its finished ranks' traces set aside as rank<i>.failed.json (exec/run_traces.hpp).
+exec::RankFailure with_traces_set_aside(const exec::RankFailure& failure, const std::string& dir, int ranks)
+{
+  const int kept = exec::set_aside_rank_traces(dir, ranks);
+  if (kept == 0)
+    return failure;
+  return exec::RankFailure(std::string(failure.what()) + "; the traces of the " + std::to_string(kept) +
+                           " ranks that finished are kept as rank<i>.failed.json");
+}
+
 /// Merges the rank traces, writes trace.json and report.json, prints the report. Waits up to `wait_s` for rank
 /// traces to appear (ranks started by mpirun/srun finish on their own).
 void finish(const RunOptions& options, const Scenario& scenario, const strategies::Schedule& schedule, int ranks,
@@ -125,7 +131,7 @@ void finish(const RunOptions& options, const Scenario& scenario, const strategie
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
   std::vector<traces::Trace> traces;
   for (int r = 0; r < ranks; ++r) {
-    const std::string file = rank_trace_file(options.trace_dir, r);
+    const std::string file = exec::rank_trace_file(options.trace_dir, r);
     while (!fs::exists(file) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (!fs::exists(file))
@@ -171,7 +177,7 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   setup.bind_address = !options.bind.empty() ? options.bind : bind ? bind : exec::default_bind_address();
 
   prepare_trace_dir(options.trace_dir);
-  const std::string file = rank_trace_file(options.trace_dir, identity.rank);
+  const std::string file = exec::rank_trace_file(options.trace_dir, identity.rank);
   check_replaceable(file);
   fs::remove(file); // before the rendezvous, so no rank can mistake an old trace for a new one
 
@@ -208,7 +214,11 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
     end_process(e.what());
   }
   if (!identity.from_local_launcher && identity.rank == 0) {
-    finish(options, scenario, schedule, identity.world_size, 2 * options.timeout_s);
+    try {
+      finish(options, scenario, schedule, identity.world_size, 2 * options.timeout_s);
+    } catch (const exec::RankFailure& failure) {
+      throw with_traces_set_aside(failure, options.trace_dir, identity.world_size);
+    }
     remove_job_directory(); // every rank has written its trace, so none uses it any more
   }
   return 0;
@@ -247,9 +257,11 @@ int run_run(RunOptions& options)
   for (const char* merged : {"trace.json", "report.json"})
     check_replaceable((fs::path(options.trace_dir) / merged).string());
   for (int r = 0; r < devices; ++r)
-    check_replaceable(rank_trace_file(options.trace_dir, r));
-  for (int r = 0; r < devices; ++r)
-    fs::remove(rank_trace_file(options.trace_dir, r));
+    for (const std::string& file :
+         {exec::rank_trace_file(options.trace_dir, r), exec::failed_rank_trace_file(options.trace_dir, r)}) {
+      check_replaceable(file);
+      fs::remove(file); // before the run: no rank's trace of an earlier run stays beside this one's
+    }
 
   exec::StoreDirectory store;
   exec::LaunchOptions launch;
@@ -262,8 +274,12 @@ int run_run(RunOptions& options)
   // A stopped rank's peers give up waiting on it after --timeout-s: it may continue until just before, so that
   // the launcher names it rather than their timeouts.
   launch.stop_tolerance_s = 0.9 * options.timeout_s;
-  exec::launch(launch);
-  finish(options, *scenario, schedule, devices, 0);
+  try {
+    exec::launch(launch);
+    finish(options, *scenario, schedule, devices, 0);
+  } catch (const exec::RankFailure& failure) {
+    throw with_traces_set_aside(failure, options.trace_dir, devices);
+  }
   return 0;
 }
 

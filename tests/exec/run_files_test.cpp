@@ -1,5 +1,7 @@
-/// Rendezvous directories: each run's own, and those of launchers that died without removing theirs.
+/// What a run leaves in the file system: its rendezvous directory (each run's own, and those of launchers that died
+/// without removing theirs) and, when it fails, its finished ranks' traces.
 
+#include "exec/run_traces.hpp"
 #include "exec/store_directory.hpp"
 
 #include <doctest/doctest.h>
@@ -9,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace fs = std::filesystem;
@@ -52,4 +55,20 @@ TEST_CASE("a new run removes the stores of launchers killed before they could, a
   }
   fs::remove_all(written_recently);
   fs::remove_all(running);
+}
+
+TEST_CASE("the traces a failed run's finished ranks wrote are set aside as rank<i>.failed.json")
+{
+  const fs::path dir = fs::temp_directory_path() / "hetsim_failed_run_traces";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* name : {"rank0.json", "rank2.json"})
+    std::ofstream(dir / name) << "{}";
+  CHECK(hetsim::exec::set_aside_rank_traces(dir.string(), 4) == 2);
+  CHECK(fs::exists(dir / "rank0.failed.json"));
+  CHECK(fs::exists(dir / "rank2.failed.json"));
+  CHECK_FALSE(fs::exists(dir / "rank0.json"));
+  CHECK_FALSE(fs::exists(dir / "rank1.failed.json"));
+  CHECK(hetsim::exec::set_aside_rank_traces(dir.string(), 4) == 0);
+  fs::remove_all(dir);
 }
