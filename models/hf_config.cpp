@@ -433,7 +433,7 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
     if (shape.gated_mlp)
       fused->fail("no fused_gelu: " + std::string(family.model_type) + " has a gated MLP, not a GeLU");
     if (activation != "gelu_new")
-      fused->fail("no fused_gelu: the activation is " + (activation.empty() ? std::string("gelu") : activation) +
+      fused->fail("no fused_gelu: the activation is " + quote(activation.empty() ? std::string("gelu") : activation) +
                   ", which PyTorch runs as one kernel (only gelu_new runs op by op)");
     shape.fused_gelu = fused->boolean();
   } else if (activation == "gelu_new") {

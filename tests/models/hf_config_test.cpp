@@ -152,12 +152,12 @@ TEST_CASE("fused_gelu: Megatron-LM's fused GeLU by default, a note for gelu_new,
   json opt = {{"model_type", "opt"}, {"hidden_size", 768}, {"num_hidden_layers", 12}, {"num_attention_heads", 12},
               {"ffn_dim", 3072}, {"vocab_size", 50272}, {"max_position_embeddings", 2048},
               {"activation_function", "relu"}, {"fused_gelu", false}};
-  CHECK(error_of(opt) == "config.json: fused_gelu: expected no fused_gelu: the activation is relu, which PyTorch "
+  CHECK(error_of(opt) == "config.json: fused_gelu: expected no fused_gelu: the activation is 'relu', which PyTorch "
                          "runs as one kernel (only gelu_new runs op by op), got boolean");
   json bert          = bert_base();
   bert["hidden_act"] = "gelu";
   bert["fused_gelu"] = false;
-  CHECK(error_of(bert).find("the activation is gelu, which PyTorch runs as one kernel") != std::string::npos);
+  CHECK(error_of(bert).find("the activation is 'gelu', which PyTorch runs as one kernel") != std::string::npos);
   // A gated MLP has no GeLU to fuse.
   json llama          = llama_7b();
   llama["fused_gelu"] = false;
