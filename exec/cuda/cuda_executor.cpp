@@ -40,6 +40,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -500,18 +501,15 @@ private:
     constexpr std::size_t kChunk = 1 << 22; // values generated on the host, then doubled on the device
     std::mt19937 random(38);
     std::normal_distribution<float> normal;
-    std::vector<std::uint16_t> half(kChunk);
-    std::vector<float> single(element_bytes_ == 4 ? kChunk : 0);
+    std::vector<char> values(kChunk * element_bytes_);
     for (std::size_t i = 0; i < kChunk; ++i) {
       const float value = normal(random);
-      if (element_bytes_ == 4)
-        single[i] = value;
-      else if (data_type_ == CUDA_R_16BF)
-        half[i] = __bfloat16_as_ushort(__float2bfloat16(value));
-      else
-        half[i] = __half_as_ushort(__float2half(value));
+      const std::uint16_t half = data_type_ == CUDA_R_16BF ? __bfloat16_as_ushort(__float2bfloat16(value))
+                                                          : __half_as_ushort(__float2half(value));
+      std::memcpy(values.data() + i * element_bytes_, element_bytes_ == 4 ? static_cast<const void*>(&value) : &half,
+                  element_bytes_);
     }
-    const void* source = element_bytes_ == 4 ? static_cast<const void*>(single.data()) : half.data();
+    const void* source = values.data();
     auto* bytes        = static_cast<char*>(buffer.data);
     std::size_t filled = std::min(buffer.bytes, kChunk * element_bytes_);
     check_cuda(cudaMemcpy(bytes, source, filled, cudaMemcpyHostToDevice), "cudaMemcpy");
