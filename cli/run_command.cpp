@@ -12,6 +12,7 @@
 #include "exec/plugin.hpp"
 #include "exec/rank.hpp"
 #include "exec/rank_environment.hpp"
+#include "exec/run_space.hpp"
 #include "exec/run_traces.hpp"
 #include "exec/store_directory.hpp"
 #include "sim/report.hpp"
@@ -113,6 +114,18 @@ void check_replaceable(const std::string& file)
     throw InputError("--trace-dir: " + file + " is not a trace or report of an earlier run; refusing to replace it");
 }
 
+/// What sizes the run's traces (exec/run_space.hpp).
+exec::Workload sizing_workload(const RunOptions& options, const Scenario& scenario,
+                               const strategies::Schedule& schedule)
+{
+  exec::Workload workload;
+  workload.schedule     = &schedule;
+  workload.model        = &scenario.workload;
+  workload.scale        = options.scale;
+  workload.time_kernels = options.trace_kernels;
+  return workload;
+}
+
 /// A failed run's error, its finished ranks' traces set aside as rank<i>.failed.json (exec/run_traces.hpp).
 exec::RankFailure with_traces_set_aside(const exec::RankFailure& failure, const std::string& dir, int ranks)
 {
@@ -167,6 +180,8 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   if (store_dir.empty())
     throw InputError("--store-dir: ranks started by mpirun or srun need a rendezvous directory shared by all of them");
   setup.store_dir    = exec::rendezvous_dir(store_dir, identity);
+  if (!identity.from_local_launcher) // the local launcher checked its own directory and the trace directory
+    exec::require_free_space(setup.store_dir, exec::rendezvous_bytes(schedule), "--store-dir");
   // The run's own directory under --store-dir (mpirun, srun), once no rank needs it.
   auto remove_job_directory = [&] {
     std::error_code ignored;
@@ -177,6 +192,9 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   setup.bind_address = !options.bind.empty() ? options.bind : bind ? bind : exec::default_bind_address();
 
   prepare_trace_dir(options.trace_dir);
+  if (!identity.from_local_launcher)
+    exec::require_free_space(options.trace_dir, exec::trace_bytes(sizing_workload(options, scenario, schedule)),
+                             "--trace-dir");
   const std::string file = exec::rank_trace_file(options.trace_dir, identity.rank);
   check_replaceable(file);
   fs::remove(file); // before the rendezvous, so no rank can mistake an old trace for a new one
@@ -263,7 +281,10 @@ int run_run(RunOptions& options)
       fs::remove(file); // before the run: no rank's trace of an earlier run stays beside this one's
     }
 
+  exec::require_free_space(options.trace_dir, exec::trace_bytes(sizing_workload(options, *scenario, schedule)),
+                           "--trace-dir");
   exec::StoreDirectory store;
+  exec::require_free_space(store.path, exec::rendezvous_bytes(schedule), "the rendezvous directory (under TMPDIR)");
   exec::LaunchOptions launch;
   launch.ranks      = devices;
   launch.command    = options.argv;

@@ -224,7 +224,16 @@ int run_search(const SearchOptions& options)
 
   std::cout << "search: planner " << info.name << ", " << workload.name << " on " << cluster.name() << " ("
             << cluster.device_count() << " devices), global batch " << options.global_batch << '\n';
-  const auto result = strategies::search(*info.make(), problem, context);
+  // A planner's refusal names what it was given; the inputs it came from are the user's to change.
+  const std::string given_inputs = " [--cluster " + options.cluster + ", --model " + options.model +
+                                   ", --global-batch " + std::to_string(options.global_batch) + "]";
+  const auto result = [&] {
+    try {
+      return strategies::search(*info.make(), problem, context);
+    } catch (const InfeasiblePlan& e) {
+      throw InfeasiblePlan(e.what() + given_inputs);
+    }
+  }();
 
   sim::SimOptions sim_options;
   sim_options.calibration         = context.calibration;
@@ -260,7 +269,7 @@ int run_search(const SearchOptions& options)
               << result.first_unlaunchable_reason << '\n';
   if (result.ranked.empty())
     throw InfeasiblePlan("search: planner " + std::string(info.name) + " proposed no plan that " + options.framework +
-                         " can launch; the first refused: " + result.first_unlaunchable_reason);
+                         " can launch; the first refused: " + result.first_unlaunchable_reason + given_inputs);
   if (!rescored.too_large.empty())
     std::cout << rescored.too_large.size() << " of the best by estimate are too large to replay and rank by their "
               << "estimate below the simulated ones; the first: " << rescored.too_large.front().second << '\n';
@@ -284,7 +293,8 @@ int run_search(const SearchOptions& options)
     throw InfeasiblePlan("search: no candidate of planner " + std::string(info.name) +
                          " fits in memory; the best needs " + memory_status(c) + " on device " +
                          std::to_string(c.memory_overflow->device) +
-                         strategies::gpu_origin_clause(cluster.device(c.memory_overflow->device).gpu_origin));
+                         strategies::gpu_origin_clause(cluster.device(c.memory_overflow->device).gpu_origin) +
+                         given_inputs);
   }
   if (!options.best_file.empty()) {
     write_file_atomically(options.best_file, strategies::plan_to_json(rows.front().candidate->plan).dump(1) + "\n");

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -51,7 +52,8 @@ StoreDirectory::StoreDirectory()
   remove_orphaned_stores(temporary);
   std::string pattern = (temporary / (std::string(kPrefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(pattern.data()))
-    throw Error("cannot create a rendezvous directory in " + fs::temp_directory_path().string());
+    throw InputError("the temporary directory " + temporary.string() +
+                     ": cannot create a rendezvous directory there (" + std::strerror(errno) + "); set TMPDIR");
   path = pattern;
 }
 

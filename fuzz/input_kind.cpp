@@ -2,9 +2,12 @@
 
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
+#include "core/gpu_spec.hpp"
 #include "costmodel/calibration.hpp"
 #include "costmodel/compute.hpp"
+#include "costmodel/kernel_time.hpp"
 #include "costmodel/layer_profile.hpp"
+#include "launch/plan_export.hpp"
 #include "models/workload.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
@@ -16,6 +19,8 @@
 #include "strategies/profiling/device_profiles.hpp"
 #include "sweep/sweep_spec.hpp"
 #include "traces/calibrate.hpp"
+#include "traces/pytorch_fit.hpp"
+#include "traces/pytorch_trace.hpp"
 #include "traces/trace.hpp"
 
 #include <algorithm>
@@ -23,20 +28,31 @@
 #include <fstream>
 #include <iterator>
 #include <numeric>
+#include <optional>
 
 namespace hetsim::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array kKinds = {InputKind::cluster,     InputKind::model,         InputKind::plan,
-                               InputKind::sweep,       InputKind::calibration,   InputKind::layer_profile,
-                               InputKind::device_profile, InputKind::trace};
+constexpr std::array kKinds = {InputKind::cluster,        InputKind::model,       InputKind::plan,
+                               InputKind::sweep,          InputKind::calibration, InputKind::layer_profile,
+                               InputKind::device_profile, InputKind::trace,       InputKind::export_plan,
+                               InputKind::pytorch_trace};
 constexpr std::array<std::string_view, kKinds.size()> kNames = {
-    "cluster", "model", "plan", "sweep", "calibration", "layer_profile", "device_profile", "trace"};
+    "cluster", "model", "plan", "sweep", "calibration", "layer_profile", "device_profile", "trace", "export",
+    "pytorch_trace"};
 
 /// The small cluster and models the plan and profile kinds are read against (the executors' test inputs).
 fs::path fixed(const InputContext& context, const char* name) { return context.root / "tests/exec/data" / name; }
+
+/// Whether the text of `file` holds `what`.
+bool mentions(const std::string& file, std::string_view what)
+{
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find(what) != std::string::npos;
+}
 
 /// A plan every device can run: data parallel over the whole cluster, one micro-batch of one sequence.
 strategies::Plan data_parallel_plan(const Cluster& cluster)
@@ -79,8 +95,10 @@ InputKind parse_input_kind(std::string_view name)
   for (std::size_t i = 0; i < kKinds.size(); ++i)
     if (kNames[i] == name)
       return kKinds[i];
-  throw InputError("--kind: expected one of cluster, model, plan, sweep, calibration, layer_profile, "
-                   "device_profile, trace, got " + quote(name));
+  std::string names;
+  for (std::string_view known : kNames)
+    names += (names.empty() ? "" : ", ") + std::string(known);
+  throw InputError("--kind: expected one of " + names + ", got " + quote(name));
 }
 
 std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
@@ -91,14 +109,15 @@ std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
       return {fixed(context, "cluster4.json"), fixed(context, "two_types.json"),
               r / "presets/cluster/case5_worldwide_geo.json", r / "experiments/hethub_mixed/a100_h100.json",
               r / "tests/exec/netns/cluster.json"};
-    case InputKind::model:
+    case InputKind::model: // dense, mixture of experts, multi-latent attention, sliding windows, encoders
       return {fixed(context, "model4.json"), fixed(context, "tiny_gpt2.json"), fixed(context, "tiny_mixtral.json"),
-              r / "presets/model/gpt2-medium.json",
-              r / "presets/model/llama-2-7b.json", r / "presets/model/bert-base-uncased.json"};
-    case InputKind::plan:
+              r / "presets/model/gpt2-medium.json", r / "presets/model/llama-2-7b.json",
+              r / "presets/model/bert-base-uncased.json", r / "tests/models/data/hf/deepseek-v3.json",
+              r / "tests/models/data/hf/qwen2-moe-57b-a14b.json", r / "tests/models/data/hf/gemma-2-9b.json"};
+    case InputKind::plan: // data, pipeline (1F1B, interleaved, zero bubble), ZeRO-3, expert and context parallel
       return {fixed(context, "dp4.json"), fixed(context, "pp4.json"), fixed(context, "pp2dp2z3.json"),
-              fixed(context, "pp4_zero_bubble.json"), fixed(context, "dp4ep2.json"),
-              r / "tests/exec/netns/pp2dp2_wan_dp.json"};
+              fixed(context, "pp4_zero_bubble.json"), fixed(context, "dp4ep2.json"), fixed(context, "cp2dp2.json"),
+              fixed(context, "pp2dp2v2.json"), r / "tests/exec/netns/pp2dp2_wan_dp.json"};
     case InputKind::sweep:
       return {r / "experiments/geo_decentralized/sweep.json"};
     default:
@@ -106,8 +125,12 @@ std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
   }
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(r / "fuzz/seeds" / input_kind_name(kind)))
-    files.push_back(entry.path());
+    if (entry.path().extension() == ".json") // not the notes on where a seed came from
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end()); // directory order is not deterministic
+  if (kind == InputKind::export_plan) // beside the framework objects of the seeds: the run tests' plans
+    for (const char* plan : {"pp4_tiny_gpt2.json", "dp4ep2.json", "cp2dp2.json", "pp4_zero_bubble.json"})
+      files.push_back(fixed(context, plan));
   return files;
 }
 
@@ -150,9 +173,7 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
     }
     case InputKind::plan: {
       // A plan that names expert parallelism is read against a model with routed experts.
-      std::ifstream in(file);
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      const models::Workload model = text.find("\"ep\"") != std::string::npos
+      const models::Workload model = mentions(file, "\"ep\"")
                                          ? models::load_workload(fixed(context, "tiny_mixtral.json").string())
                                          : model4;
       const strategies::Plan plan = strategies::load_plan(file, cluster4, model);
@@ -177,6 +198,43 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
     case InputKind::device_profile: {
       const models::Workload profiled_model = models::load_workload(fixed(context, "profile_model.json").string());
       (void)strategies::load_device_profiles(file, profiled_model, cluster4);
+      return;
+    }
+    case InputKind::export_plan: {
+      // A plan for a transformer of blocks (a routed one when it names expert parallelism), in every format.
+      const models::Workload model = models::load_workload(
+          fixed(context, mentions(file, "\"ep\"") ? "tiny_mixtral.json" : "tiny_gpt2.json").string());
+      const strategies::Plan plan = strategies::load_plan(file, cluster4, model);
+      const launch::ExportInputs inputs{&cluster4, &model, &plan, file, "model.json", "cluster4.json"};
+      // Each framework refuses the plans simulated as another moves bytes: the input is refused when every
+      // format refuses it, and any refusal that breaks the contract goes to the harness at once.
+      std::optional<InputError> refusal;
+      int written = 0;
+      for (auto format : {launch::ExportFormat::megatron, launch::ExportFormat::deepspeed,
+                          launch::ExportFormat::torchrun, launch::ExportFormat::slurm}) {
+        try {
+          (void)launch::export_plan(inputs, format);
+          ++written;
+        } catch (const InputError& e) {
+          const std::string what = e.what();
+          if (what.find('\n') != std::string::npos || what.find('\r') != std::string::npos ||
+              what.find(file) == std::string::npos)
+            throw;
+          if (!refusal)
+            refusal = e;
+        }
+      }
+      if (written == 0)
+        throw *refusal;
+      return;
+    }
+    case InputKind::pytorch_trace: {
+      // As `hetsim calibrate --trace` reads it: the kernels of its steps fitted to the GPU it names.
+      const traces::PytorchTrace trace = traces::read_pytorch_trace(file);
+      const GpuSpec* gpu               = find_gpu_by_device_name(trace.device_name);
+      if (!gpu)
+        gpu = find_catalog_gpu("H100");
+      (void)traces::fit_pytorch_traces(*gpu, {trace}, costmodel::kernel_constants(*gpu));
       return;
     }
     case InputKind::trace: {

@@ -12,7 +12,18 @@
 
 namespace hetsim::fuzz {
 
-enum class InputKind { cluster, model, plan, sweep, calibration, layer_profile, device_profile, trace };
+enum class InputKind {
+  cluster,
+  model,
+  plan,
+  sweep,
+  calibration,
+  layer_profile,
+  device_profile,
+  trace,         ///< a trace HetSim wrote (simulate, run)
+  export_plan,   ///< "export": a plan written out for every framework (hetsim export)
+  pytorch_trace, ///< a PyTorch profiler trace (hetsim calibrate --trace, validate)
+};
 
 std::span<const InputKind> all_input_kinds();
 std::string_view input_kind_name(InputKind kind);

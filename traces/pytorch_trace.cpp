@@ -101,7 +101,7 @@ nlohmann::json parse_trace_json(const std::string& file)
 {
   try {
     return nlohmann::json::parse(read_maybe_gzipped(file));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) { // a syntax error, or a number beyond a double (1e999)
     throw InputError(file + ": not a JSON trace (" + std::string(e.what()) + ")");
   }
 }

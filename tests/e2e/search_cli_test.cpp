@@ -106,6 +106,10 @@ TEST_CASE("search: refusals are one line and exit 2")
       {"global batch not divisible", "--cluster " + kAmpCluster + " --model " + two_layers + " --global-batch 7",
        "global batch 7 (--global-batch) is not divisible by any data-parallel degree of the 16 devices of cluster "
        "'amp_het_cluster'"},
+      {"a planner's refusal names the inputs it came from",
+       "--cluster " + kAmpCluster + " --model " + two_layers + " --global-batch 7 --planner zero3",
+       "zero3: global batch 7 is not divisible by the 16 devices [--cluster " + kAmpCluster + ", --model " +
+           two_layers + ", --global-batch 7]"},
       {"model too large (names the cluster field that chose the GPU)",
        "--cluster " + kAmpCluster + " --model preset:llama-2-70b --global-batch 32 --planner megatron",
        "fits in memory; the best needs OOM dev 0 (V100-SXM2-16GB) "},

@@ -150,6 +150,18 @@ background_busy() {
   b=($(awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat))
   echo $(( 100 * (b[0] - a[0]) / (b[1] - a[1] > 0 ? b[1] - a[1] : 1) ))
 }
+# A machine already busy decides the test in seconds: four samples over two seconds, each with other work on a
+# fifth of the CPUs or more, and no run would count as undisturbed (run_plan's rule below); the rounds would spend
+# minutes before saying so.
+start_busy=100
+for sample in 1 2 3 4; do
+  busy=$(background_busy)
+  [ "$busy" -lt "$start_busy" ] && start_busy=$busy
+done
+if [ "$start_busy" -ge 20 ]; then
+  echo "INCONCLUSIVE: machine busy (other work kept at least ${start_busy}% of the CPUs busy over 2 s); not judged"
+  exit 77
+fi
 # run_plan PLAN ROUND: leaves round$ROUND/PLAN{,.log,.network}, and round$ROUND/PLAN.quiet when undisturbed.
 run_plan() {
   local out="$work/round$2/$1" before after

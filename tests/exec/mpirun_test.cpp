@@ -1,5 +1,6 @@
-/// `hetsim run` under mpirun: every process takes its rank from Open MPI's environment and meets the others in
-/// --store-dir; rank 0 merges the traces and reports. Skipped when mpirun is not installed.
+/// `hetsim run` under an external launcher (mpirun, or processes given Open MPI's environment): every process takes
+/// its rank from the environment and meets the others in --store-dir; rank 0 merges the traces and reports. The
+/// mpirun cases are skipped when mpirun is not installed.
 
 #include "exec_fixtures.hpp"
 
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 using namespace hetsim::test;
 namespace fs = std::filesystem;
@@ -133,4 +135,36 @@ TEST_CASE("mpirun: a killed rank ends the run, named, and no rank is left")
   for (pid_t pid : pids)
     CHECK_MESSAGE(!alive(pid), pid);
   CHECK(!fs::exists(dir.path / "out" / "trace.json"));
+}
+
+TEST_CASE("ranks of an external launcher: when one leaves no trace, rank 0 fails the run and sets the others' aside")
+{
+  // Four processes started as Open MPI starts them (no mpirun needed); rank 3 writes its trace elsewhere, so rank
+  // 0, which merges, finds every trace but its own and fails the run after the ranks have finished.
+  ScratchDir dir("set_aside");
+  const fs::path traces = dir.path / "traces";
+  std::vector<std::unique_ptr<Child>> ranks;
+  for (int r = 0; r < 4; ++r) {
+    std::vector<std::string> args = {"OMPI_COMM_WORLD_RANK=" + std::to_string(r), "OMPI_COMM_WORLD_SIZE=4",
+                                     "PMIX_NAMESPACE=set-aside", HETSIM_CLI_PATH};
+    for (const auto& a : run_args("dp4.json", r == 3 ? dir.path / "elsewhere" : traces))
+      args.push_back(a);
+    args.insert(args.end(), {"--iterations", "1", "--timeout-s", "5", "--bind", "127.0.0.1", "--store-dir",
+                             (dir.path / "store").string()});
+    ranks.push_back(std::make_unique<Child>("env", args, dir.path / ("rank" + std::to_string(r) + ".log")));
+  }
+  const int rank0 = ranks[0]->wait(120);
+  const std::string text = read_text(dir.path / "rank0.log");
+  INFO(text);
+  for (int r = 1; r < 4; ++r)
+    CHECK(ranks[r]->wait(60) == 0);
+  CHECK(rank0 == 2);
+  CHECK(text.find("rank 3 wrote no trace") != std::string::npos);
+  CHECK(text.find("the traces of the 3 ranks that finished are kept as rank<i>.failed.json") != std::string::npos);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(fs::exists(traces / ("rank" + std::to_string(r) + ".failed.json")));
+    CHECK_FALSE(fs::exists(traces / ("rank" + std::to_string(r) + ".json")));
+  }
+  CHECK(fs::exists(dir.path / "elsewhere" / "rank3.json"));
+  CHECK_FALSE(fs::exists(traces / "trace.json"));
 }

@@ -1,6 +1,9 @@
 /// What a run leaves in the file system: its rendezvous directory (each run's own, and those of launchers that died
-/// without removing theirs) and, when it fails, its finished ranks' traces.
+/// without removing theirs), the free space it checks for before it starts and, when it fails, its finished ranks'
+/// traces.
 
+#include "core/error.hpp"
+#include "exec/run_space.hpp"
 #include "exec/run_traces.hpp"
 #include "exec/store_directory.hpp"
 
@@ -71,4 +74,21 @@ TEST_CASE("the traces a failed run's finished ranks wrote are set aside as rank<
   CHECK_FALSE(fs::exists(dir / "rank1.failed.json"));
   CHECK(hetsim::exec::set_aside_rank_traces(dir.string(), 4) == 0);
   fs::remove_all(dir);
+}
+
+TEST_CASE("the free space a run needs is checked where it writes, naming the directory")
+{
+  const std::string dir = fs::temp_directory_path().string();
+  CHECK_NOTHROW(hetsim::exec::require_free_space(dir, 4096, "--trace-dir"));
+  const auto available = fs::space(dir).available;
+  try {
+    hetsim::exec::require_free_space(dir, available + (std::uintmax_t{1} << 40), "--trace-dir");
+    FAIL("a need beyond the free space was accepted");
+  } catch (const hetsim::InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.rfind("--trace-dir " + dir + ": ", 0) == 0);
+    CHECK(what.find("free, the run writes about") != std::string::npos);
+  }
+  CHECK_THROWS_AS(hetsim::exec::require_free_space(dir + "/no-such-directory", 1, "--store-dir"),
+                  hetsim::InputError);
 }

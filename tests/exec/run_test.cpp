@@ -334,3 +334,36 @@ TEST_CASE("run: a zero-bubble plan runs each backward as an input-gradient step 
   }
   CHECK(weights == 4 * 4); // stages x micro-batches
 }
+
+TEST_CASE("run: a full temporary or trace directory is named in one line before any rank starts")
+{
+  ScratchDir dir("full_disk");
+  const fs::path full = dir.path / "full";
+  fs::create_directories(full);
+  // A 64 KiB tmpfs filled to its last block, mounted in a mount namespace of the child's own; where the test may
+  // not make one (no root, a container without the capability) it says so and checks nothing.
+  const std::string fill = "mount -t tmpfs -o size=64k tmpfs \"$0\" || exit 77; "
+                           "dd if=/dev/zero of=\"$0/fill\" bs=4k 2>/dev/null; exec \"$@\"";
+  for (const bool trace_dir_full : {false, true}) {
+    CAPTURE(trace_dir_full);
+    const fs::path traces = trace_dir_full ? full / "traces" : dir.path / "traces";
+    std::vector<std::string> args = {"-m", "sh", "-c", fill, full.string(), "env",
+                                     "TMPDIR=" + (trace_dir_full ? dir.path : full).string(), HETSIM_CLI_PATH};
+    const auto run_args = scenario("dp4.json", traces);
+    args.insert(args.end(), run_args.begin(), run_args.end());
+    Child run("unshare", args, dir.path / "log");
+    const int code         = run.wait(60);
+    const std::string text = read_text(dir.path / "log");
+    INFO(text);
+    if (code == 77 || text.rfind("unshare:", 0) == 0) {
+      MESSAGE("not checked: this machine does not let the test mount a full file system");
+      return;
+    }
+    CHECK(code == 2);
+    CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+    CHECK(text.find("started") == std::string::npos);
+    CHECK(text.find(trace_dir_full ? "--trace-dir " + traces.string() + ": 0.0 MiB free"
+                                   : "(under TMPDIR) " + full.string() + "/hetsim-store-") != std::string::npos);
+    CHECK(text.find("free, the run writes about") != std::string::npos);
+  }
+}

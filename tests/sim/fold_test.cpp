@@ -70,62 +70,91 @@ strategies::Plan plan_of(const nlohmann::json& json, const Cluster& cluster, con
 
 } // namespace
 
-TEST_CASE("a folded replay agrees with the full one within 1% on every cluster preset")
+namespace {
+
+/// Pure data parallelism (ZeRO-0 and ZeRO-3, ring and hierarchical), pipelines of 2 and 4 stages, an interleaved
+/// one (and tensor parallelism of 4 where nodes hold 8 GPUs), each folded and replayed in full on `preset`.
+void check_plans_on_preset(const std::string& preset, const models::Workload& gpt2)
 {
-  const models::Workload gpt2 = models::load_workload("preset:gpt2-medium");
-  const std::vector<std::string> presets{"case1_datacenter_on_demand", "case2_datacenter_spot",
-                                         "case3_multi_datacenter",     "case4_regional_geo",
-                                         "case5_worldwide_geo",        "fluidstack_a40"};
-  for (const std::string& name : presets) {
-    const Cluster cluster = load_cluster("preset:" + name);
-    const int n           = cluster.device_count();
-    // Pure data parallelism (ZeRO-0 and ZeRO-3, ring and hierarchical), pipelines of 2 and 4 stages, an
-    // interleaved one (tensor parallelism of 4 where nodes hold 8 GPUs).
-    std::vector<nlohmann::json> plans{
-        {{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 2}, {"zero_stage", 0}},
-        {{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 1}, {"zero_stage", 3}},
-        {{"tp", 1}, {"pp", 2}, {"dp", n / 2}, {"micro_batch", 2}, {"grad_accum", 4}, {"zero_stage", 1}},
-        {{"tp", 1}, {"pp", 4}, {"dp", n / 4}, {"micro_batch", 1}, {"grad_accum", 8}, {"recompute", true}},
-        {{"tp", 1}, {"pp", 2}, {"dp", n / 2}, {"micro_batch", 1}, {"grad_accum", 8}, {"virtual_stages", 2},
-         {"zero_stage", 1}}};
-    if (name == "case1_datacenter_on_demand") {
-      plans.push_back({{"tp", 4}, {"pp", 2}, {"dp", n / 8}, {"micro_batch", 2}, {"grad_accum", 4}});
-      plans.push_back({{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 1}, {"zero_stage", 3},
-                       {"collective_algorithm", "hierarchical"}});
-    }
-    for (const auto& json : plans) {
-      CAPTURE(name);
-      CAPTURE(json.dump());
-      const Replays r = replay_both(cluster, gpt2, plan_of(json, cluster, gpt2));
-      MESSAGE(name << " " << json.dump() << ": " << (r.summary.empty() ? "not folded" : r.summary) << ", "
+  const Cluster cluster = load_cluster("preset:" + preset);
+  const int n           = cluster.device_count();
+  std::vector<nlohmann::json> plans{
+      {{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 2}, {"zero_stage", 0}},
+      {{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 1}, {"zero_stage", 3}},
+      {{"tp", 1}, {"pp", 2}, {"dp", n / 2}, {"micro_batch", 2}, {"grad_accum", 4}, {"zero_stage", 1}},
+      {{"tp", 1}, {"pp", 4}, {"dp", n / 4}, {"micro_batch", 1}, {"grad_accum", 8}, {"recompute", true}},
+      {{"tp", 1}, {"pp", 2}, {"dp", n / 2}, {"micro_batch", 1}, {"grad_accum", 8}, {"virtual_stages", 2},
+       {"zero_stage", 1}}};
+  if (preset == "case1_datacenter_on_demand") {
+    plans.push_back({{"tp", 4}, {"pp", 2}, {"dp", n / 8}, {"micro_batch", 2}, {"grad_accum", 4}});
+    plans.push_back({{"tp", 1}, {"pp", 1}, {"dp", n}, {"micro_batch", 2}, {"grad_accum", 1}, {"zero_stage", 3},
+                     {"collective_algorithm", "hierarchical"}});
+  }
+  for (const auto& json : plans) {
+    CAPTURE(preset);
+    CAPTURE(json.dump());
+    const Replays r = replay_both(cluster, gpt2, plan_of(json, cluster, gpt2));
+    MESSAGE(preset << " " << json.dump() << ": " << (r.summary.empty() ? "not folded" : r.summary) << ", "
                    << r.folded.iteration_time_s << " s folded, " << r.exact.iteration_time_s << " s full");
-      check_agreement(r);
-    }
+    check_agreement(r);
   }
 }
 
-TEST_CASE("the default scenario and the 768-GPU preset fold and agree with the full replay")
+} // namespace
+
+// One homogeneous data-centre preset (with tensor parallelism and hierarchical rings) and one geo-distributed
+// one; the four others under -L long (30 of this check's 46 s).
+TEST_CASE("a folded replay agrees with the full one within 1% on a data-centre and a worldwide preset")
 {
-  {
-    const Cluster cluster           = load_cluster("preset:case5_worldwide_geo");
-    const models::Workload workload = models::load_workload("preset:gpt3-1.3b");
-    const Replays r = replay_both(cluster, workload, strategies::load_plan("preset:gpt3-1.3b-case5", cluster, workload));
-    MESSAGE("default scenario: " << (r.summary.empty() ? "not folded" : r.summary));
-    check_agreement(r);
-  }
-  {
-    // Llama-2-70B, tp 8 x pp 12 x dp 8 on 96 DGX nodes: every replica and half the tensor-parallel ranks fold.
-    const Cluster cluster           = load_cluster("preset:dgx_a100_768");
-    const models::Workload workload = models::load_workload("preset:llama-2-70b");
-    const auto plan                 = strategies::load_plan("preset:llama-2-70b-768", cluster, workload);
-    const auto problem              = strategies::problem_for_plan(cluster, workload, plan);
-    const strategies::Fold fold     = strategies::find_fold(plan, problem);
-    CHECK(fold.replicas == std::vector<int>{0, 4});
-    CHECK(fold.tp_ranks == std::vector<int>{0, 4});
-    CHECK(fold.summary() == "replays 48 of 768 devices");
-    const Replays r = replay_both(cluster, workload, plan);
-    check_agreement(r);
-  }
+  const models::Workload gpt2 = models::load_workload("preset:gpt2-medium");
+  for (const char* preset : {"case1_datacenter_on_demand", "case5_worldwide_geo"})
+    check_plans_on_preset(preset, gpt2);
+}
+
+TEST_CASE("a folded replay agrees with the full one within 1% on the other cluster presets" *
+          doctest::test_suite("long"))
+{
+  const models::Workload gpt2 = models::load_workload("preset:gpt2-medium");
+  for (const char* preset : {"case2_datacenter_spot", "case3_multi_datacenter", "case4_regional_geo",
+                             "fluidstack_a40"})
+    check_plans_on_preset(preset, gpt2);
+}
+
+TEST_CASE("the default scenario folds and agrees with the full replay")
+{
+  const Cluster cluster           = load_cluster("preset:case5_worldwide_geo");
+  const models::Workload workload = models::load_workload("preset:gpt3-1.3b");
+  const Replays r = replay_both(cluster, workload, strategies::load_plan("preset:gpt3-1.3b-case5", cluster, workload));
+  MESSAGE("default scenario: " << (r.summary.empty() ? "not folded" : r.summary));
+  check_agreement(r);
+}
+
+namespace {
+
+struct Preset768 {
+  Cluster cluster           = load_cluster("preset:dgx_a100_768");
+  models::Workload workload = models::load_workload("preset:llama-2-70b");
+  strategies::Plan plan     = strategies::load_plan("preset:llama-2-70b-768", cluster, workload);
+};
+
+} // namespace
+
+TEST_CASE("the 768-GPU preset folds every replica and half the tensor-parallel ranks")
+{
+  // Llama-2-70B, tp 8 x pp 12 x dp 8 on 96 DGX nodes.
+  const Preset768 preset;
+  const auto problem          = strategies::problem_for_plan(preset.cluster, preset.workload, preset.plan);
+  const strategies::Fold fold = strategies::find_fold(preset.plan, problem);
+  CHECK(fold.replicas == std::vector<int>{0, 4});
+  CHECK(fold.tp_ranks == std::vector<int>{0, 4});
+  CHECK(fold.summary() == "replays 48 of 768 devices");
+}
+
+// The full replay of 768 devices takes over two minutes on two cores.
+TEST_CASE("the 768-GPU preset's folded replay agrees with the full one" * doctest::test_suite("long"))
+{
+  const Preset768 preset;
+  check_agreement(replay_both(preset.cluster, preset.workload, preset.plan));
 }
 
 namespace {
