@@ -1,6 +1,7 @@
 /// `hetsim search`: a planner's candidates ranked by the analytic cost model, the best re-scored in the simulator.
 
 #include "cli/command.hpp"
+#include "cli/goodput.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario.hpp"
 #include "core/cluster_json.hpp"
@@ -42,6 +43,8 @@ struct SearchOptions {
   std::string profile_file;
   std::string device_profile_file;
   std::string calibration_file;
+  std::string failures_file;
+  std::string objective = "time"; ///< what orders the simulated candidates: "time" or "goodput" (--failures)
   std::uint64_t seed = 1;
   bool anneal        = false;
   std::vector<std::string> flags;
@@ -111,6 +114,7 @@ std::function<std::string(const strategies::Plan&)> launch_check(const Cluster& 
 struct Row {
   const strategies::Candidate* candidate = nullptr;
   std::optional<sim::Report> simulated;
+  std::optional<GoodputFigures> goodput; ///< with --failures, of a simulated candidate
 };
 
 nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
@@ -131,6 +135,8 @@ nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
                                {"needed_bytes", units::whole_bytes(c.memory_overflow->needed_bytes)},
                                {"capacity_bytes", units::whole_bytes(c.memory_overflow->capacity_bytes)}};
   json["note"] = c.note;
+  if (row.goodput)
+    json["goodput"] = goodput_to_json(*row.goodput);
   json["plan"] = strategies::plan_to_json(c.plan);
   return json;
 }
@@ -152,6 +158,12 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
     std::string status = memory_status(c);
     if (!c.note.empty())
       status += "; " + c.note;
+    if (rows[i].goodput) {
+      char goodput[96];
+      std::snprintf(goodput, sizeof goodput, "; goodput %.4g tokens/s (%.1f%% kept)",
+                    rows[i].goodput->goodput.tokens_per_s, 100 * rows[i].goodput->goodput.useful_fraction);
+      status += goodput;
+    }
     std::snprintf(line, sizeof line, "%4zu %4d %4d %2d %3d %4d %3d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1,
                   c.plan.tp, c.plan.pp, c.plan.virtual_stages, c.plan.cp, c.plan.replicas(), c.plan.ep,
                   batch_text(c.plan).c_str(),
@@ -185,8 +197,10 @@ int run_search(const SearchOptions& options)
   strategies::check_planner_flags(info, flags);
   if (options.cluster.empty() || options.model.empty() || options.global_batch <= 0)
     throw InputError("search: give --cluster, --model and --global-batch (a positive number of sequences)");
+  if (options.objective == "goodput" && options.failures_file.empty())
+    throw InputError("--objective goodput: expected --failures FILE, the failure rates and checkpoint costs");
   std::vector<std::string> inputs{options.cluster, options.model, options.profile_file, options.calibration_file,
-                                  options.device_profile_file};
+                                  options.device_profile_file, options.failures_file};
   if (!options.out_file.empty())
     check_output(options.out_file, inputs, "--out");
   if (!options.best_file.empty())
@@ -208,6 +222,9 @@ int run_search(const SearchOptions& options)
   std::optional<costmodel::LayerProfile> profile;
   if (!options.profile_file.empty())
     profile = costmodel::load_layer_profile(options.profile_file, workload, cluster);
+  std::optional<reliability::FailureModel> failures;
+  if (!options.failures_file.empty())
+    failures = reliability::load_failure_model(options.failures_file, cluster);
   std::optional<strategies::DeviceProfiles> device_profiles;
   if (!options.device_profile_file.empty())
     device_profiles = strategies::load_device_profiles(options.device_profile_file, workload, cluster);
@@ -243,22 +260,29 @@ int run_search(const SearchOptions& options)
   sim_options.exact               = options.exact;
   const auto rescored             = sim::rescore(result.ranked, options.top_k, problem, sim_options, context.progress);
 
-  // Simulated candidates first, by simulated time (the judge); then the rest by estimate.
+  // Simulated candidates first, by simulated time (the judge) or, with --objective goodput, by the tokens per
+  // second they keep under failures; then the rest by estimate.
+  std::vector<std::optional<GoodputFigures>> goodput(rescored.index.size());
+  if (failures)
+    for (std::size_t k = 0; k < goodput.size(); ++k)
+      goodput[k] = goodput_of(*failures, result.ranked[rescored.index[k]].plan, problem, rescored.reports[k]);
   std::vector<std::size_t> order(rescored.index.size());
   for (std::size_t k = 0; k < order.size(); ++k)
     order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (options.objective == "goodput")
+      return goodput[a]->goodput.tokens_per_s > goodput[b]->goodput.tokens_per_s;
     return rescored.reports[a].iteration_time_s < rescored.reports[b].iteration_time_s;
   });
   std::vector<Row> rows;
   std::vector<bool> simulated(result.ranked.size(), false);
   for (std::size_t k : order) {
-    rows.push_back(Row{&result.ranked[rescored.index[k]], rescored.reports[k]});
+    rows.push_back(Row{&result.ranked[rescored.index[k]], rescored.reports[k], goodput[k]});
     simulated[rescored.index[k]] = true;
   }
   for (std::size_t i = 0; i < result.ranked.size(); ++i)
     if (!simulated[i])
-      rows.push_back(Row{&result.ranked[i], std::nullopt});
+      rows.push_back(Row{&result.ranked[i], std::nullopt, std::nullopt});
 
   const std::size_t infeasible = std::count_if(result.ranked.begin(), result.ranked.end(),
                                                [](const strategies::Candidate& c) { return !c.fits(); });
@@ -334,6 +358,11 @@ CommandRunner add_search_command(CLI::App& app)
                       "device profiles measured by `hetsim profile` (max batch and step times per GPU type): "
                       "poplar, deepspeed and whale use them instead of the cost model's");
   command->add_option("--calibration", options->calibration_file, "calibration JSON for the cost model");
+  add_failures_option(*command, options->failures_file);
+  command->add_option("--objective", options->objective,
+                      "what ranks the simulated candidates: time (the iteration, default) or goodput (tokens per "
+                      "second kept under --failures: a plan whose checkpoint takes longer ranks lower)")
+      ->check(CLI::IsMember({"time", "goodput"}));
   command->add_option("--seed", options->seed, "seed of randomised planners (default 1)");
   command->add_flag("--anneal", options->anneal, "amp: add simulated-annealing placements (AMP section 6.3)");
   command->add_option("--flag", options->flags,

@@ -1,6 +1,7 @@
 /// `hetsim simulate`: lower a plan and replay one training iteration in the SimGrid simulator.
 
 #include "cli/command.hpp"
+#include "cli/goodput.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario.hpp"
 #include "core/output_file.hpp"
@@ -30,6 +31,7 @@ struct SimulateOptions {
   std::string calibration_file;
   std::string profile_file;
   std::string trace_devices;
+  std::string failures_file;
   bool allow_oom           = false;
   bool analytic_intra_node = false;
   bool pipelined_rings     = false;
@@ -41,7 +43,7 @@ int run_simulate(SimulateOptions& options)
 {
   resolve_defaults(options.scenario);
   auto inputs = options.scenario.inputs();
-  for (const std::string* file : {&options.calibration_file, &options.profile_file})
+  for (const std::string* file : {&options.calibration_file, &options.profile_file, &options.failures_file})
     if (!file->empty())
       inputs.push_back(*file);
   if (!options.report_file.empty())
@@ -63,6 +65,9 @@ int run_simulate(SimulateOptions& options)
     profile = costmodel::load_layer_profile(options.profile_file, scenario->workload, scenario->cluster);
   if (calibration)
     apply_link_calibration(*scenario, *calibration);
+  std::optional<reliability::FailureModel> failures;
+  if (!options.failures_file.empty())
+    failures = reliability::load_failure_model(options.failures_file, scenario->cluster);
 
   const auto& plan    = scenario->plan;
   const auto& problem = scenario->problem;
@@ -125,11 +130,18 @@ int run_simulate(SimulateOptions& options)
   if (calibration)
     confidence = calibration_confidence(*calibration, plan, scenario->cluster, scenario->workload);
   print_calibration_confidence(confidence);
+  std::optional<GoodputFigures> goodput;
+  if (failures) {
+    goodput = goodput_of(*failures, plan, problem, result.report);
+    print_goodput(*goodput, *failures, std::cout);
+  }
 
   if (!options.report_file.empty()) {
     nlohmann::json report = sim::report_to_json(result.report);
     if (calibration)
       report["calibration_confidence"] = confidence;
+    if (goodput)
+      report["goodput"] = goodput_to_json(*goodput);
     write_file_atomically(options.report_file, report.dump(1) + "\n");
     std::cout << "report written to " << options.report_file << '\n';
   }
@@ -156,6 +168,7 @@ CommandRunner add_simulate_command(CLI::App& app)
   command->add_option("--calibration", options->calibration_file, "calibration JSON replacing the default cost model figures");
   command->add_option("--profile", options->profile_file,
                       "measured per-layer forward times (JSON) replacing the compute model where they apply");
+  add_failures_option(*command, options->failures_file);
   command->add_flag("--trace-kernels", options->trace_kernels,
                     "also write each compute task's kernels to the trace, its simulated time divided as the cost "
                     "model divides it (compare with `hetsim run --trace-kernels`)");

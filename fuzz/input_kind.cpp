@@ -9,6 +9,7 @@
 #include "costmodel/layer_profile.hpp"
 #include "launch/plan_export.hpp"
 #include "models/workload.hpp"
+#include "reliability/checkpoint.hpp"
 #include "sim/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
 #include "strategies/lowering/lower.hpp"
@@ -24,6 +25,7 @@
 #include "traces/trace.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <fstream>
 #include <iterator>
@@ -38,10 +40,10 @@ namespace fs = std::filesystem;
 constexpr std::array kKinds = {InputKind::cluster,        InputKind::model,       InputKind::plan,
                                InputKind::sweep,          InputKind::calibration, InputKind::layer_profile,
                                InputKind::device_profile, InputKind::trace,       InputKind::export_plan,
-                               InputKind::pytorch_trace};
+                               InputKind::pytorch_trace,  InputKind::failures};
 constexpr std::array<std::string_view, kKinds.size()> kNames = {
     "cluster", "model", "plan", "sweep", "calibration", "layer_profile", "device_profile", "trace", "export",
-    "pytorch_trace"};
+    "pytorch_trace", "failures"};
 
 /// The small cluster and models the plan and profile kinds are read against (the executors' test inputs).
 fs::path fixed(const InputContext& context, const char* name) { return context.root / "tests/exec/data" / name; }
@@ -128,6 +130,8 @@ std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
     if (entry.path().extension() == ".json") // not the notes on where a seed came from
       files.push_back(entry.path());
   std::sort(files.begin(), files.end()); // directory order is not deterministic
+  if (kind == InputKind::failures)
+    files.push_back(r / "experiments/goodput/geo_illustrative.json");
   if (kind == InputKind::export_plan) // beside the framework objects of the seeds: the run tests' plans
     for (const char* plan : {"pp4_tiny_gpt2.json", "dp4ep2.json", "cp2dp2.json", "pp4_zero_bubble.json"})
       files.push_back(fixed(context, plan));
@@ -235,6 +239,18 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
       if (!gpu)
         gpu = find_catalog_gpu("H100");
       (void)traces::fit_pytorch_traces(*gpu, {trace}, costmodel::kernel_constants(*gpu));
+      return;
+    }
+    case InputKind::failures: {
+      // As simulate --failures uses it: the checkpoint of a sharded data-parallel plan, and its best interval.
+      const reliability::FailureModel failures = reliability::load_failure_model(file, cluster4);
+      strategies::Plan plan = data_parallel_plan(cluster4);
+      plan.zero_stage       = 1;
+      const auto problem    = problem_of(cluster4, model4);
+      const auto costs      = reliability::checkpoint_costs(failures, plan, problem);
+      const auto goodput    = reliability::best_goodput(1.0, 1e4, costs, failures.run_s);
+      if (!std::isfinite(goodput.useful_fraction) || !std::isfinite(goodput.interval_s))
+        throw InternalError("goodput: a non-finite figure from " + file);
       return;
     }
     case InputKind::trace: {

@@ -23,6 +23,7 @@ enum class InputKind {
   trace,         ///< a trace HetSim wrote (simulate, run)
   export_plan,   ///< "export": a plan written out for every framework (hetsim export)
   pytorch_trace, ///< a PyTorch profiler trace (hetsim calibrate --trace, validate)
+  failures,      ///< a failure what-if file (simulate and search --failures)
 };
 
 std::span<const InputKind> all_input_kinds();

@@ -69,6 +69,31 @@ TEST_CASE("the default scenario runs and reports sensible numbers")
   CHECK(t["traceEvents"].size() > 64);
 }
 
+TEST_CASE("simulate --failures: the default scenario's goodput from the what-if file's rates and its checkpoint")
+{
+  TempDir dir("goodput");
+  const auto report = dir.file("report.json");
+  const RunResult r = run_hetsim("simulate --failures " + std::string(HETSIM_SOURCE_DIR) +
+                                 "/experiments/goodput/geo_illustrative.json --report " + report);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("under failures (") != std::string::npos);
+  const auto j = nlohmann::json::parse(read_file(report));
+  const auto& g = j.at("goodput");
+  // 64 V100 at 50,000 h, 64 one-GPU nodes at 20,000 h, the 28 pairs of the 8 regions at 2,000 h.
+  CHECK(g["mtbf_s"].get<double>() == doctest::Approx(3600 / (64 / 50000.0 + 64 / 20000.0 + 28 / 2000.0)));
+  CHECK(g["expected_failures"].get<double>() == doctest::Approx(30 * 86400 / g["mtbf_s"].get<double>()));
+  // GPT-3 1.3B in fp16 with Adam: 14 bytes a parameter, written at the storage's 5 GB/s (each node's share,
+  // 1/64, fits its 2 Gb/s interface sooner), read back after the 15-minute restart.
+  CHECK(g["checkpoint_blocking_s"].get<double>() == doctest::Approx(g["checkpoint_bytes"].get<double>() / 5e9));
+  CHECK(g["restart_s"].get<double>() == doctest::Approx(900 + g["checkpoint_blocking_s"].get<double>()));
+  CHECK(g["interval_s"].get<double>() ==
+        doctest::Approx(g["interval_iterations"].get<double>() * j["iteration_time_s"].get<double>()));
+  CHECK(g["useful_fraction"].get<double>() >= g["young_useful_fraction"].get<double>());
+  CHECK(g["goodput_tokens_per_s"].get<double>() ==
+        doctest::Approx(j["tokens_per_s"].get<double>() * g["useful_fraction"].get<double>()));
+}
+
 TEST_CASE("determinism: two runs give identical report and trace bytes")
 {
   TempDir dir("determinism");

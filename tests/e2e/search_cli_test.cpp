@@ -207,3 +207,30 @@ TEST_CASE("search --framework: every planner's best plan is one the framework's 
     }
   CHECK(exported >= 10);
 }
+
+TEST_CASE("search --objective goodput: the simulated candidates by the tokens per second they keep under failures")
+{
+  TempDir dir("search_goodput");
+  const std::string failures = std::string(HETSIM_SOURCE_DIR) + "/experiments/goodput/geo_illustrative.json";
+  const RunResult refused = run_hetsim("search " + kAmpInputs + " --global-batch 32 --objective goodput");
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.output.find("--objective goodput: expected --failures FILE") != std::string::npos);
+
+  const std::string out = dir.file("ranked.json");
+  const RunResult r     = run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner megatron --top 4 "
+                                     "--objective goodput --failures " + failures + " --out " + out);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto ranked = nlohmann::json::parse(read_file(out));
+  double previous   = 1e300;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const auto& goodput = ranked[i].at("goodput");
+    const double kept   = goodput.at("goodput_tokens_per_s").get<double>();
+    CHECK(kept <= previous);
+    previous = kept;
+    // What is kept is the simulated throughput times the fraction of the time whose work survives.
+    CHECK(kept == doctest::Approx(ranked[i]["tokens_per_s"].get<double>() * goodput["useful_fraction"].get<double>()));
+    CHECK(goodput["useful_fraction"].get<double>() < 1);
+  }
+  CHECK_FALSE(ranked[4].contains("goodput")); // estimated only
+}
