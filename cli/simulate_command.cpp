@@ -32,6 +32,7 @@ struct SimulateOptions {
   std::string profile_file;
   std::string trace_devices;
   std::string failures_file;
+  std::string slowdowns_file;
   bool allow_oom           = false;
   bool analytic_intra_node = false;
   bool pipelined_rings     = false;
@@ -39,11 +40,53 @@ struct SimulateOptions {
   bool exact               = false;
 };
 
+/// What the slowdowns of a what-if file cost the iteration: all of them against none, and each alone.
+struct SlowdownEffects {
+  double without_s = 0;
+  std::vector<std::pair<std::string, double>> alone_s; ///< label, iteration with only it (up to kAlone of them)
+};
+constexpr std::size_t kAloneReplays = 8; // each is a full replay
+
+SlowdownEffects slowdown_effects(const std::vector<sim::Slowdown>& slowdowns, const strategies::Plan& plan,
+                                 const strategies::Problem& problem, const strategies::Schedule& schedule,
+                                 sim::SimOptions options)
+{
+  options.trace = false;
+  options.links = false;
+  options.progress = nullptr;
+  SlowdownEffects effects;
+  effects.without_s = sim::simulate(plan, problem, schedule, options).report.iteration_time_s;
+  if (slowdowns.size() > 1 && slowdowns.size() <= kAloneReplays)
+    for (const sim::Slowdown& s : slowdowns) {
+      const std::vector<sim::Slowdown> one{s};
+      options.slowdowns = &one;
+      effects.alone_s.emplace_back(s.label, sim::simulate(plan, problem, schedule, options).report.iteration_time_s);
+    }
+  return effects;
+}
+
+void print_slowdown_effects(const SlowdownEffects& effects, double with_s, const std::string& file)
+{
+  std::printf("slowdowns (%s): iteration %.4g s against %.4g s without them (%+.4g s, %+.1f%%)\n", file.c_str(),
+              with_s, effects.without_s, with_s - effects.without_s, 100 * (with_s / effects.without_s - 1));
+  for (const auto& [label, seconds] : effects.alone_s)
+    std::printf("  %s alone: %+.4g s\n", label.c_str(), seconds - effects.without_s);
+}
+
+nlohmann::json slowdown_effects_json(const SlowdownEffects& effects, double with_s)
+{
+  nlohmann::json json = {{"iteration_time_s", with_s}, {"without_s", effects.without_s}};
+  for (const auto& [label, seconds] : effects.alone_s)
+    json["alone"].push_back({{"slowdown", label}, {"iteration_time_s", seconds}});
+  return json;
+}
+
 int run_simulate(SimulateOptions& options)
 {
   resolve_defaults(options.scenario);
   auto inputs = options.scenario.inputs();
-  for (const std::string* file : {&options.calibration_file, &options.profile_file, &options.failures_file})
+  for (const std::string* file : {&options.calibration_file, &options.profile_file, &options.failures_file,
+                                   &options.slowdowns_file})
     if (!file->empty())
       inputs.push_back(*file);
   if (!options.report_file.empty())
@@ -65,6 +108,9 @@ int run_simulate(SimulateOptions& options)
     profile = costmodel::load_layer_profile(options.profile_file, scenario->workload, scenario->cluster);
   if (calibration)
     apply_link_calibration(*scenario, *calibration);
+  std::vector<sim::Slowdown> slowdowns;
+  if (!options.slowdowns_file.empty())
+    slowdowns = sim::load_slowdowns(options.slowdowns_file, scenario->cluster);
   std::optional<reliability::FailureModel> failures;
   if (!options.failures_file.empty())
     failures = reliability::load_failure_model(options.failures_file, scenario->cluster);
@@ -95,8 +141,9 @@ int run_simulate(SimulateOptions& options)
     std::cerr << "warning: " << e.what() << " (simulating anyway: --allow-oom)\n";
   }
 
+  // A slowed device stands for no other: the replay is not folded.
   const strategies::Schedule schedule =
-      strategies::lower_for_replay(plan, problem, options.exact, options.scenario.plan);
+      strategies::lower_for_replay(plan, problem, options.exact || !slowdowns.empty(), options.scenario.plan);
   if (schedule.fold)
     std::cout << "folded: " << schedule.fold->summary()
               << " standing for identical ones (--exact replays every device)\n";
@@ -115,9 +162,15 @@ int run_simulate(SimulateOptions& options)
   }
   sim_options.links               = true;
   sim_options.progress            = replay_progress();
+  std::optional<SlowdownEffects> effects;
+  if (!slowdowns.empty())
+    effects = slowdown_effects(slowdowns, plan, problem, schedule, sim_options);
+  sim_options.slowdowns           = slowdowns.empty() ? nullptr : &slowdowns;
   sim::SimResult result           = sim::simulate(plan, problem, schedule, sim_options);
 
   sim::print_report(result.report, std::cout);
+  if (effects)
+    print_slowdown_effects(*effects, result.report.iteration_time_s, options.slowdowns_file);
   const costmodel::ComputeModel compute(sim_options.calibration, sim_options.profile);
   traces::Trace& trace = result.trace;
   if (options.trace_kernels)
@@ -142,6 +195,8 @@ int run_simulate(SimulateOptions& options)
       report["calibration_confidence"] = confidence;
     if (goodput)
       report["goodput"] = goodput_to_json(*goodput);
+    if (effects)
+      report["slowdowns"] = slowdown_effects_json(*effects, result.report.iteration_time_s);
     write_file_atomically(options.report_file, report.dump(1) + "\n");
     std::cout << "report written to " << options.report_file << '\n';
   }
@@ -169,6 +224,10 @@ CommandRunner add_simulate_command(CLI::App& app)
   command->add_option("--profile", options->profile_file,
                       "measured per-layer forward times (JSON) replacing the compute model where they apply");
   add_failures_option(*command, options->failures_file);
+  command->add_option("--slowdowns", options->slowdowns_file,
+                      "what-if file of stragglers and slow links: devices computing, NICs or region links moving at "
+                      "a fraction of their peak for a window of the iteration (docs/failures.md); the report adds "
+                      "the iteration without them and with each alone; replayed without folding");
   command->add_flag("--trace-kernels", options->trace_kernels,
                     "also write each compute task's kernels to the trace, its simulated time divided as the cost "
                     "model divides it (compare with `hetsim run --trace-kernels`)");

@@ -40,10 +40,10 @@ namespace fs = std::filesystem;
 constexpr std::array kKinds = {InputKind::cluster,        InputKind::model,       InputKind::plan,
                                InputKind::sweep,          InputKind::calibration, InputKind::layer_profile,
                                InputKind::device_profile, InputKind::trace,       InputKind::export_plan,
-                               InputKind::pytorch_trace,  InputKind::failures};
+                               InputKind::pytorch_trace,  InputKind::failures,    InputKind::slowdowns};
 constexpr std::array<std::string_view, kKinds.size()> kNames = {
     "cluster", "model", "plan", "sweep", "calibration", "layer_profile", "device_profile", "trace", "export",
-    "pytorch_trace", "failures"};
+    "pytorch_trace", "failures", "slowdowns"};
 
 /// The small cluster and models the plan and profile kinds are read against (the executors' test inputs).
 fs::path fixed(const InputContext& context, const char* name) { return context.root / "tests/exec/data" / name; }
@@ -130,6 +130,8 @@ std::vector<fs::path> seed_files(const InputContext& context, InputKind kind)
     if (entry.path().extension() == ".json") // not the notes on where a seed came from
       files.push_back(entry.path());
   std::sort(files.begin(), files.end()); // directory order is not deterministic
+  if (kind == InputKind::slowdowns)
+    files.push_back(r / "docs/examples/slowdowns.json");
   if (kind == InputKind::failures)
     files.push_back(r / "experiments/goodput/geo_illustrative.json");
   if (kind == InputKind::export_plan) // beside the framework objects of the seeds: the run tests' plans
@@ -251,6 +253,17 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
       const auto goodput    = reliability::best_goodput(1.0, 1e4, costs, failures.run_s);
       if (!std::isfinite(goodput.useful_fraction) || !std::isfinite(goodput.interval_s))
         throw InternalError("goodput: a non-finite figure from " + file);
+      return;
+    }
+    case InputKind::slowdowns: {
+      // As simulate --slowdowns uses it: profiles on the platform of a data-parallel replay, not folded.
+      const std::vector<sim::Slowdown> slowdowns = sim::load_slowdowns(file, cluster4);
+      const strategies::Plan plan = data_parallel_plan(cluster4);
+      const auto problem          = problem_of(cluster4, model4);
+      sim::SimOptions options;
+      options.trace     = false;
+      options.slowdowns = &slowdowns;
+      (void)sim::simulate(plan, problem, strategies::lower(plan, problem), options);
       return;
     }
     case InputKind::trace: {

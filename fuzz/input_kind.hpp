@@ -24,6 +24,7 @@ enum class InputKind {
   export_plan,   ///< "export": a plan written out for every framework (hetsim export)
   pytorch_trace, ///< a PyTorch profiler trace (hetsim calibrate --trace, validate)
   failures,      ///< a failure what-if file (simulate and search --failures)
+  slowdowns,     ///< stragglers and slow links (simulate --slowdowns)
 };
 
 std::span<const InputKind> all_input_kinds();

@@ -23,8 +23,9 @@ double hours(const JsonInput& value)
   return h * kHour;
 }
 
-/// The cluster's GPU that `name` means (its own name, or a catalog name or alias of it).
-std::string cluster_gpu(const JsonInput& where, const std::string& name, const Cluster& cluster)
+/// The cluster's GPU that the key `name` of `gpus` means (its own name, or a catalog name or alias of it). The
+/// key is quoted, never put in the field's path: a user's key may hold anything.
+std::string cluster_gpu(const JsonInput& gpus, const std::string& name, const Cluster& cluster)
 {
   const GpuSpec* catalog = find_catalog_gpu(name);
   for (const GpuSpec& gpu : cluster.gpus())
@@ -33,7 +34,8 @@ std::string cluster_gpu(const JsonInput& where, const std::string& name, const C
   std::string known;
   for (const GpuSpec& gpu : cluster.gpus())
     known += (known.empty() ? "" : ", ") + gpu.name;
-  where.fail("a GPU of the cluster (" + known + ") or \"default\", got \"" + name + "\"");
+  throw InputError(gpus.where() + ": expected a GPU of the cluster (" + known + ") or \"default\" as a key, got " +
+                   quote(name));
 }
 
 } // namespace
@@ -51,11 +53,12 @@ FailureModel load_failure_model(const std::string& file, const Cluster& cluster)
       if (!gpus->is_object())
         gpus->fail("an object of hours by GPU name");
       for (const auto& [name, value] : gpus->value().items()) {
-        const JsonInput hours_of = gpus->at(name);
-        if (name == "default")
+        const std::string gpu = name == "default" ? name : cluster_gpu(*gpus, name, cluster);
+        const JsonInput hours_of = gpus->at(name); // its path names a known GPU from here on
+        if (gpu == "default")
           model.default_gpu_mtbf_s = hours(hours_of);
         else
-          model.gpu_mtbf_s[cluster_gpu(hours_of, name, cluster)] = hours(hours_of);
+          model.gpu_mtbf_s[gpu] = hours(hours_of);
       }
     }
     if (const auto node = mtbf->find("node"))

@@ -19,7 +19,6 @@ namespace {
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;
 
-constexpr double kHostSpeedFlops = 1e12; // hosts never compute: the replay sleeps compute durations
 
 double capacity(double bandwidth_bytes_per_s)
 {
@@ -27,28 +26,38 @@ double capacity(double bandwidth_bytes_per_s)
                                               : kUnlimitedBandwidth;
 }
 
-sg4::SplitDuplexLink* split_duplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency_s)
+/// `slowdown` (or nullptr): its bandwidth profile on both directions, set before the link is sealed.
+sg4::SplitDuplexLink* split_duplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency_s,
+                                   const Slowdown* slowdown = nullptr)
 {
   auto* link = zone->create_split_duplex_link(name, capacity(bandwidth));
   link->set_latency(latency_s);
+  if (slowdown) {
+    link->get_link_up()->set_bandwidth_profile(slowdown_profile(*slowdown, name + ".up", capacity(bandwidth)));
+    link->get_link_down()->set_bandwidth_profile(slowdown_profile(*slowdown, name + ".down", capacity(bandwidth)));
+  }
   link->seal();
   return link;
 }
 
-sg4::Link* simplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency_s, bool fatpipe)
+sg4::Link* simplex(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency_s, bool fatpipe,
+                   const Slowdown* slowdown = nullptr)
 {
   auto* link = zone->create_link(name, capacity(bandwidth));
   link->set_latency(std::max(0.0, latency_s));
   if (fatpipe)
     link->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE);
+  if (slowdown)
+    link->set_bandwidth_profile(slowdown_profile(*slowdown, name, capacity(bandwidth)));
   link->seal();
   return link;
 }
 
 } // namespace
 
-Platform::Platform(const Cluster& cluster, const std::vector<char>& built_nodes)
-    : cluster_(cluster), built_nodes_(built_nodes)
+Platform::Platform(const Cluster& cluster, const std::vector<char>& built_nodes,
+                   const std::vector<Slowdown>& slowdowns)
+    : cluster_(cluster), built_nodes_(built_nodes), slowdowns_(slowdowns)
 {
   HETSIM_ASSERT(built_nodes.empty() || built_nodes.size() == cluster.nodes().size());
   check_cluster_complete(cluster, "cluster '" + cluster.name() + "'");
@@ -73,7 +82,7 @@ Platform::Platform(const Cluster& cluster, const std::vector<char>& built_nodes)
       const Link wan = cluster.inter_region(a, b);
       const double latency_s = wan.latency_s - (regions[a].latency_s + regions[b].latency_s) / 2;
       sg4::Link* link = simplex(top, "wan" + std::to_string(a) + "-" + std::to_string(b), wan.bandwidth_bytes_per_s,
-                                latency_s, per_flow);
+                                latency_s, per_flow, find_slowdown(slowdowns_, Slowdown::Part::region_link, a, b));
       wan_links_[a * regions.size() + b] = static_cast<int>(links_.size());
       add_link(link, LinkKind::wan, "WAN " + regions[a].name + " -> " + regions[b].name);
       top->add_route(region_zones_[a]->get_netpoint(), region_zones_[b]->get_netpoint(),
@@ -127,6 +136,8 @@ void Platform::build_region(int r, sg4::NetZone* top)
     for (int d : node.devices) {
       const std::string device_name = "d" + std::to_string(d);
       sg4::Host* host = node_zone->create_host(device_name, kHostSpeedFlops);
+      if (const Slowdown* slowdown = find_slowdown(slowdowns_, Slowdown::Part::device, d))
+        host->set_speed_profile(slowdown_profile(*slowdown, device_name + ".speed", 1));
       host->seal();
       hosts_[d] = host;
       auto* port = split_duplex(node_zone, device_name + ".port", node.intra.bandwidth_bytes_per_s,
@@ -138,7 +149,8 @@ void Platform::build_region(int r, sg4::NetZone* top)
     node_zone->seal();
 
     const double nic_latency_s = has_overrides ? node.nic.latency_s / 2 : (node.nic.latency_s + region.latency_s) / 2;
-    auto* nic = split_duplex(zone, node_name + ".nic", node.nic.bandwidth_bytes_per_s, nic_latency_s);
+    auto* nic = split_duplex(zone, node_name + ".nic", node.nic.bandwidth_bytes_per_s, nic_latency_s,
+                             find_slowdown(slowdowns_, Slowdown::Part::nic, n));
     add_duplex(nic_links_, n, nic, LinkKind::nic, "node " + node.name + " NIC");
     nics[n]          = nic;
     node_gateways[n] = gateway;

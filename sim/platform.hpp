@@ -19,6 +19,7 @@
 /// Must be built inside a sim::Engine (see engine.hpp).
 
 #include "core/cluster.hpp"
+#include "sim/slowdowns.hpp"
 
 #include <memory>
 #include <string>
@@ -38,6 +39,9 @@ class NetPoint;
 
 namespace hetsim::sim {
 
+/// Every host's speed. Compute tasks sleep their duration, except on a device under a speed profile
+/// (slowdowns.hpp), where they execute duration x this many flops.
+inline constexpr double kHostSpeedFlops = 1e12;
 /// Stand-in for an infinite bandwidth (1 PB/s): SimGrid needs finite link capacities.
 inline constexpr double kUnlimitedBandwidth = 1e15;
 
@@ -60,7 +64,9 @@ public:
   /// incomplete cluster. With `built_nodes` (one flag per node), only those nodes get hosts and links in SimGrid:
   /// a folded replay touches a few nodes of thousands, and SimGrid's cost of creating a host or link grows with
   /// the zones already made. The others keep their entries in links() (with no SimGrid link) and have no host.
-  explicit Platform(const Cluster& cluster, const std::vector<char>& built_nodes = {});
+  /// `slowdowns` (slowdowns.hpp) become speed and bandwidth profiles of the hosts and links they name.
+  explicit Platform(const Cluster& cluster, const std::vector<char>& built_nodes = {},
+                    const std::vector<Slowdown>& slowdowns = {});
   Platform(const Platform&)            = delete;
   Platform& operator=(const Platform&) = delete;
 
@@ -97,6 +103,7 @@ private:
 
   const Cluster& cluster_;
   std::vector<char> built_nodes_; ///< per node; empty: all
+  std::vector<Slowdown> slowdowns_;
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<simgrid::s4u::NetZone*> region_zones_;
   std::vector<simgrid::kernel::routing::NetPoint*> region_gateways_;

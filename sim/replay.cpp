@@ -76,6 +76,7 @@ private:
   Network network_;
 
   std::vector<double> durations_;        ///< compute tasks: seconds
+  std::vector<char> slowed_;             ///< per device: its host runs under a speed profile
   std::vector<double> analytic_seconds_; ///< per collective: analytic duration, or -1 for flows
   std::vector<double> overhead_seconds_; ///< per collective: software cost each member waits first
   std::vector<int> successor_offsets_;   ///< CSR: successors of task i are successors_[offsets[i], offsets[i+1])
@@ -100,6 +101,10 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
 {
   const std::size_t count = schedule.tasks.size();
   durations_.assign(count, 0);
+  slowed_.assign(schedule.device_count, 0);
+  if (options.slowdowns)
+    for (int d = 0; d < schedule.device_count; ++d)
+      slowed_[d] = slows_device(*options.slowdowns, d);
   member_index_.assign(count, -1);
   for (const Task& task : schedule.tasks) {
     if (!is_compute(task.kind))
@@ -196,6 +201,8 @@ void Replayer::run_stream(int device, int stream)
     timings_[id].start_s = sg4::Engine::get_clock();
     if (strategies::is_collective(task.kind))
       run_collective_member(id);
+    else if (durations_[id] > 0 && slowed_[device])
+      sg4::this_actor::execute(durations_[id] * kHostSpeedFlops); // the host's speed profile stretches it
     else if (durations_[id] > 0)
       sg4::this_actor::sleep_for(durations_[id]);
     complete(id);
@@ -395,6 +402,8 @@ std::vector<TaskTiming> replay(Engine& engine, const Platform& platform, const S
   check_schedule(schedule, platform.cluster().device_count());
   if (!options.compute_seconds)
     throw InternalError("replay: no compute time model given");
+  if (options.slowdowns && schedule.fold) // the platform carries them (replay_isolated builds it so)
+    throw InternalError("replay: slowdowns on a folded schedule (a slowed device stands for no other)");
   Replayer replayer(platform, schedule, options);
   std::optional<LinkUsageRecorder> usage;
   if (options.link_usage)
@@ -448,7 +457,7 @@ std::vector<TaskTiming> replay_isolated(const Cluster& cluster, const Schedule& 
   const bool guard_pages  = stack_guards_fit(schedule);
   const std::string bytes = run_isolated([&] {
     Engine engine(guard_pages);
-    Platform platform(cluster, built_nodes);
+    Platform platform(cluster, built_nodes, options.slowdowns ? *options.slowdowns : std::vector<Slowdown>{});
     std::vector<LinkUsage> usage;
     ReplayOptions child_options = options;
     child_options.link_usage    = options.link_usage ? &usage : nullptr;

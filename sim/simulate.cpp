@@ -28,6 +28,7 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
       compute_time_model(cluster, *problem.workload, plan, options.calibration, options.profile);
   replay_options.pipelined_rings = options.pipelined_rings;
   replay_options.progress        = options.progress;
+  replay_options.slowdowns       = options.slowdowns;
   // A profiled layer's time holds its tensor-parallel all-reduces, their calls' overhead included: those take no
   // time of their own. They stay in the Schedule, so their members still meet.
   const auto profiled = inside_layer_profile(cluster, schedule, plan, options.profile);

@@ -8,6 +8,7 @@
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
 #include "sim/report.hpp"
+#include "sim/slowdowns.hpp"
 #include "strategies/lowering/schedule.hpp"
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"
@@ -38,6 +39,8 @@ struct SimOptions {
   /// Read by sim::rescore, which lowers the plans it simulates: true replays every device, false (the default)
   /// folds identical ones (strategies::lower_for_replay). simulate() replays the schedule it is given.
   bool exact = false;
+  /// Devices and links slowed for a while (slowdowns.hpp); the schedule must be lowered without folding.
+  const std::vector<Slowdown>* slowdowns = nullptr;
   /// Replay progress (ReplayOptions::progress); runs in the simulation process.
   std::function<void(long long done, long long total)> progress;
 };

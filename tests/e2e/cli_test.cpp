@@ -94,6 +94,27 @@ TEST_CASE("simulate --failures: the default scenario's goodput from the what-if 
         doctest::Approx(j["tokens_per_s"].get<double>() * g["useful_fraction"].get<double>()));
 }
 
+TEST_CASE("simulate --slowdowns: the iteration with them, without them and with each alone")
+{
+  TempDir dir("slowdowns");
+  const auto report = dir.file("report.json");
+  const RunResult r = run_hetsim("simulate --slowdowns " + std::string(HETSIM_SOURCE_DIR) +
+                                 "/docs/examples/slowdowns.json --report " + report);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  const auto j  = nlohmann::json::parse(read_file(report));
+  const auto& s = j.at("slowdowns");
+  CHECK(s["iteration_time_s"].get<double>() == j["iteration_time_s"].get<double>());
+  CHECK(s["without_s"].get<double>() < s["iteration_time_s"].get<double>());
+  REQUIRE(s["alone"].size() == 2);
+  // The WAN link, on the geo pipeline's critical path, sets the iteration; the throttled device does not.
+  const double link_alone   = s["alone"][1]["iteration_time_s"].get<double>() - s["without_s"].get<double>();
+  const double device_alone = s["alone"][0]["iteration_time_s"].get<double>() - s["without_s"].get<double>();
+  CHECK(s["alone"][1]["slowdown"].get<std::string>().rfind("link Oregon <-> Virginia", 0) == 0);
+  CHECK(link_alone > 100 * std::abs(device_alone));
+  CHECK(r.output.find("folded:") == std::string::npos); // a slowed device stands for no other
+}
+
 TEST_CASE("determinism: two runs give identical report and trace bytes")
 {
   TempDir dir("determinism");

@@ -63,7 +63,7 @@ TEST_CASE("a failure file's mistakes are one line naming the file and the field"
   };
   for (const Case& c : std::vector<Case>{
            {R"({"mtbf_hours": {"gpu": {"H100": 5}}, "restart_minutes": 1, "checkpoint": {"storage_GBps": 1}, "run_days": 1})",
-            "mtbf_hours.gpu.H100: expected a GPU of the cluster (cpu) or \"default\", got \"H100\""},
+            "mtbf_hours.gpu: expected a GPU of the cluster (cpu) or \"default\" as a key, got 'H100'"},
            {R"({"restart_minutes": 1, "checkpoint": {"storage_GBps": 0}, "run_days": 1})", "checkpoint.storage_GBps"},
            {R"({"restart_minutes": 1, "checkpoint": {"storage_GBps": 1, "host_GBps": 2}, "run_days": 1})",
             "checkpoint.host_GBps: expected no host_GBps without \"async\": true"},

@@ -1,0 +1,151 @@
+#include "sim/slowdowns.hpp"
+
+#include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/json_input.hpp"
+
+#include <simgrid/kernel/ProfileBuilder.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace hetsim::sim {
+namespace {
+
+constexpr double kLongestWindowS = 1e9; // simulated seconds; beyond any iteration
+
+/// The window and factor of one entry; `factor_key` is "speed" or "rate".
+Slowdown read_window(const JsonInput& entry, const char* factor_key)
+{
+  Slowdown s;
+  const JsonInput factor = entry.at(factor_key);
+  s.factor               = factor.positive_number();
+  if (s.factor > 1)
+    factor.fail("a fraction of the peak in (0, 1]");
+  s.from_s = entry.non_negative_number_or("from_s", 0);
+  s.until_s = std::numeric_limits<double>::infinity();
+  if (const auto until = entry.find("until_s")) {
+    s.until_s = until->positive_number();
+    if (s.until_s <= s.from_s)
+      until->fail("an end after from_s (" + std::to_string(s.from_s) + ")");
+  }
+  if (s.from_s > kLongestWindowS || (std::isfinite(s.until_s) && s.until_s > kLongestWindowS))
+    entry.fail("a window within 1e9 s");
+  return s;
+}
+
+std::string window_text(const Slowdown& s)
+{
+  char text[96];
+  if (std::isinf(s.until_s))
+    std::snprintf(text, sizeof text, " at %gx from %g s", s.factor, s.from_s);
+  else
+    std::snprintf(text, sizeof text, " at %gx from %g s to %g s", s.factor, s.from_s, s.until_s);
+  return text;
+}
+
+int find_region(const JsonInput& where, const std::string& name, const Cluster& cluster)
+{
+  for (std::size_t r = 0; r < cluster.regions().size(); ++r)
+    if (cluster.regions()[r].name == name)
+      return static_cast<int>(r);
+  where.fail("a region of cluster " + quote(cluster.name())); // fail() adds the name given, escaped
+}
+
+} // namespace
+
+std::vector<Slowdown> load_slowdowns(const std::string& file, const Cluster& cluster)
+{
+  const nlohmann::json json = JsonInput::parse_text(read_input_file(file), file);
+  const JsonInput root(json, file);
+  root.allow_only({"description", "devices", "nics", "region_links"});
+  std::vector<Slowdown> slowdowns;
+  if (const auto devices = root.find("devices"))
+    for (const JsonInput& entry : devices->elements()) {
+      entry.allow_only({"device", "speed", "from_s", "until_s"});
+      Slowdown s      = read_window(entry, "speed");
+      s.part          = Slowdown::Part::device;
+      const JsonInput device = entry.at("device");
+      s.first         = device.non_negative_int();
+      if (s.first >= cluster.device_count())
+        device.fail("a device of the cluster's " + std::to_string(cluster.device_count()));
+      s.label = "dev" + std::to_string(s.first) + " (" + cluster.gpu_of(s.first).name + ")" + window_text(s);
+      slowdowns.push_back(s);
+    }
+  if (const auto nics = root.find("nics"))
+    for (const JsonInput& entry : nics->elements()) {
+      entry.allow_only({"node", "rate", "from_s", "until_s"});
+      Slowdown s = read_window(entry, "rate");
+      s.part     = Slowdown::Part::nic;
+      const JsonInput node = entry.at("node");
+      const std::string name = node.string();
+      s.first = -1;
+      for (std::size_t n = 0; n < cluster.nodes().size(); ++n)
+        if (cluster.nodes()[n].name == name)
+          s.first = static_cast<int>(n);
+      if (s.first < 0)
+        node.fail("a node of cluster " + quote(cluster.name()));
+      s.label = "node " + cluster.nodes()[s.first].name + " NIC" + window_text(s);
+      slowdowns.push_back(s);
+    }
+  if (const auto links = root.find("region_links"))
+    for (const JsonInput& entry : links->elements()) {
+      entry.allow_only({"between", "rate", "from_s", "until_s"});
+      Slowdown s = read_window(entry, "rate");
+      s.part     = Slowdown::Part::region_link;
+      const JsonInput between = entry.at("between");
+      if (!between.is_array() || between.size() != 2)
+        between.fail("two region names");
+      s.first  = find_region(between.at(std::size_t{0}), between.at(std::size_t{0}).string(), cluster);
+      s.second = find_region(between.at(std::size_t{1}), between.at(std::size_t{1}).string(), cluster);
+      if (s.first == s.second)
+        between.fail("two different regions");
+      s.label = "link " + cluster.regions()[s.first].name + " <-> " + cluster.regions()[s.second].name +
+                window_text(s);
+      slowdowns.push_back(s);
+    }
+  // SimGrid takes one profile per host or link.
+  for (std::size_t i = 0; i < slowdowns.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (slowdowns[i].part == slowdowns[j].part && slowdowns[i].first == slowdowns[j].first &&
+          (slowdowns[i].second == slowdowns[j].second || slowdowns[i].second == slowdowns[j].first))
+        throw InputError(file + ": " + slowdowns[i].label + " and " + slowdowns[j].label +
+                         ": expected one window per device, NIC or region link");
+  return slowdowns;
+}
+
+bool slows_device(const std::vector<Slowdown>& slowdowns, int device)
+{
+  for (const Slowdown& s : slowdowns)
+    if (s.part == Slowdown::Part::device && s.first == device)
+      return true;
+  return false;
+}
+
+const Slowdown* find_slowdown(const std::vector<Slowdown>& slowdowns, Slowdown::Part part, int first, int second)
+{
+  for (const Slowdown& s : slowdowns)
+    if (s.part == part && ((s.first == first && s.second == second) || (s.first == second && s.second == first)))
+      return &s;
+  return nullptr;
+}
+
+simgrid::kernel::profile::Profile* slowdown_profile(const Slowdown& s, const std::string& name, double peak)
+{
+  char line[80];
+  std::string text;
+  if (s.from_s > 0) {
+    std::snprintf(line, sizeof line, "0 %.17g\n", peak);
+    text += line;
+  }
+  std::snprintf(line, sizeof line, "%.17g %.17g\n", s.from_s, peak * s.factor);
+  text += line;
+  if (std::isfinite(s.until_s)) {
+    std::snprintf(line, sizeof line, "%.17g %.17g\n", s.until_s, peak);
+    text += line;
+  }
+  return simgrid::kernel::profile::ProfileBuilder::from_string(name, text, -1);
+}
+
+} // namespace hetsim::sim
