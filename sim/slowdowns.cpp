@@ -61,50 +61,48 @@ std::vector<Slowdown> load_slowdowns(const std::string& file, const Cluster& clu
   const JsonInput root(json, file);
   root.allow_only({"description", "devices", "nics", "region_links"});
   std::vector<Slowdown> slowdowns;
-  if (const auto devices = root.find("devices"))
-    for (const JsonInput& entry : devices->elements()) {
-      entry.allow_only({"device", "speed", "from_s", "until_s"});
-      Slowdown s      = read_window(entry, "speed");
-      s.part          = Slowdown::Part::device;
-      const JsonInput device = entry.at("device");
-      s.first         = device.non_negative_int();
-      if (s.first >= cluster.device_count())
-        device.fail("a device of the cluster's " + std::to_string(cluster.device_count()));
-      s.label = "dev" + std::to_string(s.first) + " (" + cluster.gpu_of(s.first).name + ")" + window_text(s);
-      slowdowns.push_back(s);
-    }
-  if (const auto nics = root.find("nics"))
-    for (const JsonInput& entry : nics->elements()) {
-      entry.allow_only({"node", "rate", "from_s", "until_s"});
-      Slowdown s = read_window(entry, "rate");
-      s.part     = Slowdown::Part::nic;
-      const JsonInput node = entry.at("node");
-      const std::string name = node.string();
-      s.first = -1;
-      for (std::size_t n = 0; n < cluster.nodes().size(); ++n)
-        if (cluster.nodes()[n].name == name)
-          s.first = static_cast<int>(n);
-      if (s.first < 0)
-        node.fail("a node of cluster " + quote(cluster.name()));
-      s.label = "node " + cluster.nodes()[s.first].name + " NIC" + window_text(s);
-      slowdowns.push_back(s);
-    }
-  if (const auto links = root.find("region_links"))
-    for (const JsonInput& entry : links->elements()) {
-      entry.allow_only({"between", "rate", "from_s", "until_s"});
-      Slowdown s = read_window(entry, "rate");
-      s.part     = Slowdown::Part::region_link;
-      const JsonInput between = entry.at("between");
-      if (!between.is_array() || between.size() != 2)
-        between.fail("two region names");
-      s.first  = find_region(between.at(std::size_t{0}), between.at(std::size_t{0}).string(), cluster);
-      s.second = find_region(between.at(std::size_t{1}), between.at(std::size_t{1}).string(), cluster);
-      if (s.first == s.second)
-        between.fail("two different regions");
-      s.label = "link " + cluster.regions()[s.first].name + " <-> " + cluster.regions()[s.second].name +
-                window_text(s);
-      slowdowns.push_back(s);
-    }
+  // Each list's entries: the window, then what it names.
+  auto read_list = [&](const char* list, const char* factor_key, std::initializer_list<std::string_view> fields,
+                       auto name_part) {
+    if (const auto entries = root.find(list))
+      for (const JsonInput& entry : entries->elements()) {
+        entry.allow_only(fields);
+        Slowdown s = read_window(entry, factor_key);
+        name_part(entry, s);
+        slowdowns.push_back(s);
+      }
+  };
+  read_list("devices", "speed", {"device", "speed", "from_s", "until_s"}, [&](const JsonInput& entry, Slowdown& s) {
+    s.part                 = Slowdown::Part::device;
+    const JsonInput device = entry.at("device");
+    s.first                = device.non_negative_int();
+    if (s.first >= cluster.device_count())
+      device.fail("a device of the cluster's " + std::to_string(cluster.device_count()));
+    s.label = "dev" + std::to_string(s.first) + " (" + cluster.gpu_of(s.first).name + ")" + window_text(s);
+  });
+  read_list("nics", "rate", {"node", "rate", "from_s", "until_s"}, [&](const JsonInput& entry, Slowdown& s) {
+    s.part                 = Slowdown::Part::nic;
+    const JsonInput node   = entry.at("node");
+    const std::string name = node.string();
+    s.first                = -1;
+    for (std::size_t n = 0; n < cluster.nodes().size(); ++n)
+      if (cluster.nodes()[n].name == name)
+        s.first = static_cast<int>(n);
+    if (s.first < 0)
+      node.fail("a node of cluster " + quote(cluster.name()));
+    s.label = "node " + name + " NIC" + window_text(s);
+  });
+  read_list("region_links", "rate", {"between", "rate", "from_s", "until_s"}, [&](const JsonInput& entry, Slowdown& s) {
+    s.part                  = Slowdown::Part::region_link;
+    const JsonInput between = entry.at("between");
+    if (!between.is_array() || between.size() != 2)
+      between.fail("two region names");
+    s.first  = find_region(between.at(std::size_t{0}), between.at(std::size_t{0}).string(), cluster);
+    s.second = find_region(between.at(std::size_t{1}), between.at(std::size_t{1}).string(), cluster);
+    if (s.first == s.second)
+      between.fail("two different regions");
+    s.label = "link " + cluster.regions()[s.first].name + " <-> " + cluster.regions()[s.second].name + window_text(s);
+  });
   // SimGrid takes one profile per host or link.
   for (std::size_t i = 0; i < slowdowns.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
