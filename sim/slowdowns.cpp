@@ -13,7 +13,20 @@
 namespace hetsim::sim {
 namespace {
 
-constexpr double kLongestWindowS = 1e9; // simulated seconds; beyond any iteration
+// Simulated seconds: windows end before 1e9 s (beyond any iteration) and are told apart to the nanosecond. The
+// bounds keep the profile's numbers normal doubles: SimGrid's reader (std::stod) refuses subnormal ones.
+constexpr double kLongestWindowS = 1e9, kShortestTimeS = 1e-9;
+// A part at less than a millionth of its peak is down, not slow.
+constexpr double kSlowestFactor = 1e-6;
+
+/// A window's start or end: 0 (only a start), or between a nanosecond and 1e9 s.
+double window_time(const JsonInput& value, bool may_be_zero)
+{
+  const double t = may_be_zero ? value.non_negative_number() : value.positive_number();
+  if ((t != 0 && t < kShortestTimeS) || t > kLongestWindowS)
+    value.fail(std::string(may_be_zero ? "0 or " : "") + "seconds from 1e-9 to 1e9");
+  return t;
+}
 
 /// The window and factor of one entry; `factor_key` is "speed" or "rate".
 Slowdown read_window(const JsonInput& entry, const char* factor_key)
@@ -21,17 +34,16 @@ Slowdown read_window(const JsonInput& entry, const char* factor_key)
   Slowdown s;
   const JsonInput factor = entry.at(factor_key);
   s.factor               = factor.positive_number();
-  if (s.factor > 1)
-    factor.fail("a fraction of the peak in (0, 1]");
-  s.from_s = entry.non_negative_number_or("from_s", 0);
+  if (s.factor > 1 || s.factor < kSlowestFactor)
+    factor.fail("a fraction of the peak from 1e-6 to 1");
+  if (const auto from = entry.find("from_s"))
+    s.from_s = window_time(*from, true);
   s.until_s = std::numeric_limits<double>::infinity();
   if (const auto until = entry.find("until_s")) {
-    s.until_s = until->positive_number();
+    s.until_s = window_time(*until, false);
     if (s.until_s <= s.from_s)
       until->fail("an end after from_s (" + std::to_string(s.from_s) + ")");
   }
-  if (s.from_s > kLongestWindowS || (std::isfinite(s.until_s) && s.until_s > kLongestWindowS))
-    entry.fail("a window within 1e9 s");
   return s;
 }
 

@@ -27,7 +27,7 @@ struct Slowdown {
   Part part  = Part::device;
   int first  = 0;  ///< the device, the node or the first region
   int second = -1; ///< the second region of a region link
-  double factor  = 1; ///< of the peak speed or rate, in (0, 1]
+  double factor  = 1; ///< of the peak speed or rate, from 1e-6 to 1
   double from_s  = 0;
   double until_s = 0; ///< infinity: to the end
   std::string label; ///< "dev5 at 0.5x from 0 s", for reports

@@ -181,7 +181,9 @@ TEST_CASE("a slowdown file's mistakes are one line naming the file and the field
   };
   for (const Case& c : std::vector<Case>{
            {R"({"devices": [{"device": 4, "speed": 0.5}]})", "devices[0].device: expected a device of the cluster's 4"},
-           {R"({"devices": [{"device": 0, "speed": 1.5}]})", "devices[0].speed: expected a fraction of the peak in (0, 1]"},
+           {R"({"devices": [{"device": 0, "speed": 1.5}]})", "devices[0].speed: expected a fraction of the peak from 1e-6 to 1"},
+           {R"({"devices": [{"device": 0, "speed": 0.5, "from_s": 1e-320}]})",
+            "devices[0].from_s: expected 0 or seconds from 1e-9 to 1e9"},
            {R"({"devices": [{"device": 0, "speed": 0.5, "from_s": 5, "until_s": 2}]})", "devices[0].until_s"},
            {R"({"nics": [{"node": "x", "rate": 0.5}]})", "nics[0].node: expected a node of cluster 'four-cpus', got string \"x\""},
            {R"({"region_links": [{"between": ["east", "east"], "rate": 0.5}]})", "two different regions"},
