@@ -32,6 +32,20 @@ std::string default_plan_with(const TempDir& dir, const std::string& field, cons
 
 const std::string kDefaultInputs = "--cluster preset:case5_worldwide_geo --model preset:gpt3-1.3b";
 
+/// The default scenario simulated with `option` FILE (a file of the repository) and a report: the report, and the
+/// command's output in `output`.
+nlohmann::json default_report_with(const std::string& option, const std::string& file, std::string& output)
+{
+  TempDir dir("with_" + option.substr(2));
+  const auto report = dir.file("report.json");
+  const RunResult r = run_hetsim("simulate " + option + " " + std::string(HETSIM_SOURCE_DIR) + "/" + file +
+                                 " --report " + report);
+  output = r.output;
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(read_file(report));
+}
+
 } // namespace
 
 TEST_CASE("the default scenario runs and reports sensible numbers")
@@ -71,14 +85,9 @@ TEST_CASE("the default scenario runs and reports sensible numbers")
 
 TEST_CASE("simulate --failures: the default scenario's goodput from the what-if file's rates and its checkpoint")
 {
-  TempDir dir("goodput");
-  const auto report = dir.file("report.json");
-  const RunResult r = run_hetsim("simulate --failures " + std::string(HETSIM_SOURCE_DIR) +
-                                 "/experiments/goodput/geo_illustrative.json --report " + report);
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  CHECK(r.output.find("under failures (") != std::string::npos);
-  const auto j = nlohmann::json::parse(read_file(report));
+  std::string output;
+  const auto j = default_report_with("--failures", "experiments/goodput/geo_illustrative.json", output);
+  CHECK(output.find("under failures (") != std::string::npos);
   const auto& g = j.at("goodput");
   // 64 V100 at 50,000 h, 64 one-GPU nodes at 20,000 h, the 28 pairs of the 8 regions at 2,000 h.
   CHECK(g["mtbf_s"].get<double>() == doctest::Approx(3600 / (64 / 50000.0 + 64 / 20000.0 + 28 / 2000.0)));
@@ -96,13 +105,8 @@ TEST_CASE("simulate --failures: the default scenario's goodput from the what-if 
 
 TEST_CASE("simulate --slowdowns: the iteration with them, without them and with each alone")
 {
-  TempDir dir("slowdowns");
-  const auto report = dir.file("report.json");
-  const RunResult r = run_hetsim("simulate --slowdowns " + std::string(HETSIM_SOURCE_DIR) +
-                                 "/docs/examples/slowdowns.json --report " + report);
-  INFO(r.output);
-  REQUIRE(r.exit_code == 0);
-  const auto j  = nlohmann::json::parse(read_file(report));
+  std::string output;
+  const auto j  = default_report_with("--slowdowns", "docs/examples/slowdowns.json", output);
   const auto& s = j.at("slowdowns");
   CHECK(s["iteration_time_s"].get<double>() == j["iteration_time_s"].get<double>());
   CHECK(s["without_s"].get<double>() < s["iteration_time_s"].get<double>());
@@ -112,7 +116,7 @@ TEST_CASE("simulate --slowdowns: the iteration with them, without them and with 
   const double device_alone = s["alone"][0]["iteration_time_s"].get<double>() - s["without_s"].get<double>();
   CHECK(s["alone"][1]["slowdown"].get<std::string>().rfind("link Oregon <-> Virginia", 0) == 0);
   CHECK(link_alone > 100 * std::abs(device_alone));
-  CHECK(r.output.find("folded:") == std::string::npos); // a slowed device stands for no other
+  CHECK(output.find("folded:") == std::string::npos); // a slowed device stands for no other
 }
 
 TEST_CASE("determinism: two runs give identical report and trace bytes")
