@@ -90,6 +90,15 @@ void plan_work(const strategies::Plan& plan, const strategies::Problem& problem,
 
 std::span<const InputKind> all_input_kinds() { return kKinds; }
 
+std::optional<std::string> message_violation(const std::string& what, const std::string& file, bool must_name_file)
+{
+  if (what.find('\n') != std::string::npos || what.find('\r') != std::string::npos)
+    return "a message of more than one line: " + quote(what, 300);
+  if (must_name_file && what.find(file) == std::string::npos)
+    return "a message that does not name the file: " + quote(what, 300);
+  return std::nullopt;
+}
+
 std::string_view input_kind_name(InputKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
 
 InputKind parse_input_kind(std::string_view name)
@@ -222,9 +231,7 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
           (void)launch::export_plan(inputs, format);
           ++written;
         } catch (const InputError& e) {
-          const std::string what = e.what();
-          if (what.find('\n') != std::string::npos || what.find('\r') != std::string::npos ||
-              what.find(file) == std::string::npos)
+          if (message_violation(e.what(), file, true))
             throw;
           if (!refusal)
             refusal = e;

@@ -5,6 +5,7 @@
 /// InputError (or InfeasiblePlan) on one line naming the file.
 
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,6 +44,10 @@ std::vector<std::filesystem::path> seed_files(const InputContext& context, Input
 /// Inputs of `kind` that once broke the contract (fuzz/regressions/<kind>/), used as they are before any
 /// mutation.
 std::vector<std::filesystem::path> regression_files(const InputContext& context, InputKind kind);
+
+/// Why an error message about `file` breaks the contract, or nothing: more than one line, or, when it must,
+/// not naming the file.
+std::optional<std::string> message_violation(const std::string& what, const std::string& file, bool must_name_file);
 
 /// Reads `file` as `kind` and uses it as the commands would. Throws what the commands would throw.
 void use_input(const InputContext& context, InputKind kind, const std::string& file);

@@ -35,13 +35,9 @@ std::optional<std::string> contract_violation(const InputContext& context, Input
                                               bool& refused)
 {
   refused = false;
-  auto one_line = [&](const std::string& what, bool must_name_file) -> std::optional<std::string> {
+  auto one_line = [&](const std::string& what, bool must_name_file) {
     refused = true;
-    if (what.find('\n') != std::string::npos || what.find('\r') != std::string::npos)
-      return "a message of more than one line: " + quote(what, 300);
-    if (must_name_file && what.find(file) == std::string::npos)
-      return "a message that does not name the file: " + quote(what, 300);
-    return std::nullopt;
+    return message_violation(what, file, must_name_file);
   };
   try {
     use_input(context, kind, file);

@@ -9,8 +9,7 @@ namespace hetsim::reliability {
 
 double checkpoint_bytes(const models::Workload& workload, Dtype dtype)
 {
-  const double optimizer_bytes = dtype == Dtype::fp32 ? 8 : 12; // as strategies/lowering/memory.hpp counts them
-  return workload.total_params() * (dtype_bytes(dtype) + optimizer_bytes);
+  return workload.total_params() * (dtype_bytes(dtype) + strategies::optimizer_bytes_per_parameter(dtype));
 }
 
 std::vector<double> checkpoint_shares(const strategies::Plan& plan, const strategies::Problem& problem)

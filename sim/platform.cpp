@@ -19,7 +19,6 @@ namespace {
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::routing::NetPoint;
 
-
 double capacity(double bandwidth_bytes_per_s)
 {
   return std::isfinite(bandwidth_bytes_per_s) ? std::min(bandwidth_bytes_per_s, kUnlimitedBandwidth)

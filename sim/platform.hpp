@@ -71,6 +71,8 @@ public:
   Platform& operator=(const Platform&) = delete;
 
   const Cluster& cluster() const { return cluster_; }
+  /// The slowdowns its hosts and links were built with.
+  const std::vector<Slowdown>& slowdowns() const { return slowdowns_; }
   /// The device's host; nullptr for a device of a node not built.
   simgrid::s4u::Host* host(int device) const { return hosts_[device]; }
   /// Links created (split-duplex links count twice).

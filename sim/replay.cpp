@@ -102,9 +102,8 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
   const std::size_t count = schedule.tasks.size();
   durations_.assign(count, 0);
   slowed_.assign(schedule.device_count, 0);
-  if (options.slowdowns)
-    for (int d = 0; d < schedule.device_count; ++d)
-      slowed_[d] = slows_device(*options.slowdowns, d);
+  for (int d = 0; d < schedule.device_count; ++d)
+    slowed_[d] = find_slowdown(platform.slowdowns(), Slowdown::Part::device, d) != nullptr;
   member_index_.assign(count, -1);
   for (const Task& task : schedule.tasks) {
     if (!is_compute(task.kind))
@@ -402,7 +401,7 @@ std::vector<TaskTiming> replay(Engine& engine, const Platform& platform, const S
   check_schedule(schedule, platform.cluster().device_count());
   if (!options.compute_seconds)
     throw InternalError("replay: no compute time model given");
-  if (options.slowdowns && schedule.fold) // the platform carries them (replay_isolated builds it so)
+  if (!platform.slowdowns().empty() && schedule.fold)
     throw InternalError("replay: slowdowns on a folded schedule (a slowed device stands for no other)");
   Replayer replayer(platform, schedule, options);
   std::optional<LinkUsageRecorder> usage;

@@ -47,7 +47,8 @@ struct ReplayOptions {
   /// When set, receives every link's bytes and busy time over the replay (LinkUsageRecorder), in
   /// Platform::links() order.
   std::vector<LinkUsage>* link_usage = nullptr;
-  /// When set, devices and links slowed for a while (slowdowns.hpp); the schedule must not be folded.
+  /// When set, devices and links slowed for a while (slowdowns.hpp), which replay_isolated builds its platform
+  /// with (replay() takes them from the platform it is given); the schedule must not be folded.
   const std::vector<Slowdown>* slowdowns = nullptr;
   /// When set, called with the tasks ended so far and the total, at each hundredth (in the simulation process:
   /// it may only write to a file descriptor).

@@ -125,14 +125,6 @@ std::vector<Slowdown> load_slowdowns(const std::string& file, const Cluster& clu
   return slowdowns;
 }
 
-bool slows_device(const std::vector<Slowdown>& slowdowns, int device)
-{
-  for (const Slowdown& s : slowdowns)
-    if (s.part == Slowdown::Part::device && s.first == device)
-      return true;
-  return false;
-}
-
 const Slowdown* find_slowdown(const std::vector<Slowdown>& slowdowns, Slowdown::Part part, int first, int second)
 {
   for (const Slowdown& s : slowdowns)

@@ -37,9 +37,6 @@ struct Slowdown {
 /// not have, a factor outside (0, 1] or a window that ends before it starts.
 std::vector<Slowdown> load_slowdowns(const std::string& file, const Cluster& cluster);
 
-/// Whether `device`'s computations run under a speed profile.
-bool slows_device(const std::vector<Slowdown>& slowdowns, int device);
-
 /// The slowdown of a device, a node's NIC or the link between two regions (either order), or nullptr.
 const Slowdown* find_slowdown(const std::vector<Slowdown>& slowdowns, Slowdown::Part part, int first,
                               int second = -1);

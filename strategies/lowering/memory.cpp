@@ -58,10 +58,15 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
 
 } // namespace
 
+double optimizer_bytes_per_parameter(Dtype dtype)
+{
+  return dtype == Dtype::fp32 ? 8 : 12;
+}
+
 DeviceMemory zero_model_states(double params, double largest_two_params, int zero_stage, int dp, Dtype dtype)
 {
-  const double weight_bytes    = dtype_bytes(dtype);            // per parameter, weights and gradients
-  const double optimizer_bytes = dtype == Dtype::fp32 ? 8 : 12; // per parameter
+  const double weight_bytes    = dtype_bytes(dtype); // per parameter, weights and gradients
+  const double optimizer_bytes = optimizer_bytes_per_parameter(dtype);
   const bool shard             = dp > 1;
   DeviceMemory m;
   m.parameter_bytes = weight_bytes * params;
@@ -107,9 +112,9 @@ namespace {
 DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica)
 {
   const auto& layers            = problem.workload->layers;
-  const double weight_bytes     = dtype_bytes(plan.dtype);            // per parameter, weights and gradients
-  const double optimizer_bytes  = plan.dtype == Dtype::fp32 ? 8 : 12; // per parameter
-  const double activation_scale = dtype_bytes(plan.dtype) / 2.0;      // layer figures are 16-bit
+  const double weight_bytes     = dtype_bytes(plan.dtype); // per parameter, weights and gradients
+  const double optimizer_bytes  = optimizer_bytes_per_parameter(plan.dtype);
+  const double activation_scale = dtype_bytes(plan.dtype) / 2.0; // layer figures are 16-bit
 
   double params     = 0; // per device, after the tensor-parallel split, with its own experts only
   double experts    = 0; // of params, the routed experts' (ZeRO shards them over the dp / ep replicas holding them)

@@ -41,6 +41,10 @@ struct DeviceMemory {
   double over_bytes() const { return total_bytes() - capacity_bytes; } ///< positive when it does not fit
 };
 
+/// Bytes of optimizer state per parameter: fp32 master weights and two Adam moments, 12; in fp32 training the
+/// weights are the master copy, 8.
+double optimizer_bytes_per_parameter(Dtype dtype);
+
 /// Model states of one device holding `params` parameters (after the tensor-parallel split), under `zero_stage`
 /// over a data-parallel group of `dp`: the rules above. `largest_two_params`: its two largest layers, which
 /// ZeRO-3 gathers whole. Activations and workspace are left empty.

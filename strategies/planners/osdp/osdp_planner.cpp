@@ -34,7 +34,7 @@ OsdpProblem osdp_problem(const Problem& problem, const Plan& plan)
   out.devices         = plan.dp;
   out.micro_steps     = plan.grad_accum[0];
   out.weight_bytes    = dtype_bytes(plan.dtype);
-  out.optimizer_bytes = plan.dtype == Dtype::fp32 ? 8 : 12;
+  out.optimizer_bytes = optimizer_bytes_per_parameter(plan.dtype);
   for (const models::Layer& layer : layers) {
     OsdpLayer cost;
     cost.params        = layer.params;
