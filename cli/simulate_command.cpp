@@ -4,6 +4,7 @@
 #include "cli/goodput.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario.hpp"
+#include "cli/shared_jobs.hpp"
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
@@ -33,6 +34,7 @@ struct SimulateOptions {
   std::string trace_devices;
   std::string failures_file;
   std::string slowdowns_file;
+  std::string jobs_file;
   bool allow_oom           = false;
   bool analytic_intra_node = false;
   bool pipelined_rings     = false;
@@ -81,8 +83,36 @@ nlohmann::json slowdown_effects_json(const SlowdownEffects& effects, double with
   return json;
 }
 
+/// `--jobs`: the jobs file names each job's model and plan, and replays take no trace yet.
+int run_jobs(const SimulateOptions& options)
+{
+  const std::pair<bool, const char*> alone_only[] = {
+      {!options.scenario.model.empty(), "--model"},      {!options.scenario.plan.empty(), "--plan"},
+      {!options.trace_file.empty(), "--trace"},          {!options.profile_file.empty(), "--profile"},
+      {!options.failures_file.empty(), "--failures"},    {options.exact, "--exact"},
+      {options.scenario.seq_len != 0, "--seq-len"},      {!options.scenario.memory_limit.empty(), "--memory-limit"},
+      {!options.scenario.workspace.empty(), "--workspace"}};
+  for (const auto& [given, option] : alone_only)
+    if (given)
+      throw InputError(std::string("--jobs: ") + option +
+                       " is for one job (the jobs file names each job's model, plan and sequence length; "
+                       "jobs replay unfolded and write no trace)");
+  SharedJobsOptions shared;
+  shared.cluster             = options.scenario.cluster;
+  shared.jobs_file           = options.jobs_file;
+  shared.report_file         = options.report_file;
+  shared.calibration_file    = options.calibration_file;
+  shared.slowdowns_file      = options.slowdowns_file;
+  shared.allow_oom           = options.allow_oom;
+  shared.analytic_intra_node = options.analytic_intra_node;
+  shared.pipelined_rings     = options.pipelined_rings;
+  return run_shared_jobs(shared);
+}
+
 int run_simulate(SimulateOptions& options)
 {
+  if (!options.jobs_file.empty())
+    return run_jobs(options);
   resolve_defaults(options.scenario);
   auto inputs = options.scenario.inputs();
   for (const std::string* file : {&options.calibration_file, &options.profile_file, &options.failures_file,
@@ -228,6 +258,10 @@ CommandRunner add_simulate_command(CLI::App& app)
                       "what-if file of stragglers and slow links: devices computing, NICs or region links moving at "
                       "a fraction of their peak for a window of the iteration (docs/failures.md); the report adds "
                       "the iteration without them and with each alone; replayed without folding");
+  command->add_option("--jobs", options->jobs_file,
+                      "jobs file: several jobs, each a model and a plan (or a planner) on nodes of its own, replayed "
+                      "together on --cluster's network; the report gives each job's slowdown against running alone "
+                      "and the links they meet on (docs/failures.md)");
   command->add_flag("--trace-kernels", options->trace_kernels,
                     "also write each compute task's kernels to the trace, its simulated time divided as the cost "
                     "model divides it (compare with `hetsim run --trace-kernels`)");

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <filesystem>
 #include <fstream>
 
 namespace hetsim {
@@ -24,6 +25,13 @@ std::string read_input_file(const std::string& file, std::size_t bound)
   if (in.bad())
     throw InputError(file + ": cannot read file");
   return text;
+}
+
+std::string input_beside(const std::string& entry, const std::string& beside)
+{
+  if (entry.starts_with("preset:") || std::filesystem::path(entry).is_absolute())
+    return entry;
+  return (std::filesystem::path(beside).parent_path() / entry).lexically_normal().string();
 }
 
 } // namespace hetsim

@@ -17,4 +17,8 @@ constexpr std::size_t kMaxTraceFileBytes = std::size_t{8} << 30;
 /// The bytes of `file`, at most `bound` of them; an unreadable file or one past the bound is an InputError.
 std::string read_input_file(const std::string& file, std::size_t bound = kMaxInputFileBytes);
 
+/// An input named inside another file (`beside`, a sweep spec or a jobs file): `preset:NAME` and absolute paths
+/// as they are, relative paths relative to that file's folder, so that a file can move with the files it names.
+std::string input_beside(const std::string& entry, const std::string& beside);
+
 } // namespace hetsim

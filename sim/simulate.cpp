@@ -16,13 +16,12 @@ constexpr double kPortOverNicShare = 8;
 
 } // namespace
 
-SimResult simulate(const strategies::Plan& plan, const strategies::Problem& problem,
-                   const strategies::Schedule& schedule, const SimOptions& options)
+ReplayOptions replay_options_for(const strategies::Plan& plan, const strategies::Problem& problem,
+                                 const strategies::Schedule& schedule, const SimOptions& options)
 {
   if (problem.cluster == nullptr || problem.workload == nullptr)
     throw InternalError("simulate: the problem has no cluster or no workload");
   const Cluster& cluster = *problem.cluster;
-
   ReplayOptions replay_options;
   replay_options.compute_seconds =
       compute_time_model(cluster, *problem.workload, plan, options.calibration, options.profile);
@@ -59,6 +58,14 @@ SimResult simulate(const strategies::Plan& plan, const strategies::Problem& prob
                                                   const strategies::Collective& collective) {
     return profiled(collective) ? 0.0 : call(collective);
   };
+  return replay_options;
+}
+
+SimResult simulate(const strategies::Plan& plan, const strategies::Problem& problem,
+                   const strategies::Schedule& schedule, const SimOptions& options)
+{
+  ReplayOptions replay_options = replay_options_for(plan, problem, schedule, options);
+  const Cluster& cluster       = *problem.cluster;
   std::vector<LinkUsage> link_usage;
   if (options.links)
     replay_options.link_usage = &link_usage;

@@ -7,6 +7,7 @@
 
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
+#include "sim/replay.hpp"
 #include "sim/report.hpp"
 #include "sim/slowdowns.hpp"
 #include "strategies/lowering/schedule.hpp"
@@ -49,6 +50,12 @@ struct SimResult {
   Report report;
   traces::Trace trace; ///< one event per task; empty when SimOptions::trace is off
 };
+
+/// The options simulate() replays `schedule` with: compute durations from the cost model (or the profile), the
+/// collectives priced analytically and each call's software cost. Callbacks refer to `plan`, `problem` and
+/// `schedule`, which must outlive them; link usage is left unset.
+ReplayOptions replay_options_for(const strategies::Plan& plan, const strategies::Problem& problem,
+                                 const strategies::Schedule& schedule, const SimOptions& options);
 
 /// Throws InternalError for a malformed schedule or a deadlock, and rethrows errors of the simulation process.
 SimResult simulate(const strategies::Plan& plan, const strategies::Problem& problem,

@@ -2,6 +2,7 @@
 
 #include "core/dtype.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/json_input.hpp"
 #include "strategies/plan/problem.hpp"
 #include "strategies/planners/registry.hpp"
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 namespace hetsim::sweep {
 namespace {
@@ -25,24 +25,16 @@ std::vector<std::string> strings(const JsonInput& root, std::string_view key)
   return values;
 }
 
-/// Presets stay as they are; relative paths are relative to the spec, so a spec can move with its files.
-std::string resolve(const std::string& entry, const std::filesystem::path& folder)
-{
-  if (entry.starts_with("preset:") || std::filesystem::path(entry).is_absolute())
-    return entry;
-  return (folder / entry).lexically_normal().string();
-}
-
-SweepProduct load_product(const JsonInput& root, const std::filesystem::path& folder)
+SweepProduct load_product(const JsonInput& root, const std::string& file)
 {
   SweepProduct spec;
   spec.clusters = strings(root, "clusters");
   spec.models   = strings(root, "models");
   spec.planners = strings(root, "planners");
   for (const auto& c : spec.clusters)
-    spec.cluster_paths.push_back(resolve(c, folder));
+    spec.cluster_paths.push_back(input_beside(c, file));
   for (const auto& m : spec.models)
-    spec.model_paths.push_back(resolve(m, folder));
+    spec.model_paths.push_back(input_beside(m, file));
   for (std::size_t k = 0; k < spec.planners.size(); ++k)
     try {
       strategies::find_planner(spec.planners[k]);
@@ -82,20 +74,19 @@ SweepSpec load_sweep_spec(const std::string& file)
 {
   const nlohmann::json json = JsonInput::parse_file(file);
   const JsonInput root(json, file);
-  const auto folder = std::filesystem::path(file).parent_path();
   SweepSpec spec;
   if (auto products = root.find("products")) {
     root.allow_only({"description", "products", "top", "dtype"});
     for (const JsonInput& p : products->elements()) {
       p.allow_only({"description", "clusters", "models", "planners", "global_batch", "zero_stage", "pp", "seeds"});
-      spec.products.push_back(load_product(p, folder));
+      spec.products.push_back(load_product(p, file));
     }
     if (spec.products.empty())
       products->fail("a non-empty list of products");
   } else {
     root.allow_only({"description", "clusters", "models", "planners", "global_batch", "zero_stage", "pp", "seeds",
                      "top", "dtype"});
-    spec.products.push_back(load_product(root, folder));
+    spec.products.push_back(load_product(root, file));
   }
   // Each cell is a whole search: a spec of more than kMaxSweepCells is a typo or a job for several sweeps.
   double cells = 0; // a product of list lengths: double, which no list can overflow
