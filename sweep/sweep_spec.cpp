@@ -65,6 +65,12 @@ SweepProduct load_product(const JsonInput& root, const std::string& file)
     if (spec.seeds.empty())
       s->fail("a non-empty list of positive integers");
   }
+  if (root.has("beside")) {
+    spec.beside       = strings(root, "beside");
+    spec.beside_paths.clear();
+    for (const auto& b : spec.beside)
+      spec.beside_paths.push_back(b == "none" ? "" : input_beside(b, file));
+  }
   return spec;
 }
 
@@ -78,14 +84,15 @@ SweepSpec load_sweep_spec(const std::string& file)
   if (auto products = root.find("products")) {
     root.allow_only({"description", "products", "top", "dtype"});
     for (const JsonInput& p : products->elements()) {
-      p.allow_only({"description", "clusters", "models", "planners", "global_batch", "zero_stage", "pp", "seeds"});
+      p.allow_only({"description", "clusters", "models", "planners", "global_batch", "zero_stage", "pp", "seeds",
+                    "beside"});
       spec.products.push_back(load_product(p, file));
     }
     if (spec.products.empty())
       products->fail("a non-empty list of products");
   } else {
     root.allow_only({"description", "clusters", "models", "planners", "global_batch", "zero_stage", "pp", "seeds",
-                     "top", "dtype"});
+                     "beside", "top", "dtype"});
     spec.products.push_back(load_product(root, file));
   }
   // Each cell is a whole search: a spec of more than kMaxSweepCells is a typo or a job for several sweeps.
@@ -93,7 +100,8 @@ SweepSpec load_sweep_spec(const std::string& file)
   for (const SweepProduct& p : spec.products)
     cells += double(p.clusters.size()) * double(p.models.size()) * double(p.planners.size()) *
              double(p.global_batches.size()) * double(std::max<std::size_t>(1, p.zero_stages.size())) *
-             double(std::max<std::size_t>(1, p.pipeline_depths.size())) * double(p.seeds.size());
+             double(std::max<std::size_t>(1, p.pipeline_depths.size())) * double(p.seeds.size()) *
+             double(p.beside.size());
   if (cells > kMaxSweepCells)
     throw InputError(file + ": expected at most " + std::to_string(kMaxSweepCells) +
                      " cells (the product of every list's length), got " + std::to_string(std::llround(std::min(cells, 1e18))));
@@ -125,8 +133,10 @@ std::vector<Cell> sweep_cells(const SweepSpec& spec)
             for (const auto& z : optional_list(p.zero_stages))
               for (const auto& depth : optional_list(p.pipeline_depths))
                 for (std::uint64_t seed : p.seeds)
-                  cells.push_back(Cell{static_cast<int>(cells.size()), p.clusters[c], p.cluster_paths[c],
-                                       p.models[m], p.model_paths[m], planner, batch, z, depth, seed});
+                  for (std::size_t b = 0; b < p.beside.size(); ++b)
+                    cells.push_back(Cell{static_cast<int>(cells.size()), p.clusters[c], p.cluster_paths[c],
+                                         p.models[m], p.model_paths[m], planner, batch, z, depth, seed,
+                                         p.beside[b], p.beside_paths[b]});
   return cells;
 }
 

@@ -10,9 +10,10 @@ namespace hetsim::sweep {
 const std::vector<std::string>& sweep_columns()
 {
   static const std::vector<std::string> columns = {
-      "cluster", "model", "planner", "global_batch", "zero_stage", "pp_request", "seed", "status", "tp", "pp",
-      "virtual_stages", "cp", "dp", "micro_batch", "grad_accum", "plan_zero_stage", "recompute", "estimate_s",
-      "simulated_s", "tokens_per_s", "mfu", "peak_memory_bytes", "note"};
+      "cluster", "model", "planner", "global_batch", "zero_stage", "pp_request", "seed", "beside", "status", "tp",
+      "pp", "virtual_stages", "cp", "dp", "micro_batch", "grad_accum", "plan_zero_stage", "recompute",
+      "estimate_s", "simulated_s", "tokens_per_s", "mfu", "slowdown", "beside_slowdown", "peak_memory_bytes",
+      "note"};
   return columns;
 }
 

@@ -14,9 +14,9 @@ using Row = std::vector<std::string>;
 
 /// Column names, in order. The first kKeyColumns identify the cell.
 const std::vector<std::string>& sweep_columns();
-inline constexpr int kKeyColumns = 7;
+inline constexpr int kKeyColumns = 8;
 
-/// "cluster,model,planner,global_batch,zero_stage,pp,seed" values joined, the identity of a row.
+/// "cluster,model,planner,global_batch,zero_stage,pp,seed,beside" values joined, the identity of a row.
 std::string row_key(const Row& row);
 
 /// RFC 4180 line (fields with commas or quotes are quoted), no newline.

@@ -254,6 +254,16 @@ TEST_CASE("sweep, plot and generate-cluster: bad input is one line and exit 2")
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("--global-batch") != std::string::npos);
 
+  // A jobs file beside the cells that names a node the cluster lacks: named before any cell runs.
+  dir.file("moon.json", R"({"jobs": [{"name": "j", "nodes": ["moon"], "model": "preset:gpt2-medium",
+    "planner": "dtfm", "global_batch": 8}]})");
+  dir.file("beside.json", R"({"clusters": ["preset:case4_regional_geo"], "models": ["preset:gpt2-medium"],
+    "planners": ["dtfm"], "global_batch": [16], "beside": ["none", "moon.json"]})");
+  r = run_command(kHetsim + " sweep --spec " + dir.file("beside.json") + " --out " + dir.file("x.csv"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.output.find("moon.json: jobs[0].nodes[0]: expected a node of cluster") != std::string::npos);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+
   r = run_command(kHetsim + " generate-cluster --regions 3 --bandwidth-gbps 2:1 --out " + dir.file("g.json"));
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("--bandwidth-gbps") != std::string::npos);
@@ -314,6 +324,34 @@ TEST_CASE("geo_decentralized acceptance on case 5: the scheduler vs random layou
   const auto means = mean_by_planner(dir.path / "r.json");
   CHECK(means.at("dtfm-random") >= 2.0 * means.at("dtfm"));
   CHECK(means.at("megatron-grid") >= 1.5 * means.at("dtfm"));
+}
+
+TEST_CASE("sweep: a second job beside each cell, planned around and replayed together")
+{
+  TempDir dir("sweep_beside");
+  const std::string examples = std::string(HETSIM_SOURCE_DIR) + "/docs/examples/";
+  const std::string spec     = dir.file("spec.json", R"({"clusters": [")" + examples + R"(two_sites.json"],
+    "models": ["preset:gpt3-1.3b"], "planners": ["megatron"], "global_batch": [256],
+    "beside": ["none", ")" + examples + R"(llama_beside.json"], "top": 2})");
+  const auto r = run_command(kHetsim + " sweep --spec " + spec + " --out " + dir.file("b.csv"));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const auto rows = nlohmann::json::parse(read_file(dir.path / "b.json"));
+  REQUIRE(rows.size() == 2);
+  for (const auto& row : rows) {
+    CAPTURE(row.dump());
+    REQUIRE(row["status"] == "ok");
+    const int devices = row["tp"].get<int>() * row["pp"].get<int>() * row["dp"].get<int>();
+    if (row["beside"] == "none") {
+      CHECK(devices == 64); // the whole cluster
+      CHECK(row["slowdown"].is_null());
+    } else {
+      CHECK(devices == 32); // the four nodes Llama leaves
+      CHECK(row["slowdown"].get<double>() >= 1 - 1e-9);
+      CHECK(row["beside_slowdown"].get<double>() >= 1 - 1e-9);
+    }
+  }
+  // Both jobs cross the sites' one 25 Gb/s link: the cell's plan is slowed beside Llama.
+  CHECK(rows[1]["slowdown"].get<double>() > 1.01);
 }
 
 } // namespace hetsim
