@@ -17,20 +17,35 @@ namespace sg4 = simgrid::s4u;
 
 /// A ring over some devices, with per-position counters of steps started and receives done.
 struct CollectiveRun::Ring {
-  explicit Ring(std::vector<int> members)
-      : devices(std::move(members)), started(devices.size()), received(devices.size())
+  Ring(std::vector<int> members, bool one_flow)
+      : devices(std::move(members)), one_flow_per_phase(one_flow), started(devices.size()), received(devices.size())
   {
   }
   std::vector<int> devices;
+  bool one_flow_per_phase;       ///< each phase moves as one pipelined flow per member instead of step by step
   std::vector<Counter> started;  ///< k+1 once the member has started step k
   std::vector<Counter> received; ///< step by step: k+1 once the member's step-k receive is done
   Counter edges_done;            ///< pipelined phases ended, summed over the members' outgoing edges
   std::vector<long> phases = std::vector<long>(devices.size()); ///< pipelined phases each member has started
 };
 
+std::unique_ptr<CollectiveRun::Ring> CollectiveRun::make_ring(std::vector<int> devices) const
+{
+  bool one_flow = pipelined_rings_;
+  if (!one_flow && folded_rings_in_one_flow_) { // only the rings whose every edge joins two nodes
+    const Cluster& cluster = network_.platform().cluster();
+    one_flow               = true;
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      one_flow = one_flow &&
+                 cluster.device(devices[i]).node != cluster.device(devices[(i + 1) % devices.size()]).node;
+  }
+  return std::make_unique<Ring>(std::move(devices), one_flow);
+}
+
 CollectiveRun::CollectiveRun(const strategies::Collective& collective, const Network& network,
-                             double analytic_seconds, bool pipelined_rings)
-    : collective_(collective), network_(network), pipelined_rings_(pipelined_rings), joined_(collective.devices.size())
+                             double analytic_seconds, bool pipelined_rings, bool folded_rings_in_one_flow)
+    : collective_(collective), network_(network), pipelined_rings_(pipelined_rings),
+      folded_rings_in_one_flow_(folded_rings_in_one_flow), joined_(collective.devices.size())
 {
   const int n = size();
   if (n <= 1) {
@@ -79,16 +94,16 @@ CollectiveRun::CollectiveRun(const strategies::Collective& collective, const Net
           devices.push_back(collective.devices[members[p]]);
           inter_devices[p].push_back(collective.devices[members[p]]);
         }
-        intra_.push_back(std::make_unique<Ring>(std::move(devices)));
+        intra_.push_back(make_ring(std::move(devices)));
         ++group;
       }
       for (auto& devices : inter_devices)
-        inter_.push_back(std::make_unique<Ring>(std::move(devices)));
+        inter_.push_back(make_ring(std::move(devices)));
       return;
     }
   }
   kind_ = Kind::ring;
-  ring_ = std::make_unique<Ring>(collective.devices);
+  ring_ = make_ring(collective.devices);
 }
 
 CollectiveRun::~CollectiveRun() = default;
@@ -132,7 +147,7 @@ void CollectiveRun::run_ring(Ring& ring, int position, int first_step, int steps
   const bool same_node   = network_.platform().cluster().device(src).node ==
                            network_.platform().cluster().device(dst).node;
   const double step      = costmodel::ring_step_latency(wire, same_node);
-  if (pipelined_rings_ && steps > 1) {
+  if (ring.one_flow_per_phase && steps > 1) {
     ring.started[position].raise_to(first_step + steps);
     ring.started[next].wait_for(first_step + 1); // the receiver is in this phase too
     sg4::this_actor::sleep_for(steps * step - wire);

@@ -19,7 +19,9 @@
 ///    when nodes hold different member counts, or when there is one node or one member per node;
 ///  - pipelined rings (ReplayOptions::pipelined_rings): every ring phase above moves as one flow per member to
 ///    the next member, carrying all its steps' chunks, after waiting the latencies of the steps but one. This is
-///    how NCCL's chunk pipelining keeps every ring link busy at once, and it takes 2(n-1) times fewer transfers;
+///    how NCCL's chunk pipelining keeps every ring link busy at once, and it takes 2(n-1) times fewer transfers.
+///    With `folded_rings_in_one_flow` (ReplayOptions::folded_ring_in_one_flow says when), the collective's rings
+///    whose every edge joins two nodes move this way too;
 ///  - all-to-all (whatever the algorithm): once every member has joined, each sends bytes/n to every other member
 ///    at once, n-1 concurrent flows on their own routes, and is done when every member's flows are (NCCL runs it as
 ///    one group of sends and receives, which returns when all of them have completed);
@@ -41,9 +43,9 @@ namespace hetsim::sim {
 class CollectiveRun {
 public:
   /// `analytic_seconds` >= 0 selects the analytic shortcut with that duration; `pipelined_rings` moves each ring
-  /// phase as one flow per member.
+  /// phase as one flow per member, `folded_rings_in_one_flow` those of its rings that join nodes at every edge.
   CollectiveRun(const strategies::Collective& collective, const Network& network, double analytic_seconds = -1,
-                bool pipelined_rings = false);
+                bool pipelined_rings = false, bool folded_rings_in_one_flow = false);
   ~CollectiveRun();
 
   /// Runs member `index`'s part (from that member's actor); returns when this member is done.
@@ -56,6 +58,9 @@ private:
   struct Ring;
   enum class Kind { none, ring, tree, hierarchical, all_to_all, analytic };
 
+  /// A ring over `devices`, moving one flow per phase under pipelined_rings, or under folded_rings_in_one_flow
+  /// when every edge joins two nodes.
+  std::unique_ptr<Ring> make_ring(std::vector<int> devices) const;
   void run_ring(Ring& ring, int position, int first_step, int steps, double chunk_bytes);
   void run_tree(int index);
   void run_hierarchical(int index);
@@ -67,6 +72,7 @@ private:
   Kind kind_ = Kind::ring;
   double analytic_seconds_ = 0;
   bool pipelined_rings_    = false;
+  bool folded_rings_in_one_flow_ = false;
   double analytic_end_s_   = 0;
   int finished_            = 0;
 

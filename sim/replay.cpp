@@ -79,6 +79,7 @@ private:
   std::vector<char> slowed_;             ///< per device: its host runs under a speed profile
   std::vector<double> analytic_seconds_; ///< per collective: analytic duration, or -1 for flows
   std::vector<double> overhead_seconds_; ///< per collective: software cost each member waits first
+  std::vector<char> one_flow_rings_;     ///< per collective: ReplayOptions::folded_ring_in_one_flow
   std::vector<int> successor_offsets_;   ///< CSR: successors of task i are successors_[offsets[i], offsets[i+1])
   std::vector<int> successors_;
   std::vector<int> pending_;             ///< deps not ended yet
@@ -115,8 +116,11 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
   }
   analytic_seconds_.assign(schedule.collectives.size(), -1);
   overhead_seconds_.assign(schedule.collectives.size(), 0);
+  one_flow_rings_.assign(schedule.collectives.size(), 0);
   for (std::size_t c = 0; c < schedule.collectives.size(); ++c) {
     const auto& collective = schedule.collectives[c];
+    if (options.folded_ring_in_one_flow)
+      one_flow_rings_[c] = options.folded_ring_in_one_flow(collective);
     for (std::size_t i = 0; i < collective.tasks.size(); ++i)
       member_index_[collective.tasks[i]] = static_cast<int>(i);
     if (options.collective_overhead_seconds && collective.devices.size() > 1)
@@ -213,7 +217,7 @@ void Replayer::run_collective_member(int id)
   const int c = schedule_.tasks[id].collective;
   if (!runs_[c])
     runs_[c] = std::make_unique<CollectiveRun>(schedule_.collectives[c], network_, analytic_seconds_[c],
-                                               pipelined_rings_);
+                                               pipelined_rings_, one_flow_rings_[c]);
   CollectiveRun& run = *runs_[c];
   if (overhead_seconds_[c] > 0)
     sg4::this_actor::sleep_for(overhead_seconds_[c]);

@@ -41,6 +41,9 @@ struct ReplayOptions {
   std::function<std::optional<double>(const strategies::Collective&)> analytic_collective_seconds;
   /// Ring phases move as one flow per member (see collective_flows.hpp) instead of step by step.
   bool pipelined_rings = false;
+  /// When set and true for a collective, its rings whose every edge joins two nodes move each phase as one flow
+  /// per member, as pipelined_rings does (simulate.cpp: a folded ring of members on fast ports).
+  std::function<bool(const strategies::Collective&)> folded_ring_in_one_flow;
   /// When set, each member of a collective first waits this long: the software cost of the call
   /// (costmodel::LinkCalibration::collective_overhead_s).
   std::function<double(const strategies::Collective&)> collective_overhead_seconds;

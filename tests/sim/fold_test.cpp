@@ -54,7 +54,7 @@ void check_agreement(const Replays& r)
                                std::pair{f.idle_s, e.idle_s}, std::pair{f.bubble_s, e.bubble_s}})
       worst = std::max(worst, std::abs(a - b) / time);
   }
-  CHECK(worst <= 0.01);
+  CHECK_MESSAGE(worst <= 0.01, r.summary);
   REQUIRE(r.folded.links.kinds.size() == r.exact.links.kinds.size());
   for (std::size_t k = 0; k < r.exact.links.kinds.size(); ++k) {
     CAPTURE(r.exact.links.kinds[k].kind);
