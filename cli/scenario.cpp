@@ -83,7 +83,7 @@ void resolve_defaults(ScenarioOptions& options)
 void load_scenario(const ScenarioOptions& options, Scenario& scenario)
 {
   scenario.cluster  = load_cluster(options.cluster);
-  scenario.workload = load_model(options.model, options.seq_len);
+  scenario.workload = load_model(options.model, strategies::seq_len_for_plan(options.plan, options.seq_len));
   scenario.plan     = strategies::load_plan(options.plan, scenario.cluster, scenario.workload);
   scenario.workload = strategies::run_by(scenario.workload, scenario.plan.framework, scenario.plan.dtype);
 

@@ -94,18 +94,24 @@ std::unique_ptr<Job> load_job(const JsonInput& entry, const std::string& file, c
   if (job->name.empty())
     entry.at("name").fail("a name");
   job->part = cluster_part(cluster, job_nodes(entry, cluster, job->name, owner), job->name);
-  models::Workload given = models::load_workload(input_beside(entry.at("model").string(), file));
-  if (const auto seq_len = entry.find("seq_len"))
-    given = models::with_seq_len(given, seq_len->positive_int(), seq_len->where());
-
   const bool by_plan = entry.has("plan"), by_planner = entry.has("planner");
   if (by_plan == by_planner)
     entry.fail("either `plan` (a plan file) or `planner` (with `global_batch`), not both");
+  const std::string plan_file = by_plan ? input_beside(entry.at("plan").string(), file) : "";
+  int seq_len = 0;
+  if (const auto field = entry.find("seq_len"))
+    seq_len = field->positive_int();
+  if (by_plan)
+    seq_len = strategies::seq_len_for_plan(plan_file, seq_len, entry.where() + ".seq_len");
+  models::Workload given = models::load_workload(input_beside(entry.at("model").string(), file));
+  if (seq_len != 0)
+    given = models::with_seq_len(given, seq_len, entry.where() + ".seq_len");
+
   if (by_plan) {
     for (const char* key : {"global_batch", "framework", "dtype"})
       if (const auto field = entry.find(key))
         field->fail("nothing: a plan file gives its own batch, framework and dtype");
-    job->plan_origin = input_beside(entry.at("plan").string(), file);
+    job->plan_origin = plan_file;
     job->plan        = strategies::load_plan(job->plan_origin, job->part.cluster, given);
     job->workload    = strategies::run_by(given, job->plan.framework, job->plan.dtype);
     job->problem     = strategies::problem_for_plan(job->part.cluster, job->workload, job->plan);

@@ -95,6 +95,9 @@ struct Plan {
   /// activations, and each all-reduce becomes a reduce-scatter and an all-gather. Unset: the framework's
   /// scatter-gather (on for Megatron-LM, off for DeepSpeed and FSDP).
   std::optional<bool> sequence_parallel;
+  /// Tokens per sequence the plan was made for (search writes the workload's), so that a plan file simulated,
+  /// run or exported later trains on the sequences it was chosen for. 0: unsaid (the model's).
+  int seq_len = 0;
 
   int world_size() const { return tp * pp * dp; }
   /// Model replicas: data-parallel ranks over cp (what a plan file calls dp).

@@ -572,8 +572,14 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
                    "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "microbatch_group",
-                   "ep", "cp", "sequence_parallel"});
+                   "ep", "cp", "sequence_parallel", "seq_len"});
   Plan plan;
+  if (auto seq_len = root.find("seq_len")) { // before anything that divides the sequence is checked
+    plan.seq_len = seq_len->positive_int();
+    if (plan.seq_len != workload.seq_len)
+      seq_len->fail("the model's " + str(workload.seq_len) + " tokens per sequence (load the model at the plan's " +
+                    "sequence length: --seq-len " + str(plan.seq_len) + ")");
+  }
   plan.tp = root.positive_int_or("tp", 1);
   plan.pp = root.positive_int_or("pp", 1);
   plan.dp = root.positive_int_or("dp", 1);
@@ -686,6 +692,20 @@ Plan load_plan(const std::string& file_or_preset, const Cluster& cluster, const 
   return plan_from_json(JsonInput::parse_text(input.text, input.origin), input.origin, cluster, workload);
 }
 
+int seq_len_for_plan(const std::string& file_or_preset, int given, const std::string& option)
+{
+  const InputText input = read_input("plan", file_or_preset);
+  const nlohmann::json json = JsonInput::parse_text(input.text, input.origin);
+  const JsonInput root(json, input.origin);
+  if (!root.is_object() || !root.has("seq_len"))
+    return given; // plan_from_json names a plan that is not an object
+  const int planned = root.at("seq_len").positive_int();
+  if (given != 0 && given != planned)
+    throw InputError(option + " " + str(given) + ": the plan " + input.origin + " was made for " + str(planned) +
+                     " tokens per sequence (its seq_len); leave " + option + " out to run it so");
+  return planned;
+}
+
 nlohmann::json plan_to_json(const Plan& plan)
 {
   nlohmann::json json;
@@ -721,6 +741,8 @@ nlohmann::json plan_to_json(const Plan& plan)
     json["cp"] = plan.cp;
   if (plan.sequence_parallel)
     json["sequence_parallel"] = *plan.sequence_parallel;
+  if (plan.seq_len > 0)
+    json["seq_len"] = plan.seq_len;
   return json;
 }
 

@@ -31,6 +31,10 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
                     const models::Workload& workload);
 nlohmann::json plan_to_json(const Plan& plan);
 
+/// The sequence length to load the model at for the plan `file_or_preset`: the plan's `seq_len` when it has
+/// one (an InputError when `given`, the user's --seq-len, says otherwise), else `given` (0: the model's).
+int seq_len_for_plan(const std::string& file_or_preset, int given, const std::string& option = "--seq-len");
+
 /// Checks a plan built in code (by a planner) the same way; throws InputError prefixed with `origin`.
 void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workload& workload,
                    const std::string& origin);

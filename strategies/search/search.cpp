@@ -9,6 +9,8 @@ SearchResult search(const Planner& planner, const Problem& problem, const Planne
   SearchResult result;
   result.ranked   = planner.propose(problem, context);
   result.proposed = static_cast<long long>(result.ranked.size());
+  for (Candidate& c : result.ranked) // a plan file written from it keeps the sequences it was chosen for
+    c.plan.seq_len = problem.workload->seq_len;
   std::sort(result.ranked.begin(), result.ranked.end(), better_candidate);
   // Equal plans have equal scores, so after sorting they are neighbours. Plans that differ only in a placement
   // the cost model cannot tell apart (devices swapped with identical ones) are duplicates too: keep the first.

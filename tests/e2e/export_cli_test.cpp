@@ -140,6 +140,30 @@ TEST_CASE("export: amp's uneven stages reach Megatron-LM as a pipeline layout, a
   CHECK(usage.output.find("usage:") != std::string::npos);
 }
 
+TEST_CASE("export: a plan keeps the sequence length it was searched at")
+{
+  TempDir dir("export_seq_len");
+  const std::string best = dir.file("best.json");
+  REQUIRE(run_hetsim("search " + kAmpInputs + " --seq-len 512 --global-batch 32 --top 0 --planner megatron --best " +
+                     best).exit_code == 0);
+  CHECK(nlohmann::json::parse(read_file(best)).at("seq_len") == 512);
+  // Without --seq-len the export trains on the plan's 512 tokens, not the model file's 1,024.
+  const RunResult megatron = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format megatron");
+  INFO(megatron.output);
+  REQUIRE(megatron.exit_code == 0);
+  CHECK(megatron.output.find("--seq-length 512") != std::string::npos);
+  // And simulate replays those sequences: 32 x 512 tokens an iteration.
+  const std::string report = dir.file("report.json");
+  REQUIRE(run_hetsim("simulate " + kAmpInputs + " --plan " + best + " --report " + report).exit_code == 0);
+  CHECK(nlohmann::json::parse(read_file(report)).at("seq_len") == 512);
+  // A --seq-len that contradicts the plan is one line.
+  const RunResult contradicts = run_hetsim("export " + kAmpInputs + " --plan " + best + " --format megatron --seq-len 1024");
+  CHECK(contradicts.exit_code == 2);
+  CHECK(contradicts.output.find("--seq-len 1024: the plan " + best + " was made for 512 tokens per sequence") !=
+        std::string::npos);
+  CHECK(std::count(contradicts.output.begin(), contradicts.output.end(), '\n') == 1);
+}
+
 TEST_CASE("export: refuses an unknown format and never writes over an input")
 {
   TempDir dir("export_refusals");

@@ -96,6 +96,7 @@ TEST_CASE("every field is read and plan_to_json round-trips")
                      {"dtype", "bf16"},
                      {"collective_algorithm", "hierarchical"},
                      {"bucket_mib", 12.5},
+                     {"seq_len", inputs.workload.seq_len},
                      {"description", "hand-written"}};
   const Plan plan = inputs.read(text);
   CHECK(plan.device(0, 0, 0) == 7);
@@ -110,6 +111,7 @@ TEST_CASE("every field is read and plan_to_json round-trips")
   CHECK(plan.dtype == Dtype::bf16);
   CHECK(plan.collective_algorithm == CollectiveAlgorithm::hierarchical);
   CHECK(plan.bucket_bytes == 12.5 * units::kMiB);
+  CHECK(plan.seq_len == inputs.workload.seq_len);
 
   const json written = plan_to_json(plan);
   CHECK(written["schedule"] == "gpipe");
@@ -121,6 +123,15 @@ TEST_CASE("every field is read and plan_to_json round-trips")
   const Plan uniform = inputs.read(base());
   CHECK(plan_to_json(uniform)["micro_batch"] == 4);
   CHECK(inputs.read(plan_to_json(uniform)) == uniform);
+}
+
+TEST_CASE("a plan made for other sequences than the model's is refused, naming the option that loads them")
+{
+  const Inputs inputs;
+  check_rejected(with(base(), "seq_len", inputs.workload.seq_len * 2), "seq_len",
+                 "expected the model's " + std::to_string(inputs.workload.seq_len) +
+                     " tokens per sequence (load the model at the plan's sequence length: --seq-len " +
+                     std::to_string(inputs.workload.seq_len * 2) + ")");
 }
 
 TEST_CASE("global_batch derives grad_accum")
