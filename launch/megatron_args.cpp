@@ -26,10 +26,21 @@ std::string format_arg(double value)
 }
 
 /// Megatron-Core's MoE layer as the simulation runs it: grouped expert products behind the all-to-all token
-/// dispatcher, sparse blocks where the Hugging Face config puts them. Qwen2-MoE's shared-expert gate (hidden -> 1
-/// per block) is not written.
-void add_experts(std::vector<Argument>& args, const models::TransformerShape& shape)
+/// dispatcher, sparse blocks where the Hugging Face config puts them. Refused where core_v0.13.0 cannot run
+/// that: grouped GEMMs in anything but bf16 (validate_args: "Currently GroupedGEMM for MoE only supports bf16
+/// dtype"), and Qwen2-MoE's shared-expert gate, for which it has no flag (TransformerConfig's
+/// moe_shared_expert_gate came with core_v0.16).
+void add_experts(std::vector<Argument>& args, const models::TransformerShape& shape, const ExportInputs& inputs)
 {
+  if (inputs.plan->dtype != Dtype::bf16)
+    refuse_plan_field(inputs, "dtype",
+                      std::string(dtype_name(inputs.plan->dtype)) + " on a mixture of experts: Megatron-LM core_v0.13.0 "
+                      "runs grouped expert GEMMs (--moe-grouped-gemm, as simulated) in bf16 only; search with "
+                      "--dtype bf16");
+  if (shape.shared_expert_gate)
+    throw InputError(inputs.model_origin + ": model_type: " + shape.family + "'s shared-expert gate has no "
+                     "Megatron-LM core_v0.13.0 flag (--moe-shared-expert-gate came with core_v0.16), so the "
+                     "launched model would lack it; export --format deepspeed or torchrun");
   add(args, "--num-experts", shape.experts);
   add(args, "--moe-router-topk", shape.experts_per_token);
   add(args, "--moe-ffn-hidden-size", shape.expert_intermediate);
@@ -41,6 +52,20 @@ void add_experts(std::vector<Argument>& args, const models::TransformerShape& sh
   args.push_back({"--moe-layer-freq", pattern + "]"});
   args.push_back({"--moe-token-dispatcher-type", "alltoall"});
   args.push_back({"--moe-grouped-gemm", ""});
+  // The router as the config's: Megatron-Core's topk_softmax_with_capacity (moe_utils.py) takes the top-k of the
+  // logits then their softmax by default (Mixtral's renormalised weights), a softmax over all experts first with
+  // --moe-router-pre-softmax, and sigmoid scores normalised over the top-k (DeepSeek-V3, whose expert bias
+  // validate_args allows with sigmoid only).
+  if (shape.sigmoid_router)
+    args.push_back({"--moe-router-score-function", "sigmoid"});
+  if (shape.router_pre_softmax)
+    args.push_back({"--moe-router-pre-softmax", ""});
+  if (shape.router_groups > 0) {
+    add(args, "--moe-router-num-groups", shape.router_groups);
+    add(args, "--moe-router-group-topk", shape.router_group_topk);
+  }
+  if (shape.router_topk_scale > 0)
+    args.push_back({"--moe-router-topk-scaling-factor", format_arg(shape.router_topk_scale)});
   if (shape.router_bias) // DeepSeek-V3's per-expert score bias
     args.push_back({"--moe-router-enable-expert-bias", ""});
   if (shape.capacity_factor > 1) { // every expert padded to the busiest one's share, as simulated
@@ -115,6 +140,22 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   add(args, "--max-position-embeddings", std::max(shape.max_positions, shape.seq_len));
   if (shape.max_positions == 0)
     add_rotary(args, shape, inputs.model_origin);
+  if (shape.gated_mlp && shape.gelu_gate)
+    throw InputError(inputs.model_origin + ": hidden_activation: a GeLU-gated MLP (GeGLU) has no Megatron-LM "
+                                           "core_v0.13.0 flag (--swiglu gates with SiLU, which would train another "
+                                           "model); export --format deepspeed or torchrun");
+  if (shape.relu_mlp)
+    throw InputError(inputs.model_origin + ": activation_function: relu has no Megatron-LM core_v0.13.0 flag (its "
+                                           "MLPs use GeLU, --swiglu or --squared-relu), so the launched model would "
+                                           "differ; export --format deepspeed or torchrun");
+  if (shape.parallel_residual)
+    throw InputError(inputs.model_origin + ": model_type: " + shape.family + "'s attention and MLP run in parallel "
+                     "on one residual, which Megatron-LM core_v0.13.0's GPT blocks have no option for; export "
+                     "--format deepspeed or torchrun");
+  if (shape.position_offset > 0)
+    throw InputError(inputs.model_origin + ": model_type: " + shape.family + "'s learned positions start " +
+                     std::to_string(shape.position_offset) + " rows in, which Megatron-LM's learned_absolute "
+                     "embedding has no option for; export --format deepspeed or torchrun");
   if (shape.gated_mlp)
     args.push_back({"--swiglu", ""});
   if (shape.rms_norm)
@@ -133,7 +174,7 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
     add(args, "--v-head-dim", shape.v_head_dim);
   }
   if (shape.mixture_of_experts())
-    add_experts(args, shape);
+    add_experts(args, shape, inputs);
   // The vocabulary comes from the user's tokenizer (--tokenizer-type and its files); Megatron pads it to a
   // multiple of 128 x tp, as the simulated model did not: a difference of under 0.1% of the parameters.
 }

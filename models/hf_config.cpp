@@ -165,6 +165,31 @@ void read_mixtral(const JsonInput& config, TransformerShape& shape)
 /// Qwen2-MoE: Qwen2's attention; sparse blocks (every decoder_sparse_step-th) hold num_experts experts of
 /// moe_intermediate_size and a gated shared expert of shared_expert_intermediate_size; the others a dense MLP
 /// of intermediate_size. Defaults are Qwen2MoeConfig's.
+/// How a DeepSeek or Qwen2-MoE router picks experts (modeling_deepseek.py's MoEGate, modeling_qwen2_moe.py):
+/// scoring_func, norm_topk_prob, group-limited top-k (topk_method "group_limited_greedy" or "noaux_tc" over
+/// n_group groups, topk_group of them) and routed_scaling_factor.
+void read_router(const JsonInput& config, TransformerShape& shape)
+{
+  if (const auto scoring = config.find("scoring_func")) {
+    const std::string name = scoring->string();
+    if (name != "softmax" && name != "sigmoid")
+      scoring->fail("\"softmax\" or \"sigmoid\"");
+    shape.sigmoid_router = name == "sigmoid";
+  }
+  shape.router_pre_softmax = !shape.sigmoid_router && !config.boolean_or("norm_topk_prob", false);
+  const std::string method = config.string_or("topk_method", "greedy");
+  if (method == "group_limited_greedy" || method == "noaux_tc") {
+    shape.router_groups     = size_field(config.at("n_group"));
+    shape.router_group_topk = size_field(config.at("topk_group"));
+    if (shape.experts % shape.router_groups != 0)
+      config.at("n_group").fail("a divisor of the " + std::to_string(shape.experts) + " routed experts");
+    if (shape.router_group_topk > shape.router_groups)
+      config.at("topk_group").fail("at most n_group (" + std::to_string(shape.router_groups) + ")");
+  }
+  if (const auto scale = config.find("routed_scaling_factor"))
+    shape.router_topk_scale = scale->positive_number() == 1 ? 0 : scale->positive_number();
+}
+
 void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
 {
   read_qwen2(config, shape);
@@ -174,6 +199,7 @@ void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
   shape.shared_expert_intermediate = size_or(config, "shared_expert_intermediate_size", 5632);
   shape.shared_expert_gate         = true;
   shape.sparse_step                = size_or(config, "decoder_sparse_step", 1);
+  read_router(config, shape);
   if (auto dense = config.find("mlp_only_layers"); dense && !dense->value().empty())
     dense->fail("[] (dense blocks listed by index are not modelled; decoder_sparse_step chooses them)");
 }
@@ -204,6 +230,7 @@ void read_deepseek(const JsonInput& config, TransformerShape& shape)
   if (auto frequency = config.find("moe_layer_freq"); frequency && size_field(*frequency) != 1)
     frequency->fail("1 (sparse blocks at other intervals are not modelled)");
   shape.router_bias = config.string_or("topk_method", "") == "noaux_tc";
+  read_router(config, shape);
 }
 
 void read_gpt2(const JsonInput& config, TransformerShape& shape)
@@ -251,6 +278,7 @@ void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
   read_rotary(config, shape, "rotary_emb_base", "rotary_pct", 0.25); // GPTNeoXConfig's defaults
   shape.biases          = config.boolean_or("attention_bias", true);
+  shape.parallel_residual = config.boolean_or("use_parallel_residual", true);
   check_heads(config, shape, "hidden_size", "num_attention_heads", "num_attention_heads");
 }
 
@@ -272,6 +300,7 @@ void read_falcon(const JsonInput& config, TransformerShape& shape)
   else
     shape.kv_heads = config.boolean_or("multi_query", true) ? 1 : shape.heads;
   const bool parallel     = config.boolean_or("parallel_attn", true);
+  shape.parallel_residual = parallel;
   shape.shared_block_norm = parallel && !(new_architecture && size_or(config, "num_ln_in_parallel_attn", 2) == 2);
   shape.tied_embeddings   = config.boolean_or("tie_word_embeddings", true);
   read_rotary(config, shape, "rope_theta");
@@ -429,6 +458,10 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
   // so eager PyTorch runs it op by op; Megatron-LM fuses it with the bias.
   const std::string activation = config.string_or(
       "activation_function", config.string_or("hidden_act", shape.family == "gpt2" ? "gelu_new" : ""));
+  if (shape.gated_mlp) // Gemma says hidden_activation (hidden_act is its older key)
+    shape.gelu_gate = config.string_or("hidden_activation", activation).starts_with("gelu");
+  else
+    shape.relu_mlp = activation == "relu";
   if (auto fused = config.find("fused_gelu")) {
     if (shape.gated_mlp)
       fused->fail("no fused_gelu: " + std::string(family.model_type) + " has a gated MLP, not a GeLU");

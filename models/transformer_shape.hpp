@@ -36,6 +36,14 @@ struct TransformerShape {
   double rope_mscale_all_dim = 1;
   int type_vocab       = 0; ///< bert token-type embeddings
   bool gated_mlp       = false; ///< llama SwiGLU: three projections instead of two
+  /// The gated MLP's gate is a GeLU (Gemma's GeGLU, `hidden_activation` gelu*) rather than a SiLU: the same
+  /// products and elementwise work, so the cost model does not tell them apart; the exports do.
+  bool gelu_gate       = false;
+  /// The (ungated) MLP's activation is a ReLU (OPT) rather than a GeLU: again the same cost, another model.
+  bool relu_mlp        = false;
+  /// Attention and MLP read the same block input and both add to it (GPT-NeoX's use_parallel_residual, Falcon's
+  /// parallel_attn): the same work as in sequence, another model.
+  bool parallel_residual = false;
   bool biases          = true;
   bool qkv_bias        = false; ///< biases on the query, key and value projections even without `biases` (Qwen2)
   bool tied_embeddings = true;  ///< output projection shares the input embedding
@@ -80,6 +88,15 @@ struct TransformerShape {
 
   int first_dense_blocks = 0; ///< blocks before the first sparse one (DeepSeek's first_k_dense_replace)
   bool router_bias       = false; ///< the router's per-expert score bias (DeepSeek-V3's e_score_correction_bias)
+  // How the router picks experts (DeepSeek-V3: sigmoid scores, top-4 of 8 groups, weights scaled by 2.5). They
+  // change which experts a token visits, not the work: the cost model reads none of them; the exports write them.
+  bool sigmoid_router      = false; ///< sigmoid scores (scoring_func "sigmoid"); otherwise softmax
+  /// Softmax over every expert before the top-k, whose weights are not renormalised (norm_topk_prob false:
+  /// DeepSeek-V2, Qwen2-MoE); otherwise the top-k's own softmax (Mixtral), which is the same as renormalising.
+  bool router_pre_softmax  = false;
+  int router_groups        = 0;     ///< experts in this many groups, tokens routed within the best (n_group)
+  int router_group_topk    = 0;     ///< groups each token may use (topk_group)
+  double router_topk_scale = 0;     ///< routing weights scaled by this (routed_scaling_factor); 0: none
 
   // Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank 0: ordinary attention.
   int q_lora_rank      = 0; ///< 0: queries projected directly from the hidden state
