@@ -15,6 +15,17 @@
 namespace hetsim::jobs {
 namespace {
 
+/// The index of the entry of `list` (nodes or regions) named by `item`; `expected` says what it must be.
+template <class Named>
+int index_named(const std::vector<Named>& list, const JsonInput& item, const std::string& expected)
+{
+  const std::string wanted = item.string();
+  for (std::size_t k = 0; k < list.size(); ++k)
+    if (list[k].name == wanted)
+      return static_cast<int>(k);
+  item.fail(expected);
+}
+
 /// The nodes a job names (its `nodes` and the nodes of its `regions`), each claimed for it in `owner`.
 std::vector<int> job_nodes(const JsonInput& entry, const Cluster& cluster, const std::string& name,
                            std::map<int, std::string>& owner)
@@ -28,28 +39,13 @@ std::vector<int> job_nodes(const JsonInput& entry, const Cluster& cluster, const
     nodes.push_back(node);
   };
   if (const auto list = entry.find("nodes"))
-    for (const JsonInput& item : list->elements()) {
-      const std::string wanted = item.string();
-      int found                = -1;
-      for (std::size_t n = 0; n < cluster.nodes().size() && found < 0; ++n)
-        if (cluster.nodes()[n].name == wanted)
-          found = static_cast<int>(n);
-      if (found < 0)
-        item.fail("a node of cluster " + quote(cluster.name()));
-      claim(found, item);
-    }
+    for (const JsonInput& item : list->elements())
+      claim(index_named(cluster.nodes(), item, "a node of cluster " + quote(cluster.name())), item);
   if (const auto list = entry.find("regions"))
-    for (const JsonInput& item : list->elements()) {
-      const std::string wanted = item.string();
-      int found                = -1;
-      for (std::size_t r = 0; r < cluster.regions().size() && found < 0; ++r)
-        if (cluster.regions()[r].name == wanted)
-          found = static_cast<int>(r);
-      if (found < 0)
-        item.fail("a region of cluster " + quote(cluster.name()));
-      for (int node : cluster.regions()[found].nodes)
+    for (const JsonInput& item : list->elements())
+      for (int node : cluster.regions()[index_named(cluster.regions(), item, "a region of cluster " +
+                                                                              quote(cluster.name()))].nodes)
         claim(node, item);
-    }
   if (nodes.empty())
     entry.fail("`nodes` or `regions` naming where the job runs");
   return nodes;
