@@ -6,12 +6,25 @@
 #include <fstream>
 
 namespace hetsim {
+namespace {
+
+/// A file name as messages show it: as it is, or quoted and escaped when it holds a control character (a name
+/// read from a JSON file may hold a newline, which would break the one-line message).
+std::string shown(const std::string& file)
+{
+  for (const char c : file)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return quote(file, 300);
+  return file;
+}
+
+} // namespace
 
 std::string read_input_file(const std::string& file, std::size_t bound)
 {
   std::ifstream in(file, std::ios::binary);
   if (!in)
-    throw InputError(file + ": cannot open file");
+    throw InputError(shown(file) + ": cannot open file");
   std::string text;
   constexpr std::size_t kChunk = std::size_t{1} << 20;
   while (in) {
@@ -20,10 +33,10 @@ std::string read_input_file(const std::string& file, std::size_t bound)
     in.read(text.data() + had, static_cast<std::streamsize>(kChunk));
     text.resize(had + static_cast<std::size_t>(in.gcount()));
     if (text.size() > bound)
-      throw InputError(file + ": expected a file of at most " + std::to_string(bound >> 20) + " MiB, got more");
+      throw InputError(shown(file) + ": expected a file of at most " + std::to_string(bound >> 20) + " MiB, got more");
   }
   if (in.bad())
-    throw InputError(file + ": cannot read file");
+    throw InputError(shown(file) + ": cannot read file");
   return text;
 }
 

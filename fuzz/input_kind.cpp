@@ -3,10 +3,12 @@
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/gpu_spec.hpp"
+#include "core/input_file.hpp"
 #include "costmodel/calibration.hpp"
 #include "costmodel/compute.hpp"
 #include "costmodel/kernel_time.hpp"
 #include "costmodel/layer_profile.hpp"
+#include "jobs/jobs_file.hpp"
 #include "launch/plan_export.hpp"
 #include "models/workload.hpp"
 #include "reliability/checkpoint.hpp"
@@ -40,10 +42,11 @@ namespace fs = std::filesystem;
 constexpr std::array kKinds = {InputKind::cluster,        InputKind::model,       InputKind::plan,
                                InputKind::sweep,          InputKind::calibration, InputKind::layer_profile,
                                InputKind::device_profile, InputKind::trace,       InputKind::export_plan,
-                               InputKind::pytorch_trace,  InputKind::failures,    InputKind::slowdowns};
+                               InputKind::pytorch_trace,  InputKind::failures,    InputKind::slowdowns,
+                               InputKind::jobs};
 constexpr std::array<std::string_view, kKinds.size()> kNames = {
     "cluster", "model", "plan", "sweep", "calibration", "layer_profile", "device_profile", "trace", "export",
-    "pytorch_trace", "failures", "slowdowns"};
+    "pytorch_trace", "failures", "slowdowns", "jobs"};
 
 /// The small cluster and models the plan and profile kinds are read against (the executors' test inputs).
 fs::path fixed(const InputContext& context, const char* name) { return context.root / "tests/exec/data" / name; }
@@ -271,6 +274,21 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
       options.trace     = false;
       options.slowdowns = &slowdowns;
       (void)sim::simulate(plan, problem, strategies::lower(plan, problem), options);
+      return;
+    }
+    case InputKind::jobs: {
+      // As simulate --jobs reads it, on the four one-device nodes of cluster4. A planner's search grows with the
+      // global batch: the harness leaves batches above 64 unsearched, so that an input costs milliseconds.
+      const nlohmann::json text = nlohmann::json::parse(read_input_file(file), nullptr, false);
+      if (text.is_object() && text.contains("jobs") && text["jobs"].is_array())
+        for (const auto& job : text["jobs"])
+          if (job.is_object() && job.contains("global_batch") && job["global_batch"].is_number() &&
+              job["global_batch"].get<double>() > 64)
+            return;
+      const auto jobs = jobs::load_jobs(file, cluster4);
+      sim::SimOptions options;
+      options.trace = false;
+      (void)sim::simulate_shared(cluster4, jobs::shared_jobs(jobs), options);
       return;
     }
     case InputKind::trace: {

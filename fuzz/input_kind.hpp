@@ -26,6 +26,7 @@ enum class InputKind {
   pytorch_trace, ///< a PyTorch profiler trace (hetsim calibrate --trace, validate)
   failures,      ///< a failure what-if file (simulate and search --failures)
   slowdowns,     ///< stragglers and slow links (simulate --slowdowns)
+  jobs,          ///< jobs sharing a cluster (simulate --jobs, sweep's "beside")
 };
 
 std::span<const InputKind> all_input_kinds();

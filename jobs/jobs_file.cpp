@@ -10,10 +10,23 @@
 #include "strategies/planners/registry.hpp"
 #include "strategies/search/search.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace hetsim::jobs {
 namespace {
+
+/// `load()`, with its InputError prefixed by `field`'s place in the jobs file: a model or plan a job names
+/// is that job's field.
+template <class Load>
+decltype(auto) named_by(const JsonInput& field, Load load)
+{
+  try {
+    return load();
+  } catch (const InputError& e) {
+    throw InputError(field.where() + ": " + e.what());
+  }
+}
 
 /// The index of the entry of `list` (nodes or regions) named by `item`; `expected` says what it must be.
 template <class Named>
@@ -55,7 +68,9 @@ std::vector<int> job_nodes(const JsonInput& entry, const Cluster& cluster, const
 void plan_by_search(const JsonInput& entry, const models::Workload& given, Job& job)
 {
   const JsonInput planner_field = entry.at("planner");
-  const auto& info              = strategies::find_planner(planner_field.string());
+  const auto& info = named_by(planner_field, [&]() -> const strategies::PlannerInfo& {
+    return strategies::find_planner(planner_field.string());
+  });
   strategies::Problem& problem  = job.problem;
   problem.cluster               = &job.part.cluster;
   const JsonInput batch         = entry.at("global_batch");
@@ -87,8 +102,11 @@ std::unique_ptr<Job> load_job(const JsonInput& entry, const std::string& file, c
                     "seq_len"});
   auto job  = std::make_unique<Job>();
   job->name = entry.at("name").string();
-  if (job->name.empty())
-    entry.at("name").fail("a name");
+  // Reports and messages print it: one line, of a readable length.
+  const bool printable = std::all_of(job->name.begin(), job->name.end(),
+                                     [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f; });
+  if (job->name.empty() || job->name.size() > 100 || !printable)
+    entry.at("name").fail("a name of 1 to 100 printable characters");
   job->part = cluster_part(cluster, job_nodes(entry, cluster, job->name, owner), job->name);
   const bool by_plan = entry.has("plan"), by_planner = entry.has("planner");
   if (by_plan == by_planner)
@@ -98,8 +116,10 @@ std::unique_ptr<Job> load_job(const JsonInput& entry, const std::string& file, c
   if (const auto field = entry.find("seq_len"))
     seq_len = field->positive_int();
   if (by_plan)
-    seq_len = strategies::seq_len_for_plan(plan_file, seq_len, entry.where() + ".seq_len");
-  models::Workload given = models::load_workload(input_beside(entry.at("model").string(), file));
+    seq_len = named_by(entry.at("plan"),
+                       [&] { return strategies::seq_len_for_plan(plan_file, seq_len, entry.where() + ".seq_len"); });
+  const JsonInput model  = entry.at("model");
+  models::Workload given = named_by(model, [&] { return models::load_workload(input_beside(model.string(), file)); });
   if (seq_len != 0)
     given = models::with_seq_len(given, seq_len, entry.where() + ".seq_len");
 
@@ -108,7 +128,8 @@ std::unique_ptr<Job> load_job(const JsonInput& entry, const std::string& file, c
       if (const auto field = entry.find(key))
         field->fail("nothing: a plan file gives its own batch, framework and dtype");
     job->plan_origin = plan_file;
-    job->plan        = strategies::load_plan(job->plan_origin, job->part.cluster, given);
+    job->plan        = named_by(entry.at("plan"),
+                                [&] { return strategies::load_plan(job->plan_origin, job->part.cluster, given); });
     job->workload    = strategies::run_by(given, job->plan.framework, job->plan.dtype);
     job->problem     = strategies::problem_for_plan(job->part.cluster, job->workload, job->plan);
   } else {
