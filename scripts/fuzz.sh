@@ -3,7 +3,7 @@
 # one input kind on its seeds (fuzz/seeds, fuzz/regressions and the files hetsim_fuzz starts from).
 #   scripts/fuzz.sh KIND [libFuzzer options, e.g. -max_total_time=600]
 # KIND: cluster, model, plan, sweep, calibration, layer_profile, device_profile, trace, export, pytorch_trace,
-# failures, slowdowns or all (each kind in turn, so give -max_total_time or -runs). Crashing inputs are written to
+# failures, slowdowns, jobs or all (each kind in turn, so give -max_total_time or -runs). Crashing inputs are written to
 # build-fuzz/crashes/KIND/; keep each one in fuzz/regressions/KIND/ once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ kind=${1:?usage: scripts/fuzz.sh KIND [libFuzzer options]}
 shift
 kinds=("$kind")
 [ "$kind" = all ] && kinds=(cluster model plan sweep calibration layer_profile device_profile trace export pytorch_trace
-  failures slowdowns)
+  failures slowdowns jobs)
 ./scripts/setup.sh
 command -v clang++ >/dev/null || { [ "$(id -u)" -eq 0 ] && apt-get install -y -qq clang || sudo apt-get install -y -qq clang; }
 # -O1 with line tables, as in sanitize.sh: what libFuzzer's and ASan's documentation recommend.
