@@ -13,7 +13,9 @@ kinds=("$kind")
 [ "$kind" = all ] && kinds=(cluster model plan sweep calibration layer_profile device_profile trace export pytorch_trace
   failures slowdowns jobs)
 ./scripts/setup.sh
-command -v clang++ >/dev/null || { [ "$(id -u)" -eq 0 ] && apt-get install -y -qq clang || sudo apt-get install -y -qq clang; }
+if ! command -v clang++ >/dev/null; then
+  if [ "$(id -u)" -eq 0 ]; then apt-get install -y -qq clang; else sudo apt-get install -y -qq clang; fi
+fi
 # -O1 with line tables, as in sanitize.sh: what libFuzzer's and ASan's documentation recommend.
 CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DHETSIM_LIBFUZZER=ON -DHETSIM_SANITIZE=address,undefined -DHETSIM_BUILD_TESTS=OFF -DHETSIM_BUILD_BENCHMARKS=OFF \
