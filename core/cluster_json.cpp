@@ -376,4 +376,29 @@ std::string cluster_gpu_name(const JsonInput& value, const Cluster& cluster)
   value.fail("a GPU of cluster " + quote(cluster.name()) + " (" + known + ")");
 }
 
+namespace {
+
+/// The index of the entry of `list` (nodes or regions) that `value` names; `what` says what it must be.
+template <class Named>
+int index_named(const std::vector<Named>& list, const JsonInput& value, const std::string& what)
+{
+  const std::string name = value.string();
+  for (std::size_t k = 0; k < list.size(); ++k)
+    if (list[k].name == name)
+      return static_cast<int>(k);
+  value.fail(what); // fail() adds the name given, escaped
+}
+
+} // namespace
+
+int cluster_node_index(const JsonInput& value, const Cluster& cluster)
+{
+  return index_named(cluster.nodes(), value, "a node of cluster " + quote(cluster.name()));
+}
+
+int cluster_region_index(const JsonInput& value, const Cluster& cluster)
+{
+  return index_named(cluster.regions(), value, "a region of cluster " + quote(cluster.name()));
+}
+
 } // namespace hetsim

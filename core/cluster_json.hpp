@@ -26,4 +26,9 @@ Cluster cluster_from_json(const nlohmann::json& json, const std::string& origin)
 /// as profiles); InputError naming the cluster's GPUs otherwise.
 std::string cluster_gpu_name(const JsonInput& value, const Cluster& cluster);
 
+/// The node or region (its index in cluster.nodes() or cluster.regions()) a user's file names by `value`;
+/// InputError naming the field otherwise ("expected a node of cluster 'x', got string \"y\"").
+int cluster_node_index(const JsonInput& value, const Cluster& cluster);
+int cluster_region_index(const JsonInput& value, const Cluster& cluster);
+
 } // namespace hetsim

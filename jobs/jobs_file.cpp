@@ -1,5 +1,6 @@
 #include "jobs/jobs_file.hpp"
 
+#include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json_input.hpp"
@@ -28,17 +29,6 @@ decltype(auto) named_by(const JsonInput& field, Load load)
   }
 }
 
-/// The index of the entry of `list` (nodes or regions) named by `item`; `expected` says what it must be.
-template <class Named>
-int index_named(const std::vector<Named>& list, const JsonInput& item, const std::string& expected)
-{
-  const std::string wanted = item.string();
-  for (std::size_t k = 0; k < list.size(); ++k)
-    if (list[k].name == wanted)
-      return static_cast<int>(k);
-  item.fail(expected);
-}
-
 /// The nodes a job names (its `nodes` and the nodes of its `regions`), each claimed for it in `owner`.
 std::vector<int> job_nodes(const JsonInput& entry, const Cluster& cluster, const std::string& name,
                            std::map<int, std::string>& owner)
@@ -53,11 +43,10 @@ std::vector<int> job_nodes(const JsonInput& entry, const Cluster& cluster, const
   };
   if (const auto list = entry.find("nodes"))
     for (const JsonInput& item : list->elements())
-      claim(index_named(cluster.nodes(), item, "a node of cluster " + quote(cluster.name())), item);
+      claim(cluster_node_index(item, cluster), item);
   if (const auto list = entry.find("regions"))
     for (const JsonInput& item : list->elements())
-      for (int node : cluster.regions()[index_named(cluster.regions(), item, "a region of cluster " +
-                                                                              quote(cluster.name()))].nodes)
+      for (int node : cluster.regions()[cluster_region_index(item, cluster)].nodes)
         claim(node, item);
   if (nodes.empty())
     entry.fail("`nodes` or `regions` naming where the job runs");

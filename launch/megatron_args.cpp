@@ -25,6 +25,13 @@ std::string format_arg(double value)
   return text;
 }
 
+/// A model field Megatron-LM's arguments would build otherwise than it was simulated: the field, why, and the
+/// exports that run the Hugging Face modules as simulated.
+[[noreturn]] void refuse_model_field(const ExportInputs& inputs, const std::string& field, const std::string& why)
+{
+  throw InputError(inputs.model_origin + ": " + field + ": " + why + "; export --format deepspeed or torchrun");
+}
+
 /// Megatron-Core's MoE layer as the simulation runs it: grouped expert products behind the all-to-all token
 /// dispatcher, sparse blocks where the Hugging Face config puts them. Refused where core_v0.13.0 cannot run
 /// that: grouped GEMMs in anything but bf16 (validate_args: "Currently GroupedGEMM for MoE only supports bf16
@@ -38,9 +45,9 @@ void add_experts(std::vector<Argument>& args, const models::TransformerShape& sh
                       "runs grouped expert GEMMs (--moe-grouped-gemm, as simulated) in bf16 only; search with "
                       "--dtype bf16");
   if (shape.shared_expert_gate)
-    throw InputError(inputs.model_origin + ": model_type: " + shape.family + "'s shared-expert gate has no "
-                     "Megatron-LM core_v0.13.0 flag (--moe-shared-expert-gate came with core_v0.16), so the "
-                     "launched model would lack it; export --format deepspeed or torchrun");
+    refuse_model_field(inputs, "model_type",
+                       shape.family + "'s shared-expert gate has no Megatron-LM core_v0.13.0 flag "
+                       "(--moe-shared-expert-gate came with core_v0.16), so the launched model would lack it");
   add(args, "--num-experts", shape.experts);
   add(args, "--moe-router-topk", shape.experts_per_token);
   add(args, "--moe-ffn-hidden-size", shape.expert_intermediate);
@@ -116,13 +123,13 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   const models::TransformerShape& shape = *inputs.workload->shape;
   // Plan validation has checked that tp splits the heads and MLP as Megatron-LM does.
   if (!shape.fused_gelu)
-    throw InputError(inputs.model_origin + ": fused_gelu: expected true for Megatron-LM, which runs its fused "
-                                           "bias-GeLU (the plan was costed with eager PyTorch's op-by-op GeLU); "
-                                           "export --format deepspeed or torchrun");
+    refuse_model_field(inputs, "fused_gelu",
+                       "expected true for Megatron-LM, which runs its fused bias-GeLU (the plan was costed with "
+                       "eager PyTorch's op-by-op GeLU)");
   if (shape.family == "bert")
-    throw InputError(inputs.model_origin + ": model_type: bert trains with Megatron-LM's pretrain_bert.py, whose "
-                                           "model arguments this export does not write; export --format "
-                                           "deepspeed or torchrun");
+    refuse_model_field(inputs, "model_type",
+                       "bert trains with Megatron-LM's pretrain_bert.py, whose model arguments this export does not "
+                       "write");
   add(args, "--num-layers", shape.layers);
   add(args, "--hidden-size", shape.hidden);
   add(args, "--ffn-hidden-size", shape.intermediate);
@@ -141,21 +148,21 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   if (shape.max_positions == 0)
     add_rotary(args, shape, inputs.model_origin);
   if (shape.gated_mlp && shape.gelu_gate)
-    throw InputError(inputs.model_origin + ": hidden_activation: a GeLU-gated MLP (GeGLU) has no Megatron-LM "
-                                           "core_v0.13.0 flag (--swiglu gates with SiLU, which would train another "
-                                           "model); export --format deepspeed or torchrun");
+    refuse_model_field(inputs, "hidden_activation",
+                       "a GeLU-gated MLP (GeGLU) has no Megatron-LM core_v0.13.0 flag (--swiglu gates with SiLU, "
+                       "which would train another model)");
   if (shape.relu_mlp)
-    throw InputError(inputs.model_origin + ": activation_function: relu has no Megatron-LM core_v0.13.0 flag (its "
-                                           "MLPs use GeLU, --swiglu or --squared-relu), so the launched model would "
-                                           "differ; export --format deepspeed or torchrun");
+    refuse_model_field(inputs, "activation_function",
+                       "relu has no Megatron-LM core_v0.13.0 flag (its MLPs use GeLU, --swiglu or --squared-relu), "
+                       "so the launched model would differ");
   if (shape.parallel_residual)
-    throw InputError(inputs.model_origin + ": model_type: " + shape.family + "'s attention and MLP run in parallel "
-                     "on one residual, which Megatron-LM core_v0.13.0's GPT blocks have no option for; export "
-                     "--format deepspeed or torchrun");
+    refuse_model_field(inputs, "model_type",
+                       shape.family + "'s attention and MLP run in parallel on one residual, which Megatron-LM "
+                       "core_v0.13.0's GPT blocks have no option for");
   if (shape.position_offset > 0)
-    throw InputError(inputs.model_origin + ": model_type: " + shape.family + "'s learned positions start " +
-                     std::to_string(shape.position_offset) + " rows in, which Megatron-LM's learned_absolute "
-                     "embedding has no option for; export --format deepspeed or torchrun");
+    refuse_model_field(inputs, "model_type",
+                       shape.family + "'s learned positions start " + std::to_string(shape.position_offset) +
+                           " rows in, which Megatron-LM's learned_absolute embedding has no option for");
   if (shape.gated_mlp)
     args.push_back({"--swiglu", ""});
   if (shape.rms_norm)

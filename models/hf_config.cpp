@@ -162,9 +162,6 @@ void read_mixtral(const JsonInput& config, TransformerShape& shape)
   shape.expert_intermediate = shape.intermediate;
 }
 
-/// Qwen2-MoE: Qwen2's attention; sparse blocks (every decoder_sparse_step-th) hold num_experts experts of
-/// moe_intermediate_size and a gated shared expert of shared_expert_intermediate_size; the others a dense MLP
-/// of intermediate_size. Defaults are Qwen2MoeConfig's.
 /// How a DeepSeek or Qwen2-MoE router picks experts (modeling_deepseek.py's MoEGate, modeling_qwen2_moe.py):
 /// scoring_func, norm_topk_prob, group-limited top-k (topk_method "group_limited_greedy" or "noaux_tc" over
 /// n_group groups, topk_group of them) and routed_scaling_factor.
@@ -186,10 +183,13 @@ void read_router(const JsonInput& config, TransformerShape& shape)
     if (shape.router_group_topk > shape.router_groups)
       config.at("topk_group").fail("at most n_group (" + std::to_string(shape.router_groups) + ")");
   }
-  if (const auto scale = config.find("routed_scaling_factor"))
-    shape.router_topk_scale = scale->positive_number() == 1 ? 0 : scale->positive_number();
+  if (const auto scale = config.find("routed_scaling_factor"); scale && scale->positive_number() != 1)
+    shape.router_topk_scale = scale->positive_number();
 }
 
+/// Qwen2-MoE: Qwen2's attention; sparse blocks (every decoder_sparse_step-th) hold num_experts experts of
+/// moe_intermediate_size and a gated shared expert of shared_expert_intermediate_size; the others a dense MLP
+/// of intermediate_size. Defaults are Qwen2MoeConfig's.
 void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
 {
   read_qwen2(config, shape);

@@ -208,7 +208,7 @@ nlohmann::json shared_run_to_json(const std::vector<SharedJob>& jobs, const Shar
                             {"devices", jobs[k].devices},
                             {"alone", report_to_json(run.alone[k])},
                             {"together", report_to_json(run.together[k])},
-                            {"slowdown", run.together[k].iteration_time_s / run.alone[k].iteration_time_s}});
+                            {"slowdown", run.slowdown(k)}});
   json["shared_links"] = nlohmann::json::array();
   for (const SharedLink& link : run.links)
     json["shared_links"].push_back({{"label", link.label},
@@ -229,7 +229,7 @@ void print_shared_run(const Cluster& cluster, const std::vector<SharedJob>& jobs
   for (std::size_t k = 0; k < jobs.size(); ++k)
     rows.push_back({jobs[k].name, std::to_string(jobs[k].devices.size()), seconds(run.alone[k].iteration_time_s),
                     seconds(run.together[k].iteration_time_s),
-                    format("%.3fx", run.together[k].iteration_time_s / run.alone[k].iteration_time_s),
+                    format("%.3fx", run.slowdown(k)),
                     with_commas(run.together[k].tokens_per_s)});
   print_table(rows, out);
   if (run.links.empty()) {

@@ -41,6 +41,9 @@ struct SharedRun {
   std::vector<Report> alone;    ///< per job, replayed with the other jobs absent
   std::vector<Report> together; ///< per job, replayed with all jobs
   std::vector<SharedLink> links; ///< links of two or more jobs, longest busy together first
+
+  /// Job `k`'s iteration together over alone.
+  double slowdown(std::size_t k) const { return together[k].iteration_time_s / alone[k].iteration_time_s; }
 };
 
 /// Replays each job alone and all together on `cluster`. `options` apply to every job (the calibration and the

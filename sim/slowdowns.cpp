@@ -1,5 +1,6 @@
 #include "sim/slowdowns.hpp"
 
+#include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/json_input.hpp"
@@ -57,14 +58,6 @@ std::string window_text(const Slowdown& s)
   return text;
 }
 
-int find_region(const JsonInput& where, const std::string& name, const Cluster& cluster)
-{
-  for (std::size_t r = 0; r < cluster.regions().size(); ++r)
-    if (cluster.regions()[r].name == name)
-      return static_cast<int>(r);
-  where.fail("a region of cluster " + quote(cluster.name())); // fail() adds the name given, escaped
-}
-
 } // namespace
 
 std::vector<Slowdown> load_slowdowns(const std::string& file, const Cluster& cluster)
@@ -93,24 +86,17 @@ std::vector<Slowdown> load_slowdowns(const std::string& file, const Cluster& clu
     s.label = "dev" + std::to_string(s.first) + " (" + cluster.gpu_of(s.first).name + ")" + window_text(s);
   });
   read_list("nics", "rate", {"node", "rate", "from_s", "until_s"}, [&](const JsonInput& entry, Slowdown& s) {
-    s.part                 = Slowdown::Part::nic;
-    const JsonInput node   = entry.at("node");
-    const std::string name = node.string();
-    s.first                = -1;
-    for (std::size_t n = 0; n < cluster.nodes().size(); ++n)
-      if (cluster.nodes()[n].name == name)
-        s.first = static_cast<int>(n);
-    if (s.first < 0)
-      node.fail("a node of cluster " + quote(cluster.name()));
-    s.label = "node " + name + " NIC" + window_text(s);
+    s.part  = Slowdown::Part::nic;
+    s.first = cluster_node_index(entry.at("node"), cluster);
+    s.label = "node " + cluster.nodes()[s.first].name + " NIC" + window_text(s);
   });
   read_list("region_links", "rate", {"between", "rate", "from_s", "until_s"}, [&](const JsonInput& entry, Slowdown& s) {
     s.part                  = Slowdown::Part::region_link;
     const JsonInput between = entry.at("between");
     if (!between.is_array() || between.size() != 2)
       between.fail("two region names");
-    s.first  = find_region(between.at(std::size_t{0}), between.at(std::size_t{0}).string(), cluster);
-    s.second = find_region(between.at(std::size_t{1}), between.at(std::size_t{1}).string(), cluster);
+    s.first  = cluster_region_index(between.at(std::size_t{0}), cluster);
+    s.second = cluster_region_index(between.at(std::size_t{1}), cluster);
     if (s.first == s.second)
       between.fail("two different regions");
     s.label = "link " + cluster.regions()[s.first].name + " <-> " + cluster.regions()[s.second].name + window_text(s);

@@ -70,11 +70,10 @@ BesideRun best_beside(const std::vector<strategies::Candidate>& ranked, const si
       continue;
     best.candidate = static_cast<int>(k);
     best.together  = run.together[0];
-    best.slowdown  = run.together[0].iteration_time_s / run.alone[0].iteration_time_s;
+    best.slowdown  = run.slowdown(0);
     best.beside_slowdown = 0;
     for (std::size_t j = 1; j < together.size(); ++j)
-      best.beside_slowdown =
-          std::max(best.beside_slowdown, run.together[j].iteration_time_s / run.alone[j].iteration_time_s);
+      best.beside_slowdown = std::max(best.beside_slowdown, run.slowdown(j));
   }
   return best;
 }
