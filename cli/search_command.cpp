@@ -84,8 +84,8 @@ std::string batch_text(const strategies::Plan& plan)
 }
 
 /// Why `framework`'s own export refuses a plan (PlannerContext::cannot_launch): Megatron-LM's arguments,
-/// DeepSpeed's config. Only refusals of the plan count, which name it "candidate"; one of the model or the
-/// cluster refuses every plan alike and is for `hetsim export` to say. FSDP has no export of its own: none.
+/// DeepSpeed's config, the torchrun launch of an FSDP script. Only refusals of the plan count, which name it
+/// "candidate"; one of the model or the cluster refuses every plan alike and is for `hetsim export` to say.
 std::function<std::string(const strategies::Plan&)> launch_check(const Cluster& cluster,
                                                                  const models::Workload& workload,
                                                                  strategies::Framework framework,
@@ -94,8 +94,8 @@ std::function<std::string(const strategies::Plan&)> launch_check(const Cluster& 
   launch::ExportFormat format = launch::ExportFormat::megatron;
   if (framework == strategies::Framework::deepspeed)
     format = launch::ExportFormat::deepspeed;
-  else if (framework != strategies::Framework::megatron)
-    return {};
+  else if (framework == strategies::Framework::fsdp)
+    format = launch::ExportFormat::torchrun;
   return [&cluster, &workload, format, model = options.model,
           cluster_file = options.cluster](const strategies::Plan& plan) -> std::string {
     static const std::string origin = "candidate";

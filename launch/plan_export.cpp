@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "launch/deepspeed_config.hpp"
+#include "launch/fsdp_launch.hpp"
 #include "launch/launch_scripts.hpp"
 #include "launch/megatron_args.hpp"
 #include "launch/rank_map.hpp"
@@ -132,9 +133,14 @@ std::vector<ExportFile> export_plan(const ExportInputs& inputs, ExportFormat for
       return files;
     }
     case ExportFormat::torchrun:
-      return torchrun_scripts(inputs, make_rank_map(*inputs.cluster, *inputs.plan));
-    case ExportFormat::slurm:
-      return slurm_scripts(inputs, make_rank_map(*inputs.cluster, *inputs.plan));
+    case ExportFormat::slurm: {
+      // A plan simulated as FSDP is launched as an FSDP script: only what FSDP runs. Other plans' launchers run
+      // the framework's own command, which its export checked.
+      if (inputs.plan->framework.name == strategies::Framework::fsdp)
+        check_fsdp_runnable(inputs);
+      const RankMap map = make_rank_map(*inputs.cluster, *inputs.plan);
+      return format == ExportFormat::torchrun ? torchrun_scripts(inputs, map) : slurm_scripts(inputs, map);
+    }
   }
   HETSIM_ASSERT(false);
   return {};

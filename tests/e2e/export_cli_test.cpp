@@ -1,6 +1,7 @@
 /// End-to-end: `hetsim export` of the best plan of every planner family, in every format.
 
 #include "cli_runner.hpp"
+#include "framework_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,7 @@ TEST_CASE("export: every planner's best plan in every format, or one line naming
   const bool shellcheck = run_command("command -v shellcheck > /dev/null").exit_code == 0;
   if (!shellcheck)
     MESSAGE("shellcheck not installed: scripts are only parsed (bash -n)");
+  int checked = 0;
   for (const std::string framework : {"megatron", "deepspeed"})
     for (const std::string planner : {"amp", "hethub", "megatron", "random", "poplar", "deepspeed", "whale", "osdp",
                                       "dtfm", "zero3"}) {
@@ -67,8 +69,20 @@ TEST_CASE("export: every planner's best plan in every format, or one line naming
               CHECK(lint.exit_code == 0);
             }
           }
-        if (!launcher)
+        if (!launcher) { // what the framework itself would say of the files, at the pinned release
+          const int world = static_cast<int>(plan["placement"].size());
+          std::vector<std::string> objections;
+          if (format == "megatron")
+            objections = hetsim::launch::testing::megatron_objections(
+                hetsim::launch::testing::read_megatron_args_sh(read_file(fs::path(out) / "megatron_args.sh"), world));
+          else
+            objections = hetsim::launch::testing::deepspeed_objections(
+                nlohmann::json::parse(read_file(fs::path(out) / "ds_config.json")), world, plan["pp"].get<int>());
+          for (const std::string& objection : objections)
+            FAIL_CHECK(format << " objects: " << objection);
+          ++checked;
           continue;
+        }
         // The rank map runs every virtual rank once, on the device the plan places it on.
         const auto map = nlohmann::json::parse(read_file(fs::path(out) / "rank_map.json"));
         REQUIRE(map["ranks"].size() == plan["placement"].size());
@@ -81,6 +95,7 @@ TEST_CASE("export: every planner's best plan in every format, or one line naming
         CHECK(devices.size() == plan["placement"].size());
       }
     }
+  CHECK(checked >= 12); // the framework's own planners always export, and most others do
 }
 
 TEST_CASE("export: amp's uneven stages reach Megatron-LM as a pipeline layout, and torchrun starts each rank on its GPU")

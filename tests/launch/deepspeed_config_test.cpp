@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "export_fixture.hpp"
+#include "framework_checks.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,31 +15,12 @@ using namespace hetsim::launch::testing;
 
 namespace {
 
-/// Keys of DeepSpeed's configuration JSON (deepspeed.ai/docs/config-json; deepspeed/runtime/constants.py,
-/// zero/config.py, activation_checkpointing/config.py, pipe engine's "pipeline" section) that the export writes.
-const std::set<std::string> kTopLevel = {"train_batch_size", "train_micro_batch_size_per_gpu",
-                                         "gradient_accumulation_steps", "fp16", "bf16", "communication_data_type",
-                                         "zero_optimization", "activation_checkpointing", "pipeline"};
-const std::set<std::string> kSections[] = {
-    {"enabled", "loss_scale"}, // fp16, bf16
-    {"stage", "reduce_bucket_size", "allgather_bucket_size", "overlap_comm", "contiguous_gradients",
-     "stage3_prefetch_bucket_size"},
-    {"partition_activations", "contiguous_memory_optimization", "cpu_checkpointing"},
-    {"activation_checkpoint_interval"}};
-
-void check_schema(const nlohmann::json& config)
+/// DeepSpeed v0.17.4's objections to the case's configuration: each a failed check.
+void check_schema(const ExportCase& c, const nlohmann::json& config)
 {
-  for (const auto& [key, value] : config.items()) {
-    CHECK_MESSAGE(kTopLevel.count(key) == 1, key << " is not a DeepSpeed configuration key");
-    if (!value.is_object())
-      continue;
-    const std::set<std::string>& allowed = key == "zero_optimization"          ? kSections[1]
-                                           : key == "activation_checkpointing" ? kSections[2]
-                                           : key == "pipeline"                 ? kSections[3]
-                                                                               : kSections[0];
-    for (const auto& [inner, _] : value.items())
-      CHECK_MESSAGE(allowed.count(inner) == 1, key << "." << inner << " is not a DeepSpeed configuration key");
-  }
+  for (const std::string& objection :
+       deepspeed_objections(config, static_cast<int>(c.plan.placement.size()), c.plan.pp))
+    FAIL_CHECK("DeepSpeed v0.17.4 objects: " << objection);
 }
 
 /// A case whose plan was simulated under DeepSpeed's behaviour.
@@ -57,7 +39,7 @@ TEST_CASE("the DeepSpeed configuration: batch sizes that multiply out, precision
   c.plan.zero_stage = 3;
   c.plan.recompute  = true;
   const nlohmann::json config = deepspeed_config(c.inputs());
-  check_schema(config);
+  check_schema(c, config);
   // DeepSpeed asserts train_batch_size = micro-batch x accumulation x data-parallel size.
   CHECK(config["train_batch_size"] == 2 * 4 * 16);
   CHECK(config["train_micro_batch_size_per_gpu"] == 2);
@@ -76,7 +58,7 @@ TEST_CASE("a pipeline's stages go to PipelineModule as explicit boundaries")
   c.plan.stage_starts = {0, 5, 14, 24};
   c.plan.recompute    = true;
   const nlohmann::json config = deepspeed_config(c.inputs());
-  check_schema(config);
+  check_schema(c, config);
   CHECK(config["pipeline"]["activation_checkpoint_interval"] == 1);
   const nlohmann::json parts = pipeline_parts(c.inputs());
   CHECK(parts["num_stages"] == 4);
@@ -126,7 +108,7 @@ TEST_CASE("DeepSpeed's ZeRO defaults as its code has them: nothing it ignores at
 {
   ExportCase none = deepspeed_case(1, 1, 16);
   const nlohmann::json plain = deepspeed_config(none.inputs());
-  check_schema(plain);
+  check_schema(none, plain);
   CHECK(plain["zero_optimization"] == nlohmann::json({{"stage", 0}})); // the engine reads nothing else there
   none.plan.framework.reduce_during_backward = true;
   CHECK_THROWS_WITH_AS(deepspeed_config(none.inputs()),
@@ -143,4 +125,34 @@ TEST_CASE("DeepSpeed's ZeRO defaults as its code has them: nothing it ignores at
   ExportCase partitioned      = deepspeed_case(1, 1, 16);
   partitioned.plan.zero_stage = 1;
   CHECK(deepspeed_config(partitioned.inputs())["zero_optimization"]["overlap_comm"] == false);
+}
+
+TEST_CASE("the checks hold DeepSpeed's own objections: the keys its readers take, its batch and pipeline checks")
+{
+  const nlohmann::json good = {{"train_batch_size", 64},
+                               {"train_micro_batch_size_per_gpu", 2},
+                               {"gradient_accumulation_steps", 4},
+                               {"bf16", {{"enabled", true}}},
+                               {"zero_optimization", {{"stage", 1}, {"reduce_bucket_size", 500000000}}}};
+  CHECK(deepspeed_objections(good, 16, 2).empty()); // 8 replicas of 2 stages
+  auto objections = [&](const nlohmann::json& patch, int world = 16, int stages = 2) {
+    nlohmann::json config = good;
+    if (!patch.is_null()) // {}: the configuration as it is
+      config.merge_patch(patch);
+    std::string all;
+    for (const std::string& s : deepspeed_objections(config, world, stages))
+      all += s + "\n";
+    return all;
+  };
+  CHECK(objections({{"zero_optimization", {{"overlap_com", true}}}}).find("overlap_com: not a key") != std::string::npos);
+  CHECK(objections({{"train_batch", 64}}).find("train_batch: not a key") != std::string::npos);
+  CHECK(objections({{"zero_optimization", {{"stage", 4}}}}).find("is not enum:0,1,2,3") != std::string::npos);
+  CHECK(objections({{"zero_optimization", {{"reduce_bucket_size", 5e8}}}}).find("is not int") != std::string::npos);
+  CHECK(objections({{"bf16", {{"enabled", "yes"}}}}).find("is not bool") != std::string::npos);
+  CHECK(objections({}, 32, 2).find("runtime/config.py:882") != std::string::npos);
+  CHECK(objections({{"fp16", {{"enabled", true}}}}).find("runtime/config.py:782") != std::string::npos);
+  CHECK(objections({{"zero_optimization", {{"stage", 2}}}}).find("pipe/engine.py:78") != std::string::npos);
+  CHECK(objections({{"communication_data_type", "fp8"}}).find("runtime/config.py:207") != std::string::npos);
+  // The old "bfloat16" section is still read; a key of DeepSpeed's monitor config is not one of these readers'.
+  CHECK(objections({{"bf16", nullptr}, {"bfloat16", {{"enabled", true}}}}).empty());
 }

@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "export_fixture.hpp"
+#include "framework_checks.hpp"
 
 #include <doctest/doctest.h>
 
@@ -18,32 +19,6 @@ using namespace hetsim::launch;
 using namespace hetsim::launch::testing;
 
 namespace {
-
-/// Every argument name megatron/training/arguments.py defines at Megatron-LM's tag core_v0.13.0, as extracted from
-/// that file (tests/data/megatron/core_v0.13.0_arguments.txt says the commit). `--use-custom-fsdp` is 0.13's
-/// spelling; 0.14 renamed it `--use-megatron-fsdp`.
-const std::set<std::string>& megatron_core_013()
-{
-  static const std::set<std::string> flags = [] {
-    std::set<std::string> read;
-    std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/tests/data/megatron/core_v0.13.0_arguments.txt");
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("--", 0) == 0)
-        read.insert(line);
-    return read;
-  }();
-  return flags;
-}
-
-std::map<std::string, std::string> by_flag(const std::vector<Argument>& args)
-{
-  std::map<std::string, std::string> flags;
-  for (const Argument& a : args) {
-    CHECK_MESSAGE(megatron_core_013().count(a.flag) == 1, a.flag << " is not an argument of Megatron-Core 0.13");
-    CHECK_MESSAGE(flags.emplace(a.flag, a.value).second, a.flag << " given twice");
-  }
-  return flags;
-}
 
 /// Stages of a layout string, with "t*n" expanded and commas dropped, as Megatron-Core reads it.
 std::vector<std::string> layout_stages(const std::string& layout)
@@ -80,7 +55,7 @@ TEST_CASE("Megatron-LM arguments carry the plan's degrees, batches, precision, r
   c.plan.recompute  = true;
   c.plan.zero_stage = 1;
   c.plan.dtype      = Dtype::bf16;
-  auto flags        = by_flag(megatron_arguments(c.inputs()));
+  auto flags        = launched_megatron(c.inputs());
   CHECK(flags["--tensor-model-parallel-size"] == "2");
   CHECK(flags["--pipeline-model-parallel-size"] == "2");
   CHECK(flags.count("--sequence-parallel") == 1); // as simulated: activations and sends split over tp
@@ -102,7 +77,7 @@ TEST_CASE("context parallelism: its degree and the ring exchange as simulated, t
 {
   ExportCase c(2, 1, 8); // 16 devices: tp 2 x 8 data-parallel ranks, that is cp 2 x 4 replicas
   c.plan.cp  = 2;
-  auto flags = by_flag(megatron_arguments(c.inputs()));
+  auto flags = launched_megatron(c.inputs());
   CHECK(flags["--context-parallel-size"] == "2");
   CHECK(flags["--cp-comm-type"] == "p2p");
   CHECK(flags["--global-batch-size"] == "32"); // 2 sequences x 4 micro-batches x 4 replicas
@@ -113,7 +88,7 @@ TEST_CASE("an uneven stage split becomes a pipeline layout with every block once
   ExportCase c(1, 4, 4);
   // amp-like: 4, 9, 10 and 1 blocks, the last stage holding one block and the head.
   c.plan.stage_starts = {0, 5, 14, 24};
-  const auto flags    = by_flag(megatron_arguments(c.inputs()));
+  const auto flags    = launched_megatron(c.inputs());
   REQUIRE(flags.count("--pipeline-model-parallel-layout") == 1);
   const std::string layout = flags.at("--pipeline-model-parallel-layout");
   CHECK(layout == "Et*4|t*9|t*10|t,L");
@@ -129,7 +104,7 @@ TEST_CASE("an uneven stage split becomes a pipeline layout with every block once
   SUBCASE("a stage holding only the head")
   {
     c.plan.stage_starts = {0, 9, 17, 25};
-    CHECK(by_flag(megatron_arguments(c.inputs())).at("--pipeline-model-parallel-layout") == "Et*8|t*8|t*8|,L");
+    CHECK(launched_megatron(c.inputs()).at("--pipeline-model-parallel-layout") == "Et*8|t*8|t*8|,L");
   }
 }
 
@@ -177,19 +152,19 @@ TEST_CASE("virtual stages: even chunks as layers per virtual stage, uneven ones 
   ExportCase c(1, 2, 8);
   c.plan.virtual_stages = 2;
   c.plan.stage_starts   = {0, 7, 13, 19}; // embedding + 6 blocks, 6, 6, 6 + head
-  auto flags            = by_flag(megatron_arguments(c.inputs()));
+  auto flags            = launched_megatron(c.inputs());
   CHECK(flags["--num-layers-per-virtual-pipeline-stage"] == "6");
   CHECK(flags.count("--pipeline-model-parallel-layout") == 0);
 
   c.plan.stage_starts = {0, 5, 14, 20}; // 4, 9, 6 and 5 blocks
-  flags               = by_flag(megatron_arguments(c.inputs()));
+  flags               = launched_megatron(c.inputs());
   CHECK(flags.count("--num-layers-per-virtual-pipeline-stage") == 0);
   // Megatron-Core puts layout stage i on pipeline rank i % pp: the plan's chunk order.
   CHECK(flags.at("--pipeline-model-parallel-layout") == "Et*4|t*9|t*6|t*5,L");
   CHECK(flags.count("--microbatch-group-size-per-virtual-pipeline-stage") == 0); // pp, Megatron's default
 
   c.plan.microbatch_group = 4;
-  flags                   = by_flag(megatron_arguments(c.inputs()));
+  flags                   = launched_megatron(c.inputs());
   CHECK(flags.at("--microbatch-group-size-per-virtual-pipeline-stage") == "4");
 }
 
@@ -218,24 +193,81 @@ TEST_CASE("a head width other than hidden / heads and query-key-value biases alo
   shape.biases   = false;
   shape.qkv_bias = true; // Qwen2-like
   c.workload     = models::build_transformer(shape);
-  auto flags     = by_flag(megatron_arguments(c.inputs()));
+  auto flags     = launched_megatron(c.inputs());
   CHECK(flags["--kv-channels"] == "128");
   CHECK(flags.count("--add-qkv-bias") == 1);
   CHECK(flags.count("--disable-bias-linear") == 1);
 
   ExportCase plain(1, 1, 16); // hidden / heads, biases everywhere: neither flag
-  flags = by_flag(megatron_arguments(plain.inputs()));
+  flags = launched_megatron(plain.inputs());
   CHECK(flags.count("--kv-channels") == 0);
   CHECK(flags.count("--add-qkv-bias") == 0);
 }
 
-TEST_CASE("the pinned argument list is Megatron-LM's, read whole")
+TEST_CASE("the checks hold Megatron-LM's own objections: its parser's list, validate_args and its config classes")
 {
-  const auto& flags = megatron_core_013();
-  CHECK(flags.size() > 450); // core_v0.13.0 defines some 500
-  for (const char* known : {"--tensor-model-parallel-size", "--kv-channels", "--add-qkv-bias", "--use-custom-fsdp"})
-    CHECK(flags.count(known) == 1);
-  CHECK(flags.count("--use-megatron-fsdp") == 0); // 0.14's name
+  // A launch Megatron-LM core_v0.13.0 accepts: 16 processes, tp 2 x pp 2 x dp 4.
+  const std::vector<Argument> good = {{"--tensor-model-parallel-size", "2"}, {"--pipeline-model-parallel-size", "2"},
+                                      {"--sequence-parallel", ""},           {"--micro-batch-size", "2"},
+                                      {"--global-batch-size", "32"},         {"--num-layers", "24"},
+                                      {"--hidden-size", "1024"},             {"--num-attention-heads", "16"},
+                                      {"--seq-length", "1024"},              {"--max-position-embeddings", "1024"},
+                                      {"--bf16", ""}};
+  CHECK(megatron_objections({good, 16, true}).empty());
+  auto objections = [&](std::vector<Argument> change, int world = 16, bool one_connection = true) {
+    std::vector<Argument> args = good;
+    for (const Argument& a : change) {
+      const auto same = std::find_if(args.begin(), args.end(), [&](const Argument& b) { return b.flag == a.flag; });
+      if (same == args.end())
+        args.push_back(a);
+      else if (a.value == "-") // drop it
+        args.erase(same);
+      else
+        same->value = a.value;
+    }
+    const std::vector<std::string> said = megatron_objections({args, world, one_connection});
+    std::string all;
+    for (const std::string& s : said)
+      all += s + "\n";
+    return all;
+  };
+  CHECK(objections({{"--use-megatron-fsdp", ""}}).find("not an argument") != std::string::npos); // 0.14's name
+  CHECK(objections({{"--micro-batch-size", "two"}}).find("converts it with int") != std::string::npos);
+  CHECK(objections({{"--recompute-granularity", "layer"}}).find("not one of its choices") != std::string::npos);
+  CHECK(objections({{"--bf16", "1"}}).find("takes no value") != std::string::npos);
+  CHECK(objections({}, 10).find("arguments.py:382") != std::string::npos);
+  CHECK(objections({{"--global-batch-size", "36"}}).find("num_microbatches_calculator.py:340") != std::string::npos);
+  CHECK(objections({{"--num-layers", "25"}}).find("arguments.py:561") != std::string::npos);
+  CHECK(objections({{"--pipeline-model-parallel-layout", "t*12|t*12,L"}}).find("layout.py:90") != std::string::npos);
+  CHECK(objections({{"--pipeline-model-parallel-layout", "Et*12|t*11,L"}}).find("layout.py:102") != std::string::npos);
+  CHECK(objections({{"--pipeline-model-parallel-layout", "Et*8|t*8|t*8,L"}}).find("arguments.py:513") !=
+        std::string::npos);
+  CHECK(objections({{"--num-layers-per-virtual-pipeline-stage", "5"}}).find("arguments.py:540") != std::string::npos);
+  CHECK(objections({{"--pipeline-model-parallel-size", "1"}, {"--num-layers-per-virtual-pipeline-stage", "6"},
+                    {"--global-batch-size", "64"}})
+            .find("arguments.py:567") != std::string::npos);
+  CHECK(objections({{"--sequence-parallel", "-"}, {"--tensor-model-parallel-size", "1"}, {"--sequence-parallel", ""},
+                    {"--global-batch-size", "64"}})
+            .find("arguments.py:853") != std::string::npos);
+  CHECK(objections({}, 16, false).find("arguments.py:872") != std::string::npos);
+  CHECK(objections({{"--use-custom-fsdp", ""}, {"--use-distributed-optimizer", ""}, {"--no-gradient-accumulation-fusion", ""},
+                    {"--data-parallel-sharding-strategy", "optim_grads_params"}})
+            .find("arguments.py:659") != std::string::npos);
+  CHECK(objections({{"--use-custom-fsdp", ""}}, 16, false).find("arguments.py:647") != std::string::npos);
+  CHECK(objections({{"--context-parallel-size", "3"}, {"--global-batch-size", "8"}}, 48).find("arguments.py:776") !=
+        std::string::npos);
+  CHECK(objections({{"--seq-length", "2048"}}).find("arguments.py:788") != std::string::npos);
+  CHECK(objections({{"--expert-model-parallel-size", "2"}, {"--num-experts", "3"}}).find("arguments.py:954") !=
+        std::string::npos);
+  CHECK(objections({{"--expert-model-parallel-size", "2"}, {"--num-experts", "4"}, {"--bf16", "-"}, {"--fp16", ""}})
+            .find("arguments.py:957") != std::string::npos);
+  CHECK(objections({{"--expert-model-parallel-size", "2"}, {"--num-experts", "4"}, {"--sequence-parallel", "-"}})
+            .find("model_parallel_config.py:385") != std::string::npos);
+  CHECK(objections({{"--recompute-granularity", "full"}}).find("transformer_config.py:786") != std::string::npos);
+  CHECK(objections({{"--recompute-granularity", "selective"}, {"--recompute-method", "uniform"}})
+            .find("arguments.py:843") != std::string::npos);
+  CHECK(objections({{"--num-attention-heads", "15"}, {"--kv-channels", "64"}}).find("transformer_config.py:646") !=
+        std::string::npos);
 }
 
 TEST_CASE("rotary positions as the config gives them: base, share of a head, Llama 3's scaling; others refused")
@@ -243,12 +275,12 @@ TEST_CASE("rotary positions as the config gives them: base, share of a head, Lla
   auto export_of = [](const nlohmann::json& config) {
     ExportCase c(1, 1, 16);
     c.workload = models::workload_from_json(config, "config.json");
-    return megatron_arguments(c.inputs());
+    return launched_megatron(c.inputs());
   };
   // Llama-3.2-1B's config from the shared H100 runs: rope_theta 500,000, rope_scaling llama3 x 32.
   std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/tests/data/h100/inputs/llama-3.2-1b.json");
   nlohmann::json llama = nlohmann::json::parse(in);
-  auto flags           = by_flag(export_of(llama));
+  auto flags           = export_of(llama);
   CHECK(flags["--position-embedding-type"] == "rope");
   CHECK(flags["--rotary-base"] == "500000");
   CHECK(flags.count("--use-rope-scaling") == 1);
@@ -257,12 +289,12 @@ TEST_CASE("rotary positions as the config gives them: base, share of a head, Lla
   // Without them: Megatron-LM's defaults, nothing written.
   llama.erase("rope_scaling");
   llama["rope_theta"] = 10000;
-  flags               = by_flag(export_of(llama));
+  flags               = export_of(llama);
   CHECK(flags.count("--rotary-base") == 0);
   CHECK(flags.count("--use-rope-scaling") == 0);
   // Linear scaling by a whole factor; a fractional base or a scaling Megatron-LM's arguments do not take is refused.
   llama["rope_scaling"] = {{"type", "linear"}, {"factor", 4.0}};
-  CHECK(by_flag(export_of(llama))["--rotary-seq-len-interpolation-factor"] == "4");
+  CHECK(export_of(llama)["--rotary-seq-len-interpolation-factor"] == "4");
   llama["rope_scaling"] = {{"rope_type", "longrope"}, {"factor", 32.0}};
   CHECK_THROWS_WITH_AS(export_of(llama), doctest::Contains("model.json: rope_scaling: expected \"llama3\""),
                        InputError);

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "export_fixture.hpp"
+#include "framework_checks.hpp"
 #include "models/workload.hpp"
 
 #include <doctest/doctest.h>
@@ -24,20 +25,13 @@ namespace {
 const std::filesystem::path kFixtures = std::filesystem::path(HETSIM_SOURCE_DIR) / "tests/models/data/hf";
 
 /// The export of a plan in bf16 (the dtype every exported model may use) for the model of `config`.
-std::vector<Argument> export_model(const std::string& config)
+/// Its arguments by flag, each checked against what Megatron-LM core_v0.13.0 accepts.
+std::map<std::string, std::string> export_model(const std::string& config)
 {
   ExportCase c(1, 1, 16);
   c.workload   = models::load_workload((kFixtures / config).string());
   c.plan.dtype = Dtype::bf16;
-  return megatron_arguments(c.inputs());
-}
-
-std::map<std::string, std::string> flags_of(const std::vector<Argument>& args)
-{
-  std::map<std::string, std::string> flags;
-  for (const Argument& a : args)
-    flags[a.flag] = a.value;
-  return flags;
+  return launched_megatron(c.inputs());
 }
 
 int number(const std::map<std::string, std::string>& flags, const std::string& flag, int fallback)
@@ -113,9 +107,9 @@ TEST_CASE("every Hugging Face fixture round-trips through Megatron-LM's model ar
     CAPTURE(name);
     const models::Workload original = models::load_workload(entry.path().string());
     REQUIRE(original.shape);
-    std::vector<Argument> args;
+    std::map<std::string, std::string> flags;
     try {
-      args = export_model(name);
+      flags = export_model(name);
     } catch (const InputError& e) {
       const std::string message = e.what();
       CAPTURE(message);
@@ -125,7 +119,6 @@ TEST_CASE("every Hugging Face fixture round-trips through Megatron-LM's model ar
       continue;
     }
     CHECK(refused.count(name) == 0);
-    const auto flags                        = flags_of(args);
     const models::TransformerShape& shape   = *original.shape;
     const models::TransformerShape rebuilt  = shape_from(flags, shape);
     CHECK(rebuilt.layers == shape.layers);
@@ -152,20 +145,20 @@ TEST_CASE("every Hugging Face fixture round-trips through Megatron-LM's model ar
 
 TEST_CASE("the router as the config has it: score function, pre-softmax, group-limited top-k and scaling")
 {
-  auto v3 = flags_of(export_model("deepseek-v3.json")); // sigmoid, noaux_tc over 8 groups (top 4), x 2.5
+  auto v3 = export_model("deepseek-v3.json"); // sigmoid, noaux_tc over 8 groups (top 4), x 2.5
   CHECK(v3["--moe-router-score-function"] == "sigmoid");
   CHECK(v3.count("--moe-router-pre-softmax") == 0);
   CHECK(v3["--moe-router-num-groups"] == "8");
   CHECK(v3["--moe-router-group-topk"] == "4");
   CHECK(v3["--moe-router-topk-scaling-factor"] == "2.5");
   CHECK(v3.count("--moe-router-enable-expert-bias") == 1);
-  auto v2 = flags_of(export_model("deepseek-v2.json")); // softmax without renormalising, group_limited_greedy
+  auto v2 = export_model("deepseek-v2.json"); // softmax without renormalising, group_limited_greedy
   CHECK(v2.count("--moe-router-score-function") == 0);
   CHECK(v2.count("--moe-router-pre-softmax") == 1);
   CHECK(v2["--moe-router-num-groups"] == "8");
   CHECK(v2["--moe-router-group-topk"] == "3");
   CHECK(v2["--moe-router-topk-scaling-factor"] == "16");
-  auto mixtral = flags_of(export_model("mixtral-8x7b.json")); // the top-k's softmax: Megatron-LM's default
+  auto mixtral = export_model("mixtral-8x7b.json"); // the top-k's softmax: Megatron-LM's default
   for (const char* flag : {"--moe-router-score-function", "--moe-router-pre-softmax", "--moe-router-num-groups",
                            "--moe-router-topk-scaling-factor"})
     CHECK(mixtral.count(flag) == 0);
