@@ -3,7 +3,8 @@
 ///
 /// Goals: Llama-2-70B on 768 A100 (preset llama-2-70b-768) < 5 s and < 1 GiB; Megatron's 1T GPT on 3,072 A100
 /// (preset megatron-1t-3072) < 60 s and < 4 GiB; Llama 3.1 405B on 16,384 H100 (preset llama-3-405b-16k)
-/// < 120 s and < 8 GiB; the same Llama 3.1 405B plan at dp 1,024 on 131,072 H100 (16,384 nodes) < 15 s; the
+/// < 120 s and < 8 GiB; its 131,072-token stage with context parallelism 16 (preset llama-3-405b-cp16, 133 M
+/// tasks unfolded) replays; the same Llama 3.1 405B plan at dp 1,024 on 131,072 H100 (16,384 nodes) < 15 s; the
 /// world-wide geo default scenario no slower than before folding (0.17 s); and the same
 /// model and stage layout at 8 and at 64 replicas (Llama-2-70B, tp 8 x pp 12, 32 micro-batches per replica) within
 /// a factor 2 (counter `d64_over_d8`).
@@ -60,9 +61,12 @@ void replay_counting(benchmark::State& state, const Cluster& cluster, const stra
 
 void preset(benchmark::State& state, const char* cluster_preset, const char* model_preset, const char* plan_preset)
 {
-  const Cluster cluster           = load_cluster(cluster_preset);
-  const models::Workload workload = models::load_workload(model_preset);
-  const strategies::Plan plan     = strategies::load_plan(plan_preset, cluster, workload);
+  const Cluster cluster = load_cluster(cluster_preset);
+  // At the plan's sequence length, when it names one (the long-context stage), as `hetsim simulate` loads it.
+  models::Workload workload = models::load_workload(model_preset);
+  if (const int seq_len = strategies::seq_len_for_plan(plan_preset, 0); seq_len != 0)
+    workload = models::with_seq_len(workload, seq_len, std::string(plan_preset) + ": seq_len");
+  const strategies::Plan plan = strategies::load_plan(plan_preset, cluster, workload);
   replay_counting(state, cluster, plan, strategies::problem_for_plan(cluster, workload, plan));
 }
 
@@ -140,6 +144,10 @@ BENCHMARK_CAPTURE(preset, megatron_1t_3072, "preset:dgx_a100_3072", "preset:mega
     ->UseRealTime()
     ->Iterations(1);
 BENCHMARK_CAPTURE(preset, llama3_405b_16k, "preset:h100_16384", "preset:llama-3.1-405b", "preset:llama-3-405b-16k")
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime()
+    ->Iterations(1);
+BENCHMARK_CAPTURE(preset, llama3_405b_cp16, "preset:h100_16384", "preset:llama-3.1-405b", "preset:llama-3-405b-cp16")
     ->Unit(benchmark::kSecond)
     ->UseRealTime()
     ->Iterations(1);

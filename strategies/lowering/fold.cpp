@@ -95,6 +95,10 @@ std::vector<int> fold_replicas(const Plan& plan, const Cluster& cluster)
         else
           parent[root(r)] = root(seen);
       }
+  // A context-parallel group's ranks pass keys and values round their ring at every attention: they are
+  // replayed together or not at all, so that the ring is whole wherever it runs.
+  for (int r = 0; r < plan.dp; ++r)
+    parent[root(r)] = root(plan.context_group_first(r));
   std::map<int, std::vector<int>> by_root; // replicas ascending inside each group
   for (int r = 0; r < plan.dp; ++r)
     by_root[root(r)].push_back(r);
@@ -161,6 +165,36 @@ std::vector<int> fold_tp_ranks(const Plan& plan, const Cluster& cluster)
       }
     }
   return block_heads(plan.tp, blocks);
+}
+
+/// Per data-parallel rank: `standing` with the ranks of every context-parallel group folded as well, the way
+/// tensor-parallel ranks fold (cp in blocks, the first rank of each replayed), when that stays exact: cp at least
+/// 4, ring collectives, and every context-parallel and data-parallel ring made of edges of one type between
+/// devices of one GPU, so that a ring of the kept ranks runs as the whole one. `standing` as it is otherwise.
+std::vector<int> fold_context_ranks(const Plan& plan, const Cluster& cluster, std::vector<int> standing)
+{
+  const int blocks = smallest_divisor_above_one(plan.cp);
+  if (plan.cp < 4 || blocks == plan.cp || plan.collective_algorithm != CollectiveAlgorithm::ring)
+    return standing;
+  for (int s = 0; s < plan.pp; ++s)
+    for (int t = 0; t < plan.tp; ++t) {
+      const auto device = [&](int r) { return plan.device(s, r, t); };
+      const auto edge   = edge_type(cluster, device(0), device(1));
+      for (int r = 0; r < plan.dp; ++r) {
+        const int first = plan.context_group_first(r);
+        const int next  = first + (r - first + 1) % plan.cp; // round the context-parallel ring
+        if (cluster.device(device(r)).gpu != cluster.device(device(0)).gpu ||
+            edge_type(cluster, device(r), device(next)) != edge ||
+            edge_type(cluster, device(r), device((r + 1) % plan.dp)) != edge) // round the data-parallel ring
+          return standing;
+      }
+    }
+  const std::vector<int> heads = block_heads(plan.cp, blocks);
+  for (int& stand : standing) {
+    const int first = plan.context_group_first(stand);
+    stand           = first + heads[stand - first];
+  }
+  return standing;
 }
 
 /// Counts real and replayed flows per link and kind of traffic, and sets the fold's divisors (all 1 before);
@@ -296,6 +330,17 @@ private:
         count_ring(real, 1, s, rank_[t], true, false);
         count_ring(kept, 1, s, rank_[t], true, true);
       }
+      for (int t = 0; t < plan_.tp && plan_.cp > 1; ++t) // context-parallel groups, replayed whole or not at all
+        for (int first = 0; first < plan_.dp; first += plan_.cp) {
+          real.clear(), kept.clear();
+          for (int r = first; r < first + plan_.cp; ++r) {
+            real.emplace_back(plan_.device(s, r, t), r);
+            if (replayed(r, t))
+              kept.emplace_back(plan_.device(s, r, t), r);
+          }
+          count_ring(real, 4, s, rank_[t], true, false);
+          count_ring(kept, 4, s, rank_[t], true, true);
+        }
       for (int r = 0; r < plan_.dp; ++r) { // tensor-parallel groups
         real.clear(), kept.clear();
         for (int t = 0; t < plan_.tp; ++t) {
@@ -373,19 +418,19 @@ Fold find_fold(const Plan& plan, const Problem& problem)
   std::vector<int> replicas(plan.dp), ranks(plan.tp); // every one for itself
   std::iota(replicas.begin(), replicas.end(), 0);
   std::iota(ranks.begin(), ranks.end(), 0);
-  // Expert parallelism's all-to-alls and context parallelism's rings cross data-parallel ranks and NICs in
-  // patterns the link counts do not cover.
-  if (!cluster.overrides().empty() || plan.collective_algorithm == CollectiveAlgorithm::tree || plan.ep > 1 ||
-      plan.cp > 1)
+  // Expert parallelism's all-to-alls cross data-parallel ranks and NICs in patterns the link counts do not cover.
+  if (!cluster.overrides().empty() || plan.collective_algorithm == CollectiveAlgorithm::tree || plan.ep > 1)
     return make_fold(plan, cluster, replicas, ranks);
 
   const std::vector<int> folded_replicas = fold_replicas(plan, cluster);
+  const std::vector<int> folded_context  = fold_context_ranks(plan, cluster, folded_replicas);
   const std::vector<int> folded_ranks    = fold_tp_ranks(plan, cluster);
   using Choice = std::pair<const std::vector<int>*, const std::vector<int>*>;
-  for (const auto& [r, t] : {Choice{&folded_replicas, &folded_ranks}, Choice{&replicas, &folded_ranks},
+  for (const auto& [r, t] : {Choice{&folded_context, &folded_ranks}, Choice{&folded_replicas, &folded_ranks},
+                             Choice{&replicas, &folded_ranks}, Choice{&folded_context, &ranks},
                              Choice{&folded_replicas, &ranks}}) {
-    if (*r == replicas && *t == ranks)
-      continue;
+    if ((*r == replicas && *t == ranks) || (r == &folded_replicas && folded_context == folded_replicas))
+      continue; // nothing folded, or the same choice as the one before it
     Fold fold = make_fold(plan, cluster, *r, *t);
     if (LinkRatios(plan, cluster, *r, *t).set_divisors(fold))
       return fold;

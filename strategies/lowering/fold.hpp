@@ -3,7 +3,8 @@
 ///
 /// Devices that do the same work on equivalent links behave identically in a replay, so a large symmetric job
 /// needs only some of them simulated. Two symmetries are folded:
-///  - data-parallel replicas. Replicas that share a node form a node group; node groups whose replicas have the
+///  - data-parallel replicas. Replicas that share a node or a context-parallel group (whose ring of keys and
+///    values then runs whole wherever it is replayed) form a node group; node groups whose replicas have the
 ///    same micro-batches and whose devices, position by position, have the same GPU, region and node links form
 ///    a class. A class of n groups is cut into k equal blocks of consecutive groups (k the smallest divisor of n
 ///    above 1, so that every kept group stands for as many as every other), and the first group of each block
@@ -13,7 +14,9 @@
 ///    is replayed whole (with the hierarchical algorithm, whose inter-node ring goes in node order, also when a
 ///    ring's replicas are not on nodes in increasing order);
 ///  - tensor-parallel ranks, when every tensor-parallel group fills one node of identical GPUs: tp ranks in k
-///    blocks the same way (k the smallest divisor of tp above 1), the first rank of each block replayed.
+///    blocks the same way (k the smallest divisor of tp above 1), the first rank of each block replayed;
+///  - context-parallel ranks, when every context-parallel and data-parallel ring is made of edges of one type
+///    between identical GPUs (ring collectives, cp at least 4): the ranks of each group in blocks the same way.
 ///
 /// A folded collective keeps its kept members, in ring order, and the member count of the real one
 /// (Collective::members): a ring of n members moves bytes/n per step in 2(n-1) steps whether n or 2 of them are
@@ -22,10 +25,10 @@
 /// traffic of tp ranks of which tp/k are replayed; a WAN link carrying all replicas' pipeline traffic) is
 /// replayed at 1/c of its bandwidth: under max-min sharing, c identical flows on a link of bandwidth B get what
 /// one flow gets on B/c. A fold is kept only when every link a replayed flow crosses carries the same number of
-/// real flows per replayed flow for every kind of traffic on it (pipeline, data-parallel, tensor-parallel and
-/// tied-embedding rings), checked by counting both; otherwise the replica fold, then the tensor-parallel fold,
-/// is given up. Clusters with node-pair overrides and plans with tree all-reduces or expert parallelism are
-/// replayed in full.
+/// real flows per replayed flow for every kind of traffic on it (pipeline, data-parallel, tensor-parallel,
+/// context-parallel and tied-embedding rings), checked by counting both; otherwise the replica fold, then the
+/// tensor-parallel fold, is given up. Clusters with node-pair overrides and plans with tree all-reduces or
+/// expert parallelism are replayed in full.
 
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"

@@ -120,6 +120,44 @@ TEST_CASE("a folded replay agrees with the full one within 1% on the other clust
     check_plans_on_preset(preset, gpt2);
 }
 
+TEST_CASE("context-parallel groups fold whole: their rings run as in the full replay, within 1%")
+{
+  const models::Workload llama = models::load_workload("preset:llama-2-7b"); // flash attention, 4,096 tokens
+  int folded = 0, ranks_kept_of_cp = 1 << 30;
+  for (const std::string preset : {"case1_datacenter_on_demand", "case5_worldwide_geo"}) {
+    const Cluster cluster = load_cluster("preset:" + preset);
+    const int n           = cluster.device_count();
+    std::vector<nlohmann::json> plans{
+        {{"tp", 1}, {"pp", 2}, {"cp", 2}, {"dp", n / 4}, {"micro_batch", 1}, {"grad_accum", 4}, {"zero_stage", 1}}};
+    if (preset == "case1_datacenter_on_demand") { // rings across nodes, tensor parallelism inside them
+      plans.push_back({{"tp", 4}, {"pp", 1}, {"cp", 4}, {"dp", n / 16}, {"micro_batch", 1}, {"grad_accum", 2}});
+      // each context-parallel rank a node of its own: half of each group replayed, as half the tp ranks
+      plans.push_back({{"tp", 8}, {"pp", 1}, {"cp", 4}, {"dp", n / 32}, {"micro_batch", 1}, {"grad_accum", 2}});
+    }
+    for (const auto& json : plans) {
+      CAPTURE(preset);
+      CAPTURE(json.dump());
+      const strategies::Plan plan = plan_of(json, cluster, llama);
+      const Replays r             = replay_both(cluster, llama, plan);
+      MESSAGE(preset << " " << json.dump() << ": " << (r.summary.empty() ? "not folded" : r.summary) << ", "
+                     << r.folded.iteration_time_s << " s folded, " << r.exact.iteration_time_s << " s full");
+      check_agreement(r);
+      // A context-parallel group is replayed whole, or (uniform rings) the first rank of each block of it.
+      const strategies::Fold fold = strategies::find_fold(plan, strategies::problem_for_plan(cluster, llama, plan));
+      folded += fold.folds();
+      for (int replica : fold.replicas) {
+        const int first = plan.context_group_first(replica);
+        const long kept = std::count_if(fold.replicas.begin(), fold.replicas.end(),
+                                        [&](int rank) { return plan.context_group_first(rank) == first; });
+        CHECK((kept == plan.cp || kept == 2));
+        ranks_kept_of_cp = std::min(ranks_kept_of_cp, static_cast<int>(kept));
+      }
+    }
+  }
+  CHECK(folded >= 3);
+  CHECK(ranks_kept_of_cp == 2); // the plan with a node per context-parallel rank folds its groups
+}
+
 TEST_CASE("the default scenario folds and agrees with the full replay")
 {
   const Cluster cluster           = load_cluster("preset:case5_worldwide_geo");
