@@ -1,13 +1,20 @@
-"""Helpers shared by the experiment scripts: build and run `hetsim`, write CSV, plot with gnuplot."""
+"""Helpers shared by the experiment scripts: build and run `hetsim`, write CSV, plot with gnuplot, and write the
+figures of a run into its block of docs/experiments.md."""
 
 import csv
+import datetime
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "experiments.md")
+STARTED = time.monotonic()  # when the experiment started (this module is imported first thing)
 
 
 def hetsim_binary():
@@ -139,3 +146,169 @@ def quiet_core(probe_s, fastest_probe_s):
     """Whether a run's core probe (Disturbance.probe_s) shows the core at its usual speed: at most QUIET_CORE
     times the fastest probe of the same experiment."""
     return probe_s <= QUIET_CORE * fastest_probe_s
+
+
+# The figures of an experiment in docs/experiments.md sit between these two lines, which the experiment's run
+# script writes (write_figures) and scripts/check_doc_figures.py checks; the prose around them is written by hand.
+FIGURES_START = re.compile(r"^<!-- figures: (?P<name>[A-Za-z0-9_]+) "
+                           r"\(written by (?P<script>experiments/\S+); do not edit\) -->$")
+FIGURES_END = re.compile(r"^<!-- end figures: (?P<name>[A-Za-z0-9_]+) -->$")
+
+
+def figures_start(name, script):
+    return f"<!-- figures: {name} (written by {script}; do not edit) -->"
+
+
+def figures_end(name):
+    return f"<!-- end figures: {name} -->"
+
+
+def figures_argument(parser):
+    """Adds --no-figures, for runs whose figures are not the documented ones (the ctests' subsets)."""
+    parser.add_argument("--no-figures", action="store_true",
+                        help="leave this experiment's figures in docs/experiments.md as they are")
+
+
+def machine():
+    """The machine, in words: the CPU's model name, "virtual machine" under a hypervisor, the cores."""
+    model, virtual = "unknown CPU", False
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and model == "unknown CPU":
+                    model = value.strip()
+                elif key.strip() == "flags" and "hypervisor" in value.split():
+                    virtual = True
+    except OSError:
+        pass
+    cores = os.cpu_count() or 1
+    return f"{model} {'virtual machine' if virtual else 'machine'} ({cores} core{'s' if cores != 1 else ''})"
+
+
+def load_average():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+LOAD_AT_START = load_average()
+
+
+def run_command(argv=None):
+    """The command that ran, as a reader would type it from the repository root: the script's path relative to
+    the root and its arguments, less --out and its folder (where the outputs went, not what was measured)."""
+    argv = list(sys.argv if argv is None else argv)
+    script = os.path.relpath(os.path.abspath(argv[0]), ROOT) if argv else "?"
+    args, skip = [], False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg == "--out":
+            skip = True
+        elif not arg.startswith("--out="):
+            args.append(arg)
+    return shlex.join([script, *args])
+
+
+def duration(seconds):
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} minutes"
+    return f"{seconds / 3600:.1f} hours"
+
+
+WIDTH = 113  # the pages' lines
+
+
+def _wrapped(markdown):
+    """The markdown with its lines of prose wrapped at WIDTH; table rows (starting with |) stay whole."""
+    import textwrap
+    return "\n".join(line if line.startswith("|") else
+                     textwrap.fill(line, WIDTH, break_long_words=False, break_on_hyphens=False)
+                     for line in markdown.split("\n"))
+
+
+def write_figures(name, markdown, seconds=None, command=None, load=None, note=None, doc=DOC, script=None):
+    """Replaces the figures block of experiment `name` in docs/experiments.md (the lines between its
+    `<!-- figures: name ... -->` and `<!-- end figures: name -->`) with `markdown` (a table, a line or two) and a
+    line saying when, where, how long and with which command it was measured. `seconds` defaults to the time since
+    the experiment started, `command` to this script's command line (run_command), `load` to the load average when
+    it started; `note` (e.g. "2 MPI ranks") joins the machine. Exits with a message when the page has no such
+    block; does nothing but say so when there is no docs/experiments.md beside the experiments (an installed
+    copy)."""
+    script = script or os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)
+    start, end = figures_start(name, script), figures_end(name)
+    if not os.path.exists(doc):
+        print(f"no {os.path.relpath(doc, ROOT)} beside the experiments: figures of {name} not written", file=sys.stderr)
+        return
+    with open(doc, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    starts = [i for i, line in enumerate(lines) if line == start]
+    ends = [i for i, line in enumerate(lines) if line == end]
+    where = os.path.relpath(doc, ROOT)
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        sys.exit(f"{name}: {where} needs exactly one block of this experiment's figures, the lines\n  {start}\n"
+                 f"  {end}\n(it has {len(starts)} of the first and {len(ends)} of the second"
+                 f"{', the second first' if len(starts) == len(ends) == 1 else ''}): figures not written")
+    seconds = time.monotonic() - STARTED if seconds is None else seconds
+    load = LOAD_AT_START if load is None else load
+    context = [f"load average {load:.1f} at the start"] if load is not None else []
+    if note:
+        context.insert(0, note)
+    machine_text = machine()
+    if context:
+        machine_text = machine_text[:-1] + ", " + ", ".join(context) + ")"
+    measured = (f"Measured {datetime.date.today().isoformat()} on an {machine_text} in {duration(seconds)}: "
+                f"`{command or run_command()}`.")
+    if machine_text[0].lower() not in "aeiou":
+        measured = measured.replace(" on an ", " on a ", 1)
+    block = ["", _wrapped(markdown.strip("\n")), "", _wrapped(measured), ""]
+    lines[starts[0] + 1:ends[0]] = block
+    temporary = doc + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+    os.replace(temporary, doc)
+    print(f"wrote the figures of {name} into {where}")
+
+
+def markdown_table(header, rows):
+    """A markdown table of string cells."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def thousands(number):
+    """An integer with thousands separators: 1,536."""
+    return f"{int(number):,}"
+
+
+def signed_pct(value):
+    """+3.1% or −2.2% (a minus sign, not a hyphen)."""
+    return f"{value:+.1f}%".replace("-", "\u2212")
+
+
+def describe_plan(plan):
+    """A plan's layout in words: tp 2, pp 8, dp 4, ep 2, micro-batch 1, recompute."""
+    def per_replica(value):
+        if isinstance(value, list):
+            return str(value[0]) if len(set(value)) == 1 else "/".join(map(str, value))
+        return str(value)
+    parts = [f'tp {plan["tp"]}', f'pp {plan["pp"]}', f'dp {plan["dp"]}']
+    if plan.get("cp", 1) > 1:
+        parts.append(f'cp {plan["cp"]}')
+    if plan.get("ep", 1) > 1:
+        parts.append(f'ep {plan["ep"]}')
+    if plan.get("virtual_stages", 1) > 1:
+        parts.append(f'{plan["virtual_stages"]} virtual stages')
+    if plan.get("zero_stage", 0) > 0:
+        parts.append(f'ZeRO-{plan["zero_stage"]}')
+    parts.append(f'micro-batch {per_replica(plan["micro_batch"])}')
+    if plan.get("recompute") == "selective":
+        parts.append("selective recompute")
+    elif plan.get("recompute"):
+        parts.append("recompute")
+    return ", ".join(parts)

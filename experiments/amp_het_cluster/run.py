@@ -3,9 +3,9 @@
 Ranks the plans of the amp, megatron and random planners (each re-scored in the simulator) and checks that the
 best amp plan beats the best megatron plan by at least 1.3x in simulation (the paper measured 1.54x).
 
-Usage: run.py [--out DIR]; HETSIM= runs an installed hetsim.
+Usage: run.py [--out DIR] [--no-figures]; HETSIM= runs an installed hetsim.
 Writes under --out (default out/amp_het_cluster) candidates.csv (every simulated candidate) and summary.csv +
-summary.png."""
+summary.png, and the figures into docs/experiments.md (not with --no-figures)."""
 
 import argparse
 import os
@@ -24,9 +24,11 @@ def main():
     global OUT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=OUT, help="output folder (default out/amp_het_cluster)")
-    OUT = os.path.abspath(parser.parse_args().out)
+    common.figures_argument(parser)
+    args = parser.parse_args()
+    OUT = os.path.abspath(args.out)
     os.makedirs(OUT, exist_ok=True)
-    rows, best = [], {}
+    rows, best, best_plan = [], {}, {}
     for planner in ("amp", "megatron", "random"):
         ranked = common.search(OUT, planner, "--cluster", CLUSTER, "--model", MODEL, "--global-batch", 32,
                                "--planner", planner, "--top", 10, "--seed", 1)
@@ -36,7 +38,8 @@ def main():
             p = c["plan"]
             rows.append([planner, c["rank"], p["tp"], p["pp"], p["dp"], p["micro_batch"], p["grad_accum"],
                          " ".join(map(str, p["stage_starts"])), f'{c["estimate_s"]:.4f}', f'{c["simulated_s"]:.4f}'])
-        best[planner] = min(c["simulated_s"] for c in ranked if c["simulated_s"] is not None)
+        fastest = min((c for c in ranked if c["simulated_s"] is not None), key=lambda c: c["simulated_s"])
+        best[planner], best_plan[planner] = fastest["simulated_s"], fastest["plan"]
     common.write_csv(os.path.join(OUT, "candidates.csv"),
                      ["planner", "rank", "tp", "pp", "dp", "micro_batch", "grad_accum", "stage_starts",
                       "estimate_s", "simulated_s"], rows)
@@ -49,6 +52,14 @@ def main():
     speedup = best["megatron"] / best["amp"]
     print(f"best amp {best['amp']:.4f} s, best megatron {best['megatron']:.4f} s, best random "
           f"{best['random']:.4f} s: amp is {speedup:.2f}x megatron (goal >= 1.3x)")
+    if not args.no_figures:
+        common.write_figures("amp_het_cluster", "\n".join([
+            common.markdown_table(["planner", "best plan (simulated)", "s/iteration"],
+                                  [[p, common.describe_plan(best_plan[p]), f"{t:.3f}"]
+                                   for p, t in sorted(best.items(), key=lambda item: item[1])]),
+            "",
+            f"amp is {speedup:.2f}× megatron (goal ≥ 1.3×; the paper measured 1.54×).",
+        ]))
     return 0 if speedup >= 1.3 else 1
 
 

@@ -16,9 +16,11 @@ and a miss that rests on it is "inconclusive: machine busy", exit 77, not a fail
 rests on undisturbed fails.
 
 Usage: run.py [--grid small|full] [--iterations N] [--repeat N] [--budget-s S] [--out DIR] [--max-error PCT]
-Writes results.csv under --out (default out/cpu_layer_fidelity); with --max-error, exits 1 when a task's
-predicted time is further off than that (the ctest cpu_layer_fidelity runs the small grid with 15), or 77 when
-the machine was too busy to tell."""
+              [--no-figures]
+Writes results.csv under --out (default out/cpu_layer_fidelity), and the figures into docs/experiments.md (not with
+--no-figures) when every point kept a run the machine left alone: a busy machine's errors are its own, not the
+model's. With --max-error, exits 1 when a task's predicted time is further off than that (the ctest
+cpu_layer_fidelity runs the small grid with 15), or 77 when the machine was too busy to tell."""
 
 import argparse
 import csv
@@ -79,6 +81,44 @@ def compute_tasks(trace_file):
             if e.get("ph") == "X" and e.get("args", {}).get("kind") in ("forward", "backward")}
 
 
+def task_kinds(trace_file):
+    """{task name: forward or backward} of a trace's compute tasks."""
+    with open(trace_file) as f:
+        events = json.load(f)["traceEvents"]
+    return {e["name"]: e["args"]["kind"] for e in events
+            if e.get("ph") == "X" and e.get("args", {}).get("kind") in ("forward", "backward")}
+
+
+def figures(grid, rows, kinds, calibration, worst):
+    """The block of docs/experiments.md: the fitted constants and the error of each grid point's forward and
+    backward tasks (their summed predicted time against their summed measured time)."""
+    with open(calibration) as f:
+        kernels = json.load(f).get("kernels", {}).get("cpu", {})
+    nominal = CLUSTER["gpus"]["cpu"]["peak_tflops_fp32"]
+    totals = {}  # (hidden, micro-batch, kind) -> [measured, predicted]
+    for hidden, micro_batch, name, measured, predicted, _ in rows:
+        total = totals.setdefault((hidden, micro_batch, kinds[hidden, micro_batch][name]), [0.0, 0.0])
+        total[0] += float(measured)
+        total[1] += float(predicted)
+
+    def error(hidden, micro_batch, kind):
+        measured, predicted = totals[hidden, micro_batch, kind]
+        return common.signed_pct(100 * (predicted / measured - 1))
+
+    hiddens, micro_batches = sorted({h for h, _ in grid}), sorted({b for _, b in grid})
+    table = [[hidden, *(f"{error(hidden, b, 'forward')} / {error(hidden, b, 'backward')}"
+                        if (hidden, b) in grid else "—" for b in micro_batches)] for hidden in hiddens]
+    lines = [f"Fitted: matrix-product ceiling {kernels.get('gemm_ceiling', float('nan')):.2f} of the file's nominal "
+             f"{nominal:g} TFLOP/s, depth overhead {kernels.get('k_overhead', float('nan')):.2g}, launch gap "
+             f"{1e6 * kernels.get('launch_gap_s', float('nan')):.2g} µs. Error of the predicted time per task:",
+             "",
+             common.markdown_table(["hidden", *(f"mb {b} fwd / bwd" for b in micro_batches)], table),
+             "",
+             f"Largest error {100 * worst:.1f}% over {len(rows)} tasks; every point, calibration's included, kept a "
+             "run the machine left alone."]
+    return "\n".join(lines)
+
+
 class Inconclusive(Exception):
     """The machine was too busy to judge the model by its timings."""
 
@@ -134,6 +174,7 @@ def main():
     parser.add_argument("--max-error", type=float)
     parser.add_argument("--budget-s", type=float, default=480,
                         help="no new round of runs starts after this many seconds")
+    common.figures_argument(parser)
     args = parser.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -155,13 +196,14 @@ def main():
     calibration = os.path.join(out, "calibration.json")
     print(run(binary, "calibrate", *calibration_args, "--cluster", cluster, "--out", calibration), end="")
 
-    rows, worst, missed = [], 0.0, set()
+    rows, worst, missed, kinds = [], 0.0, set(), {}
     for hidden, micro_batch in GRIDS[args.grid]:
         model, plan, trace, _ = runs[(hidden, micro_batch)]
         predicted_trace = os.path.join(out, f"sim-h{hidden}-mb{micro_batch}.json")
         run(binary, "simulate", "--cluster", cluster, "--model", model, "--plan", plan,
             "--calibration", calibration, "--trace", predicted_trace)
         measured, predicted = compute_tasks(trace), compute_tasks(predicted_trace)
+        kinds[hidden, micro_batch] = task_kinds(trace)
         for name, seconds in sorted(measured.items()):
             error = predicted[name] / seconds - 1
             worst = max(worst, abs(error))
@@ -175,6 +217,12 @@ def main():
         writer.writerow(["hidden", "micro_batch", "task", "measured_s", "predicted_s", "error_pct"])
         writer.writerows(rows)
     print(f"largest error {100 * worst:.1f}% over {len(rows)} tasks")
+    disturbed = [f"h{h}-mb{b}" for (h, b), found in runs.items() if not found[3]]
+    if not args.no_figures and disturbed:
+        print(f"figures not written into docs/experiments.md: the machine left no run of {len(disturbed)} of the "
+              f"{len(runs)} points alone ({', '.join(disturbed)})", file=sys.stderr)
+    elif not args.no_figures:
+        common.write_figures("cpu_layer_fidelity", figures(GRIDS[args.grid], rows, kinds, calibration, worst))
     if missed:
         # A miss is judged only when the machine left alone every run it rests on: the calibration's and its own.
         disturbed = [f"h{h}-mb{b}" for h, b in CALIBRATION + sorted(missed) if not runs[(h, b)][3]]

@@ -6,9 +6,10 @@ of the simulated iteration time, so that `--top 0` ranks by something true. GPT-
 rings and the α-β model inside nodes, as the large sweeps are.
 
 Usage: run.py [--planners amp,megatron,...] [--clusters NAME,...] [--quick] [--out DIR] [--max-error PCT]
+              [--no-figures]
 --quick leaves out the pairs in SLOW, whose best plan takes a minute or more to replay on two cores.
-Writes results.csv under --out (default out/estimate_agreement); with --max-error exits 1 when any pair is
-further off than that."""
+Writes results.csv under --out (default out/estimate_agreement), and the figures into docs/experiments.md (not
+with --no-figures); with --max-error exits 1 when any pair is further off than that."""
 
 import argparse
 import json
@@ -35,14 +36,16 @@ def main():
     parser.add_argument("--quick", action="store_true", help="leave out the slow pairs (SLOW)")
     parser.add_argument("--out", default=OUT)
     parser.add_argument("--max-error", type=float, help="exit 1 when |estimate / simulated - 1| exceeds PCT")
+    common.figures_argument(parser)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
-    rows, worst = [], 0.0
+    rows, worst, worst_pair, cells = [], 0.0, None, {}  # cells: (cluster, planner) -> what the block shows
     for cluster in args.clusters.split(","):
         model, batch = WORKLOAD.get(cluster, ("gpt3-1.3b", 1536))
         for planner in args.planners.split(","):
             if args.quick and (cluster, planner) in SLOW:
+                cells[cluster, planner] = "not run (--quick)"
                 continue
             start = time.time()
             out = os.path.join(args.out, f"{cluster}-{planner}.json")
@@ -53,6 +56,7 @@ def main():
             if run.returncode == 2:  # the planner refuses this job (e.g. a batch it cannot split): nothing to compare
                 print(f"{cluster} {planner}: refused: {run.stderr.strip()}", flush=True)
                 rows.append([cluster, planner, "", "", ""])
+                cells[cluster, planner] = "refused"
                 continue
             if run.returncode != 0:
                 sys.stderr.write(run.stdout + run.stderr)
@@ -62,16 +66,30 @@ def main():
             if not best.get("fits", True) or best.get("simulated_s") is None:
                 print(f"{cluster} {planner}: no plan that fits ({best.get('note', '')})", flush=True)
                 rows.append([cluster, planner, "", "", ""])
+                cells[cluster, planner] = "nothing fits"
                 continue
             estimate, simulated = best["estimate_s"], best["simulated_s"]
             error = 100 * (estimate / simulated - 1)
-            worst = max(worst, abs(error))
+            if abs(error) >= worst:
+                worst, worst_pair = abs(error), (planner, cluster)
+            cells[cluster, planner] = common.signed_pct(error)
             print(f"{cluster} {planner}: estimate {estimate:.4g} s, simulated {simulated:.4g} s, "
                   f"error {error:+.1f}% ({time.time() - start:.1f} s)", flush=True)
             rows.append([cluster, planner, f"{estimate:.6g}", f"{simulated:.6g}", f"{error:.2f}"])
     common.write_csv(os.path.join(args.out, "results.csv"),
                      ["cluster", "planner", "estimate_s", "simulated_s", "error_pct"], rows)
     print(f"worst |error|: {worst:.1f}%")
+    if not args.no_figures:
+        planners = args.planners.split(",")
+        common.write_figures("estimate_agreement", "\n".join([
+            "Estimate / simulated − 1 of each planner's best plan, per cluster preset:",
+            "",
+            common.markdown_table(["cluster preset", *planners],
+                                  [[cluster, *(cells[cluster, p] for p in planners)]
+                                   for cluster in args.clusters.split(",")]),
+            "",
+            f"Worst {worst:.1f}%" + (f" ({worst_pair[0]} on {worst_pair[1]})." if worst_pair else "."),
+        ]))
     if args.max_error is not None and worst > args.max_error:
         print(f"FAIL: an estimate is {worst:.1f}% from its simulation (limit {args.max_error}%)", file=sys.stderr)
         return 1

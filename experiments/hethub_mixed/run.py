@@ -9,8 +9,9 @@ again with uniform stages (same degrees, placement and batch). Three mixes:
   a100_mi250x  the slower type (A100-40GB, 312 TFLOP/s) in the minority;
   a100_h100    an H100 cluster extended with A100-40GB nodes (3.2x apart).
 The acceptance bar (non-uniform >= 1.08x uniform) is checked on a100_h100; the others are reported.
-Usage: run.py [--out DIR]; HETSIM= runs an installed hetsim.
-Writes results.csv and results.png under --out (default out/hethub_mixed)."""
+Usage: run.py [--out DIR] [--no-figures]; HETSIM= runs an installed hetsim.
+Writes results.csv and results.png under --out (default out/hethub_mixed), and the figures into
+docs/experiments.md (not with --no-figures)."""
 
 import argparse
 import os
@@ -26,6 +27,8 @@ LAYERS = 82  # Llama-2-70B: embedding, 80 blocks, head
 GLOBAL_BATCH = 256
 MIXES = ("mi250x_a100", "a100_mi250x", "a100_h100")
 GATED = "a100_h100"
+# The mixes as docs/experiments.md lists them (16 nodes of the first type + 80 of the second), the gated one first.
+SHOWN = {"a100_h100": "A100-40GB + H100", "a100_mi250x": "A100-40GB + MI250X", "mi250x_a100": "MI250X + A100-40GB"}
 # 768 GPUs: pipelined ring phases keep each simulation near 15 s (see docs/modelling.md, --pipelined-rings).
 SIM = ["--pipelined-rings"]
 
@@ -56,12 +59,16 @@ def main():
     global OUT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=OUT, help="output folder (default out/hethub_mixed)")
-    OUT = os.path.abspath(parser.parse_args().out)
+    common.figures_argument(parser)
+    args = parser.parse_args()
+    OUT = os.path.abspath(args.out)
     os.makedirs(OUT, exist_ok=True)
-    rows, speedup = [], {}
+    rows, speedup, shown = [], {}, {}
     for mix in MIXES:
         label, best, uniform_s = compare(mix)
         speedup[mix] = uniform_s / best["simulated_s"]
+        shown[mix] = [SHOWN[mix], common.describe_plan(best["plan"]), f'{best["simulated_s"]:.2f} s',
+                      f"{uniform_s:.2f} s", f"{speedup[mix]:.2f}×"]
         rows.append([mix, label, best["note"], f'{best["simulated_s"]:.4f}', f"{uniform_s:.4f}",
                      f"{speedup[mix]:.3f}", " ".join(map(str, best["plan"]["stage_starts"]))])
         print(f"{label}: non-uniform {best['simulated_s']:.3f} s, uniform {uniform_s:.3f} s, "
@@ -73,6 +80,13 @@ def main():
                      "Llama-2-70B on 1:5 GPU mixes: non-uniform vs uniform stages (simulated)",
                      "seconds per iteration", 1, [4, 5])
     print(f"{GATED}: non-uniform stages are {speedup[GATED]:.3f}x faster than uniform (goal >= 1.08x)")
+    if not args.no_figures:
+        common.write_figures("hethub_mixed", "\n".join([
+            common.markdown_table(["mix (16 nodes + 80 nodes)", "best plan", "non-uniform", "uniform", "speed-up"],
+                                  [shown[mix] for mix in SHOWN]),
+            "",
+            f"Non-uniform stages are {speedup[GATED]:.2f}× uniform ones on {SHOWN[GATED]} (goal ≥ 1.08×).",
+        ]))
     return 0 if speedup[GATED] >= 1.08 else 1
 
 

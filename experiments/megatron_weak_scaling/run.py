@@ -6,10 +6,11 @@ micro-batch 1 and 2. The prediction is Megatron's own FLOP count (paper eq. 3, r
 published TFLOP/s per GPU.
 
 Usage: run.py [--rows 1-6] [--micro-batches 1,2] [--timeout-s 600] [--out DIR] [--max-error PCT]
-              [--max-fold-error PCT [--fold-rows 1-2]]
+              [--max-fold-error PCT [--fold-rows 1-2]] [--no-figures]
 A row whose simulation runs over --timeout-s (or that the simulator refuses) is reported as not run.
-Writes results.csv and results.png under --out (default out/megatron_weak_scaling); with --max-error, exits 1
-when a row is further off than that or did not run (the ctest megatron_weak_scaling runs rows 1-3 so)."""
+Writes results.csv and results.png under --out (default out/megatron_weak_scaling), and the figures into
+docs/experiments.md (not with --no-figures); with --max-error, exits 1 when a row is further off than that or did
+not run (the ctest megatron_weak_scaling runs rows 1-3 so)."""
 
 import argparse
 import json
@@ -88,6 +89,31 @@ def parse_rows(text, count):
     return [int(part) for part in text.split(",")] if text else list(range(1, count + 1))
 
 
+def figures(table, results):
+    """The block of docs/experiments.md: per row run, the published and predicted TFLOP/s per GPU at each micro-batch
+    and how long each simulation took; the worst error, and which rows of the table were run."""
+    micro_batches = sorted({r[3] for r in results})
+    by_row = {}
+    for params_b, gpus, degrees, micro_batch, published, predicted, error, _, wall, _, note in results:
+        entry = by_row.setdefault(params_b, {"gpus": gpus, "degrees": degrees, "published": published, "runs": {}})
+        entry["runs"][micro_batch] = (f"{predicted} ({common.signed_pct(float(error))})" if predicted else
+                                      f"not run ({note})", f"{float(wall):.1f} s")
+    rows = []
+    for params_b, entry in by_row.items():
+        tp, pp = entry["degrees"].removeprefix("tp").split(" pp")
+        runs = [entry["runs"].get(mb, ("—", "—")) for mb in micro_batches]
+        rows.append([f"{params_b:g} B", common.thousands(entry["gpus"]), f"{tp} × {pp}", entry["published"],
+                     *(run[0] for run in runs), " / ".join(run[1] for run in runs)])
+    header = ["model", "GPUs", "tp × pp", "published", *(f"mb {mb}" for mb in micro_batches),
+              f"simulation, folded ({' / '.join(f'mb {mb}' for mb in micro_batches)})"]
+    errors = [abs(float(r[6])) for r in results if r[6]]
+    summary = f"The worst is {max(errors):.1f}% off" if errors else "None ran"
+    if len(errors) < len(results):
+        summary += f"; {len(results) - len(errors)} of the {len(results)} simulations did not run"
+    summary += f" ({len(by_row)} of the table's {len(table)} rows run)."
+    return common.markdown_table(header, rows) + "\n\n" + summary
+
+
 def main():
     global OUT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,6 +128,7 @@ def main():
     parser.add_argument("--fold-rows", default="",
                         help="with --max-fold-error, the rows replayed in full (default: every row run); the full "
                              "replays take most of the time: 52 of rows 1-3's 64 s are row 3's")
+    common.figures_argument(parser)
     args = parser.parse_args()
     OUT = os.path.abspath(args.out)
     os.makedirs(OUT, exist_ok=True)
@@ -139,6 +166,8 @@ def main():
     print(f"largest error {worst:.1f}%")
     if args.max_fold_error is not None:
         print(f"folded against full replay: largest difference {worst_fold:.3f}%")
+    if not args.no_figures:
+        common.write_figures("megatron_weak_scaling", figures(table, results))
     if args.max_error is not None and worst > args.max_error:
         print(f"over the {args.max_error}% allowed", file=sys.stderr)
         sys.exit(1)

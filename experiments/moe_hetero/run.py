@@ -8,10 +8,10 @@ plan without expert parallelism (ep 1): the planner's own best (simulated), and 
 analytic estimate, the three best simulated. Without ep every device holds all 8 experts of its blocks: 45 B of the
 46.7 B parameters are experts, so dense layouts need deeper pipelines or tensor parallelism to fit.
 The model is the published config (tests/models/data/hf/mixtral-8x7b.json) at --seq-len 4096.
-Usage: run.py [--out DIR]; HETSIM= runs an installed hetsim.
-Writes results.csv and results.png under --out (default out/moe_hetero). Exits 1 if, for some planner, the best
-plan without expert parallelism is faster than its best with it (expert parallelism is then never worth it here,
-which would contradict the memory argument above)."""
+Usage: run.py [--out DIR] [--no-figures]; HETSIM= runs an installed hetsim.
+Writes results.csv and results.png under --out (default out/moe_hetero), and the figures into docs/experiments.md
+(not with --no-figures). Exits 1 if, for some planner, the best plan without expert parallelism is faster than its
+best with it (expert parallelism is then never worth it here, which would contradict the memory argument above)."""
 
 import argparse
 import os
@@ -58,9 +58,11 @@ def main():
     global OUT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=OUT, help="output folder (default out/moe_hetero)")
-    OUT = os.path.abspath(parser.parse_args().out)
+    common.figures_argument(parser)
+    args = parser.parse_args()
+    OUT = os.path.abspath(args.out)
     os.makedirs(OUT, exist_ok=True)
-    rows, worth_it = [], True
+    rows, worth_it, shown = [], True, []
     for planner in PLANNERS:
         best, dense, dense_s = compare(planner)
         ep_s = best["simulated_s"]
@@ -68,6 +70,9 @@ def main():
         worth_it = worth_it and best["plan"].get("ep", 1) > 1 and gain > 1
         rows.append([planner, describe(best["plan"]), f"{ep_s:.4f}", describe(dense) if dense else "none fits",
                      f"{dense_s:.4f}" if dense else "", f"{gain:.3f}"])
+        shown.append([planner, common.describe_plan(best["plan"]), f"{ep_s:.2f}",
+                      common.describe_plan(dense) if dense else "none fits", f"{dense_s:.2f}" if dense else "—",
+                      f"{gain:.2f}×"])
         print(f"{planner}: best {describe(best['plan'])} {ep_s:.3f} s; without ep "
               f"{describe(dense) if dense else 'nothing fits'} {dense_s:.3f} s; {gain:.2f}x", flush=True)
     results = os.path.join(OUT, "results.csv")
@@ -76,6 +81,9 @@ def main():
     common.plot_bars(results, os.path.join(OUT, "results.png"),
                      "Mixtral-8x7B, 32 H100 + 32 A100: with and without expert parallelism (simulated)",
                      "seconds per iteration", 1, [3, 5])
+    if not args.no_figures:
+        common.write_figures("moe_hetero", common.markdown_table(
+            ["planner", "best plan", "s/iteration", "best without ep", "s/iteration", "gain"], shown))
     return 0 if worth_it else 1
 
 

@@ -9,10 +9,11 @@ their micro-batch of 4, HetSim's memory model puts 93 GiB on each 80 GB GPU (the
 alone take 35 GB), so the published runs must have partitioned or offloaded activations, which HetSim does
 not model.
 
-Usage: run.py [--rows 1-3] [--out DIR] [--max-drop-error PCT]
-Writes results.csv under --out (default out/zero3_scaling). With --max-drop-error, exits 1 when a model's
-predicted fall in TFLOP/s per GPU from its first to its last row run is further than that from the published
-fall (the ctest zero3_scaling runs the 175B rows 1 and 3 with 15)."""
+Usage: run.py [--rows 1-3] [--out DIR] [--max-drop-error PCT] [--no-figures]
+Writes results.csv under --out (default out/zero3_scaling), and the figures into docs/experiments.md (not with
+--no-figures). With --max-drop-error, exits 1 when a model's predicted fall in TFLOP/s per GPU from its first to its
+last row run is further than that from the published fall (the ctest zero3_scaling runs the 175B rows 1 and 3 with
+15)."""
 
 import argparse
 import csv
@@ -90,16 +91,20 @@ def main():
     parser.add_argument("--rows", default="1-3")
     parser.add_argument("--out", default=OUT)
     parser.add_argument("--max-drop-error", type=float)
+    common.figures_argument(parser)
     args = parser.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
-    results = []
+    results, shown, falls = [], [], []
     for r in parse_rows(args.rows):
         row = ROWS[r - 1]
         seconds, wall = simulate(out, row)
         predicted = megatron_flops(row) / seconds / row["gpus"] / 1e12
         error = predicted / row["tflops"] - 1
         results.append((row, seconds, predicted))
+        shown.append([common.thousands(row["gpus"]), row["mb"], row["tflops"],
+                      f"{predicted:.1f} ({100 * error:+.0f}%)".replace("-", "\u2212"), f"{seconds:.2f} s",
+                      f"{wall:.0f} s"])
         print(f"{row['model']} on {row['gpus']:5d} GPUs, micro-batch {row['mb']}: iteration {seconds:7.2f} s, "
               f"{predicted:6.1f} TFLOP/s per GPU (published {row['tflops']}, {100 * error:+.1f}%), "
               f"simulated in {wall:.0f} s", flush=True)
@@ -120,6 +125,14 @@ def main():
         worst = max(worst, abs(error))
         print(f"{model}: TFLOP/s per GPU fall {predicted_drop:.2f}x from {first['gpus']} to {last['gpus']} GPUs "
               f"(published {published_drop:.2f}x, {100 * error:+.1f}%)")
+        falls.append(f"The fall of {model}'s TFLOP/s per GPU from {common.thousands(first['gpus'])} to "
+                     f"{common.thousands(last['gpus'])} GPUs is {predicted_drop:.2f}× against the published "
+                     f"{published_drop:.2f}× ({common.signed_pct(100 * error)}).")
+    if not args.no_figures:
+        common.write_figures("zero3_scaling", "\n".join([
+            common.markdown_table(["GPUs", "micro-batch", "published TFLOP/s per GPU", "predicted",
+                                   "iteration (simulated)", "simulation (wall)"], shown),
+            *(["", *falls] if falls else [])]))
     if args.max_drop_error is not None and 100 * worst > args.max_drop_error:
         sys.exit(f"a fall is {100 * worst:.1f}% off the published one, beyond {args.max_drop_error}%")
 
