@@ -6,7 +6,7 @@
 #include "core/gpu_spec.hpp"
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
-#include "sim/replay_calibration.hpp"
+#include "sim/simulate/replay_calibration.hpp"
 #include "traces/calibrate.hpp"
 #include "traces/kernel_fit.hpp"
 #include "traces/pytorch_fit.hpp"

@@ -4,7 +4,7 @@
 
 #include "reliability/checkpoint.hpp"
 #include "reliability/goodput.hpp"
-#include "sim/report.hpp"
+#include "sim/report/report.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

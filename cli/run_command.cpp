@@ -15,7 +15,7 @@
 #include "exec/run_space.hpp"
 #include "exec/run_traces.hpp"
 #include "exec/store_directory.hpp"
-#include "sim/report.hpp"
+#include "sim/report/report.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "traces/trace.hpp"
 

@@ -11,7 +11,7 @@
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
 #include "launch/plan_export.hpp"
-#include "sim/rescore.hpp"
+#include "sim/simulate/rescore.hpp"
 #include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
 #include "strategies/profiling/device_profiles.hpp"

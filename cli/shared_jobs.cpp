@@ -7,8 +7,8 @@
 #include "costmodel/calibration.hpp"
 #include "costmodel/link_class.hpp"
 #include "jobs/jobs_file.hpp"
-#include "sim/shared_jobs.hpp"
-#include "sim/slowdowns.hpp"
+#include "sim/platform/slowdowns.hpp"
+#include "sim/simulate/shared_jobs.hpp"
 
 #include <iostream>
 #include <optional>

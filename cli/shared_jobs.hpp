@@ -1,6 +1,6 @@
 #pragma once
 /// `hetsim simulate --cluster FILE --jobs FILE`: several jobs replayed together on one cluster's network
-/// (jobs/jobs_file.hpp, sim/shared_jobs.hpp).
+/// (jobs/jobs_file.hpp, sim/simulate/shared_jobs.hpp).
 
 #include <string>
 

@@ -6,7 +6,7 @@
 #include "core/output_file.hpp"
 #include "costmodel/calibration.hpp"
 #include "costmodel/compute.hpp"
-#include "sim/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "traces/kernel_events.hpp"
 #include "traces/pytorch_trace.hpp"
 #include "traces/pytorch_validate.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 /// What the experiment programs share: a planner's best candidates re-scored in the simulator, and CSV output.
 
-#include "sim/rescore.hpp"
+#include "sim/simulate/rescore.hpp"
 #include "strategies/search/planner.hpp"
 #include "strategies/search/search.hpp"
 

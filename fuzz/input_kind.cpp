@@ -12,7 +12,7 @@
 #include "launch/plan_export.hpp"
 #include "models/workload.hpp"
 #include "reliability/checkpoint.hpp"
-#include "sim/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"

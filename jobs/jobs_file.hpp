@@ -1,6 +1,6 @@
 #pragma once
-/// A jobs file: several training jobs that share one cluster, each on nodes of its own (sim/shared_jobs.hpp
-/// replays them together).
+/// A jobs file: several training jobs that share one cluster, each on nodes of its own
+/// (sim/simulate/shared_jobs.hpp replays them together).
 ///
 ///   {"jobs": [
 ///     {"name": "pretrain", "nodes": ["a100-0", "a100-1"], "model": "preset:gpt3-1.3b", "plan": "pretrain.json"},
@@ -19,7 +19,7 @@
 
 #include "core/cluster_part.hpp"
 #include "models/workload.hpp"
-#include "sim/shared_jobs.hpp"
+#include "sim/simulate/shared_jobs.hpp"
 #include "strategies/lowering/schedule.hpp"
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"

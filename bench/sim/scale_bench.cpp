@@ -11,7 +11,7 @@
 
 #include "core/cluster_json.hpp"
 #include "models/workload.hpp"
-#include "sim/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/plan/plan_json.hpp"
 

@@ -3,7 +3,7 @@
 
 #include "dgx_fixtures.hpp"
 #include "models/workload.hpp"
-#include "sim/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"

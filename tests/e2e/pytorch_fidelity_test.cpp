@@ -10,7 +10,7 @@
 #include "core/units.hpp"
 #include "costmodel/calibration.hpp"
 #include "models/workload.hpp"
-#include "sim/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"
 #include "strategies/plan/framework.hpp"

@@ -3,7 +3,7 @@
 #include "core/cluster_json.hpp"
 #include "core/units.hpp"
 #include "models/workload.hpp"
-#include "sim/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/plan/plan_json.hpp"
 #include "tests/sim/sim_fixtures.hpp"

@@ -4,7 +4,7 @@
 
 #include "core/cluster_json.hpp"
 #include "models/workload.hpp"
-#include "sim/simulate.hpp"
+#include "sim/simulate/simulate.hpp"
 #include "strategies/lowering/estimate.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/memory.hpp"

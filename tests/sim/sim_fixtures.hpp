@@ -6,7 +6,7 @@
 
 #include "core/cluster.hpp"
 #include "core/units.hpp"
-#include "sim/replay.hpp"
+#include "sim/replay/replay.hpp"
 #include "strategies/lowering/schedule.hpp"
 #include "strategies/plan/plan.hpp"
 

@@ -8,7 +8,7 @@
 #include "core/gpu_spec.hpp"
 #include "core/units.hpp"
 #include "models/transformer.hpp"
-#include "sim/rescore.hpp"
+#include "sim/simulate/rescore.hpp"
 #include "strategies/planners/registry.hpp"
 #include "strategies/search/search.hpp"
 
