@@ -9,8 +9,9 @@ An experiment's figures sit in docs/experiments.md between
 which its run script replaces through experiments/common.py's write_figures (common.sh's write_figures in a
 run.sh). This check fails when a block is not closed, is opened twice, or is closed without being opened; when
 NAME is not a folder of experiments/ or the marker names another script than that folder's run script; when the
-run script does not call the writer with NAME; and when an experiment's run script calls the writer and
-docs/experiments.md has no block for it.
+run script does not call the writer with NAME; when an experiment's run script calls the writer and
+docs/experiments.md has no block for it; and when a table row of another page that names an experiment's run
+script quotes a current figure (its second cell, up to the first ';') that is not in that experiment's block.
 
 Exit status: 0 when every block and writer match, 1 otherwise (each problem on a line, FILE:LINE: ...).
 
@@ -86,6 +87,44 @@ def blocks(page, problems):
     return found
 
 
+QUOTED_RUN = re.compile(r"experiments/([A-Za-z0-9_]+)/run\.(?:py|sh)")
+FIGURE = re.compile(r"\d[\d,]*\.\d+|\d+(?:\.\d+)?%")  # 2.40, 126.3, 7.9%, 31%: what a run measures
+
+
+def block_text(page, name):
+    """The text of NAME's figures block on the page, or None."""
+    inside, lines = False, []
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if common.FIGURES_START.match(line) and common.FIGURES_START.match(line)["name"] == name:
+            inside = True
+        elif inside and common.FIGURES_END.match(line):
+            return "\n".join(lines)
+        elif inside:
+            lines.append(line)
+    return None
+
+
+def quoted_figures(page, experiments_page, problems):
+    """Table rows of `page` that quote an experiment (its run script in a cell): the current figures of the row's
+    second cell (up to its first ';', after which rows give history) must be in that experiment's block, so that a
+    run that moves a figure fails here until the quote follows. Returns how many figures were checked."""
+    checked = 0
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
+        cells = [c.strip() for c in line.split(" | ")]
+        runs = QUOTED_RUN.findall(line)
+        if not line.startswith("|") or len(cells) < 3 or not runs:
+            continue
+        block = block_text(experiments_page, runs[0])
+        if block is None:
+            continue  # an experiment without figures of its own (the check above says which must have them)
+        for figure in FIGURE.findall(cells[1].split(";")[0]):
+            checked += 1
+            if figure not in block:
+                problems.append(f"{display(page)}:{number}: quotes {figure} from {runs[0]}, whose figures in "
+                                f"{display(experiments_page)} no longer hold it: quote what its run wrote")
+    return checked
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=Path, default=ROOT / "docs", help="the pages' folder (default docs/)")
@@ -123,13 +162,14 @@ def main():
                 problems.append(f"{script}: writes the figures of {name}, but {display(page)} has no "
                                 f"block for them ({common.figures_start(name, script)} ... "
                                 f"{common.figures_end(name)})")
+    quotes = sum(quoted_figures(quoting, page, problems) for quoting in sorted(docs.glob("*.md")) if quoting != page)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
         print(f"check_doc_figures: {len(problems)} problem{'s' if len(problems) != 1 else ''}", file=sys.stderr)
         return 1
     print(f"check_doc_figures: {len(documented)} figures blocks, each closed and written by its experiment's run "
-          "script, and every writer has its block")
+          f"script, and every writer has its block; {quotes} figures quoted elsewhere, each as its run wrote it")
     return 0
 
 
