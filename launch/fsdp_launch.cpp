@@ -16,13 +16,13 @@ void check_fsdp_runnable(const ExportInputs& inputs)
   require_runnable_under(inputs, strategies::Framework::fsdp, "PyTorch FSDP");
   const strategies::Plan& plan = *inputs.plan;
   const std::string rewrite = " needs the model rewritten for it (torch.distributed.tensor.parallel, "
-                              "torch.distributed.pipelining), which an FSDP training script does not do; a plan "
-                              "simulated as Megatron-LM runs it";
+                              "torch.distributed.pipelining), which an FSDP training script does not do; search "
+                              "with --framework megatron and export --format megatron to run it";
   refuse_degree(inputs, "tp", plan.tp, "FSDP shards data-parallel ranks only; tensor parallelism" + rewrite);
   refuse_degree(inputs, "pp", plan.pp, "FSDP runs no pipeline; pipeline parallelism" + rewrite);
   refuse_degree(inputs, "cp", plan.cp, "FSDP has no ring attention; context parallelism" + rewrite);
   refuse_degree(inputs, "ep", plan.ep, "FSDP places no experts; expert parallelism" + rewrite);
-  refuse_degree(inputs, "virtual_stages", plan.virtual_stages, "FSDP runs no pipeline");
+  // Virtual stages come with pp > 1 only (plan validation), refused above.
   // torch/distributed/fsdp/api.py, ShardingStrategy: FULL_SHARD, SHARD_GRAD_OP, NO_SHARD (and the hybrid ones
   // over nodes): nothing shards the optimizer states alone.
   if (plan.zero_stage == 1)

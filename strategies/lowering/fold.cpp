@@ -167,10 +167,39 @@ std::vector<int> fold_tp_ranks(const Plan& plan, const Cluster& cluster)
   return block_heads(plan.tp, blocks);
 }
 
+/// What a data-parallel rank's devices are, stage by stage and tensor-parallel rank by rank: GPU, region, node
+/// (numbered by first appearance among them) and its links, and the edges of its pipeline sends and of the tied
+/// embedding's all-reduce. Two ranks with the same surroundings replay alike.
+std::vector<double> rank_surroundings(const Plan& plan, const Cluster& cluster, int r)
+{
+  std::vector<double> signature;
+  std::map<int, int> node_label;
+  const auto add_edge = [&](int a, int b) {
+    const auto edge = edge_type(cluster, a, b);
+    signature.insert(signature.end(), edge.begin(), edge.end());
+  };
+  for (int t = 0; t < plan.tp; ++t) {
+    for (int s = 0; s < plan.pp; ++s) {
+      const Device& device = cluster.device(plan.device(s, r, t));
+      const Node& node     = cluster.nodes()[device.node];
+      const int label      = node_label.emplace(device.node, static_cast<int>(node_label.size())).first->second;
+      signature.insert(signature.end(), {static_cast<double>(device.gpu), static_cast<double>(node.region),
+                                         static_cast<double>(label), node.intra.bandwidth_bytes_per_s,
+                                         node.intra.latency_s, node.nic.bandwidth_bytes_per_s, node.nic.latency_s});
+    }
+    for (int k = 0; k + 1 < plan.chunk_count(); ++k)
+      add_edge(plan.device(plan.chunk_stage(k), r, t), plan.device(plan.chunk_stage(k + 1), r, t));
+    if (plan.pp > 1)
+      add_edge(plan.device(0, r, t), plan.device(plan.pp - 1, r, t));
+  }
+  return signature;
+}
+
 /// Per data-parallel rank: `standing` with the ranks of every context-parallel group folded as well, the way
 /// tensor-parallel ranks fold (cp in blocks, the first rank of each replayed), when that stays exact: cp at least
-/// 4, ring collectives, and every context-parallel and data-parallel ring made of edges of one type between
-/// devices of one GPU, so that a ring of the kept ranks runs as the whole one. `standing` as it is otherwise.
+/// 4 with a divisor above 1, ring collectives, every context-parallel and data-parallel ring made of edges of one
+/// type between devices of one GPU (so that a ring of the kept ranks runs as the whole one), and every rank with
+/// the surroundings of the rank that stands for it. `standing` as it is otherwise.
 std::vector<int> fold_context_ranks(const Plan& plan, const Cluster& cluster, std::vector<int> standing)
 {
   const int blocks = smallest_divisor_above_one(plan.cp);
@@ -190,6 +219,11 @@ std::vector<int> fold_context_ranks(const Plan& plan, const Cluster& cluster, st
       }
     }
   const std::vector<int> heads = block_heads(plan.cp, blocks);
+  for (int r = 0; r < plan.dp; ++r) { // a rank stands for others only where it sits as they do
+    const int first = plan.context_group_first(r);
+    if (rank_surroundings(plan, cluster, r) != rank_surroundings(plan, cluster, first + heads[r - first]))
+      return standing;
+  }
   for (int& stand : standing) {
     const int first = plan.context_group_first(stand);
     stand           = first + heads[stand - first];
@@ -424,13 +458,20 @@ Fold find_fold(const Plan& plan, const Problem& problem)
 
   const std::vector<int> folded_replicas = fold_replicas(plan, cluster);
   const std::vector<int> folded_context  = fold_context_ranks(plan, cluster, folded_replicas);
+  const std::vector<int> context_only    = fold_context_ranks(plan, cluster, replicas);
   const std::vector<int> folded_ranks    = fold_tp_ranks(plan, cluster);
   using Choice = std::pair<const std::vector<int>*, const std::vector<int>*>;
-  for (const auto& [r, t] : {Choice{&folded_context, &folded_ranks}, Choice{&folded_replicas, &folded_ranks},
-                             Choice{&replicas, &folded_ranks}, Choice{&folded_context, &ranks},
-                             Choice{&folded_replicas, &ranks}}) {
-    if ((*r == replicas && *t == ranks) || (r == &folded_replicas && folded_context == folded_replicas))
-      continue; // nothing folded, or the same choice as the one before it
+  // From the most folded to the least; a choice the link counts reject gives way to the next.
+  const std::vector<int>* replica_choices[] = {&folded_context, &folded_replicas, &context_only, &replicas};
+  const std::vector<int>* rank_choices[]    = {&folded_ranks, &ranks};
+  std::vector<Choice> choices;
+  for (const auto* t : rank_choices)
+    for (const auto* r : replica_choices) {
+      const auto same = [&](const Choice& c) { return *c.first == *r && *c.second == *t; };
+      if (!(*r == replicas && *t == ranks) && std::none_of(choices.begin(), choices.end(), same))
+        choices.emplace_back(r, t);
+    }
+  for (const auto& [r, t] : choices) {
     Fold fold = make_fold(plan, cluster, *r, *t);
     if (LinkRatios(plan, cluster, *r, *t).set_divisors(fold))
       return fold;

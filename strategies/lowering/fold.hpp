@@ -16,7 +16,8 @@
 ///  - tensor-parallel ranks, when every tensor-parallel group fills one node of identical GPUs: tp ranks in k
 ///    blocks the same way (k the smallest divisor of tp above 1), the first rank of each block replayed;
 ///  - context-parallel ranks, when every context-parallel and data-parallel ring is made of edges of one type
-///    between identical GPUs (ring collectives, cp at least 4): the ranks of each group in blocks the same way.
+///    between identical GPUs and every rank sits as the rank standing for it does (ring collectives, cp at least
+///    4 and not prime): the ranks of each group in blocks the same way.
 ///
 /// A folded collective keeps its kept members, in ring order, and the member count of the real one
 /// (Collective::members): a ring of n members moves bytes/n per step in 2(n-1) steps whether n or 2 of them are
@@ -26,8 +27,8 @@
 /// replayed at 1/c of its bandwidth: under max-min sharing, c identical flows on a link of bandwidth B get what
 /// one flow gets on B/c. A fold is kept only when every link a replayed flow crosses carries the same number of
 /// real flows per replayed flow for every kind of traffic on it (pipeline, data-parallel, tensor-parallel,
-/// context-parallel and tied-embedding rings), checked by counting both; otherwise the replica fold, then the
-/// tensor-parallel fold, is given up. Clusters with node-pair overrides and plans with tree all-reduces or
+/// context-parallel and tied-embedding rings), checked by counting both; otherwise a less folded choice is tried,
+/// fewer replicas and context-parallel ranks first, then fewer tensor-parallel ranks. Clusters with node-pair overrides and plans with tree all-reduces or
 /// expert parallelism are replayed in full.
 
 #include "strategies/plan/plan.hpp"

@@ -153,6 +153,7 @@ TEST_CASE("the checks hold DeepSpeed's own objections: the keys its readers take
   CHECK(objections({{"fp16", {{"enabled", true}}}}).find("runtime/config.py:782") != std::string::npos);
   CHECK(objections({{"zero_optimization", {{"stage", 2}}}}).find("pipe/engine.py:78") != std::string::npos);
   CHECK(objections({{"communication_data_type", "fp8"}}).find("runtime/config.py:207") != std::string::npos);
-  // The old "bfloat16" section is still read; a key of DeepSpeed's monitor config is not one of these readers'.
+  // The old "bfloat16" section is still read, and the communication dtype in any case.
   CHECK(objections({{"bf16", nullptr}, {"bfloat16", {{"enabled", true}}}}).empty());
+  CHECK(objections({{"communication_data_type", "FP32"}}).empty());
 }

@@ -226,12 +226,19 @@ void check_validate_args(const MegatronLaunch& launch, std::vector<std::string>&
     out.push_back("arguments.py:843: no recompute method with selective recompute");
   if (granularity == "full" && (!args.has("--recompute-method") || !args.has("--recompute-num-layers")))
     out.push_back("transformer_config.py:786: full recompute needs a recompute method and layer count");
-  if (tp == 1 && args.has("--sequence-parallel")) // :853 drops it: the run would not be the one simulated
-    out.push_back("arguments.py:853: --sequence-parallel at tp 1 is switched off by Megatron-LM");
+  if (tp == 1 && args.has("--sequence-parallel")) // :850-853 drops it: the run would not be the one simulated
+    out.push_back("arguments.py:853: --sequence-parallel at tp 1, which Megatron-LM silently switches off (HetSim's "
+                  "rule: the run would not be the one simulated)");
   if ((tp > 1 || cp > 1) && !fsdp && !launch.one_cuda_connection) // :872, before Blackwell
     out.push_back("arguments.py:872: tp or cp > 1 requires CUDA_DEVICE_MAX_CONNECTIONS=1");
   if (args.integer("--num-attention-heads", 0) % tp != 0) // core/transformer/transformer_config.py:646
     out.push_back("transformer_config.py:646: heads must be a multiple of tp");
+  if (args.has("--num-query-groups") && args.integer("--num-query-groups", 0) % tp != 0) // transformer_config.py:661
+    out.push_back("transformer_config.py:661: query groups must be a multiple of tp");
+  for (const char* required : {"--num-layers", "--hidden-size", "--num-attention-heads", "--seq-length",
+                               "--max-position-embeddings"}) // arguments.py:754-757 (_check_arg_is_not_none)
+    if (!args.has(required))
+      out.push_back(std::string("arguments.py:754: ") + required + " is required");
   if (ep > 1) { // :953-957
     const long long experts = args.integer("--num-experts", 0);
     if (experts <= 0 || experts % ep != 0)
@@ -282,7 +289,7 @@ std::vector<std::string> megatron_objections(const MegatronLaunch& launch)
   for (const Argument& a : launch.args) {
     check_parse(a, out);
     if (++seen[a.flag] == 2)
-      out.push_back(a.flag + " given twice");
+      out.push_back(a.flag + " given twice (argparse keeps the last: an export bug, not Megatron-LM's rule)");
   }
   check_validate_args(launch, out);
   return out;
@@ -334,10 +341,12 @@ std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int 
   const int stage = config.contains("zero_optimization") ? config["zero_optimization"].value("stage", 0) : 0;
   if (pipeline_stages > 1 && stage >= 2) // runtime/pipe/engine.py:78
     out.push_back("runtime/pipe/engine.py:78: ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism");
-  if (config.contains("communication_data_type")) { // runtime/config.py:193-207
-    const std::string type = config["communication_data_type"].get<std::string>();
-    if (type != "fp32" && type != "fp16" && type != "bf16")
-      out.push_back("runtime/config.py:207: communication_data_type '" + type + "' is not fp16, bf16 or fp32");
+  if (const auto type = config.find("communication_data_type");
+      type != config.end() && !type->is_null()) { // runtime/config.py:193-207: null, or lowercased one of three
+    std::string name = type->is_string() ? type->get<std::string>() : type->dump();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (name != "fp32" && name != "fp16" && name != "bf16")
+      out.push_back("runtime/config.py:207: communication_data_type '" + name + "' is not fp16, bf16 or fp32");
   }
   return out;
 }

@@ -268,6 +268,9 @@ TEST_CASE("the checks hold Megatron-LM's own objections: its parser's list, vali
             .find("arguments.py:843") != std::string::npos);
   CHECK(objections({{"--num-attention-heads", "15"}, {"--kv-channels", "64"}}).find("transformer_config.py:646") !=
         std::string::npos);
+  CHECK(objections({{"--group-query-attention", ""}, {"--num-query-groups", "3"}}).find("transformer_config.py:661") !=
+        std::string::npos);
+  CHECK(objections({{"--max-position-embeddings", "-"}}).find("arguments.py:754") != std::string::npos);
 }
 
 TEST_CASE("rotary positions as the config gives them: base, share of a head, Llama 3's scaling; others refused")

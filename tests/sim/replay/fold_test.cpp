@@ -150,12 +150,37 @@ TEST_CASE("context-parallel groups fold whole: their rings run as in the full re
         const long kept = std::count_if(fold.replicas.begin(), fold.replicas.end(),
                                         [&](int rank) { return plan.context_group_first(rank) == first; });
         CHECK((kept == plan.cp || kept == 2));
-        ranks_kept_of_cp = std::min(ranks_kept_of_cp, static_cast<int>(kept));
+        if (plan.cp >= 4)
+          ranks_kept_of_cp = std::min(ranks_kept_of_cp, static_cast<int>(kept));
       }
     }
   }
   CHECK(folded >= 3);
-  CHECK(ranks_kept_of_cp == 2); // the plan with a node per context-parallel rank folds its groups
+  CHECK(ranks_kept_of_cp == 2); // the cp 4 plan with a node per context-parallel rank keeps 2 of each group
+}
+
+TEST_CASE("context-parallel ranks fold only onto ranks that sit as they do: NICs of two speeds keep every rank")
+{
+  // Eight DGX-like nodes of one GPU whose NICs alternate 400 and 200 Gb/s: every ring edge has the slower
+  // card's type, but a rank on a 200 Gb/s node cannot stand for one on a 400 Gb/s node.
+  nlohmann::json nodes = nlohmann::json::array();
+  for (int n = 0; n < 8; ++n)
+    nodes.push_back({{"name", "n" + std::to_string(n)},
+                     {"gpu", "A100-SXM4-80GB"},
+                     {"devices", 8},
+                     {"intra_node", {{"bandwidth_GBps", 300}, {"latency_us", 2}}},
+                     {"nic", {{"bandwidth_gbps", n % 2 == 0 ? 400 : 200}, {"latency_us", 3}}}});
+  const Cluster cluster = cluster_from_json(
+      {{"name", "mixed_nics"}, {"regions", {{{"name", "dc"}, {"latency_us", 2}, {"nodes", nodes}}}}}, "mixed_nics");
+  const models::Workload llama = models::load_workload("preset:llama-2-7b");
+  const strategies::Plan plan  = plan_of(
+      {{"tp", 8}, {"pp", 1}, {"cp", 4}, {"dp", 2}, {"micro_batch", 1}, {"grad_accum", 2}}, cluster, llama);
+  const strategies::Fold fold = strategies::find_fold(plan, strategies::problem_for_plan(cluster, llama, plan));
+  for (int replica : fold.replicas) // whole context-parallel groups
+    CHECK(std::count_if(fold.replicas.begin(), fold.replicas.end(), [&](int rank) {
+            return plan.context_group_first(rank) == plan.context_group_first(replica);
+          }) == plan.cp);
+  check_agreement(replay_both(cluster, llama, plan));
 }
 
 TEST_CASE("the default scenario folds and agrees with the full replay")
