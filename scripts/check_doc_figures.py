@@ -54,8 +54,9 @@ def writer_names(script):
 
 
 def blocks(page, problems):
-    """{name: line of its opening marker} of the page's well-formed, closed blocks; malformed ones go to problems."""
-    found, open_block = {}, None  # open_block: (name, line number)
+    """{name: (line of its opening marker, script it names, its text)} of the page's well-formed blocks (the text
+    of a block never closed is None); malformed ones go to problems."""
+    found, open_block, body = {}, None, []  # open_block: (name, line number); body: its lines so far
     where = display(page)
     for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
         start, end = common.FIGURES_START.match(line), common.FIGURES_END.match(line)
@@ -69,18 +70,22 @@ def blocks(page, problems):
             if open_block:
                 problems.append(f"{where}:{open_block[1]}: the figures of {open_block[0]} are not closed before "
                                 f"line {number} opens {start['name']}'s")
-            open_block = (start["name"], number)
+            open_block, body = (start["name"], number), []
             if start["name"] in found:
                 problems.append(f"{where}:{number}: a second block of {start['name']}'s figures (the first at line "
                                 f"{found[start['name']][0]})")
-            found.setdefault(start["name"], (number, start["script"]))
+            found.setdefault(start["name"], (number, start["script"], None))
         elif end:
             if not open_block:
                 problems.append(f"{where}:{number}: '{line.strip()}' closes no open block")
             elif end["name"] != open_block[0]:
                 problems.append(f"{where}:{number}: '{line.strip()}' closes the block of {open_block[0]} opened at "
                                 f"line {open_block[1]}")
+            elif found[end["name"]][0] == open_block[1]:  # the first block of that name: its text
+                found[end["name"]] = found[end["name"]][:2] + ("\n".join(body),)
             open_block = None
+        elif open_block:
+            body.append(line)
     if open_block:
         problems.append(f"{where}:{open_block[1]}: the figures of {open_block[0]} are never closed "
                         f"('{common.figures_end(open_block[0])}')")
@@ -91,30 +96,18 @@ QUOTED_RUN = re.compile(r"experiments/([A-Za-z0-9_]+)/run\.(?:py|sh)")
 FIGURE = re.compile(r"\d[\d,]*\.\d+|\d+(?:\.\d+)?%")  # 2.40, 126.3, 7.9%, 31%: what a run measures
 
 
-def block_text(page, name):
-    """The text of NAME's figures block on the page, or None."""
-    inside, lines = False, []
-    for line in page.read_text(encoding="utf-8").splitlines():
-        if common.FIGURES_START.match(line) and common.FIGURES_START.match(line)["name"] == name:
-            inside = True
-        elif inside and common.FIGURES_END.match(line):
-            return "\n".join(lines)
-        elif inside:
-            lines.append(line)
-    return None
-
-
-def quoted_figures(page, experiments_page, problems):
+def quoted_figures(page, experiments_page, texts, problems):
     """Table rows of `page` that quote an experiment (its run script in a cell): the current figures of the row's
-    second cell (up to its first ';', after which rows give history) must be in that experiment's block, so that a
-    run that moves a figure fails here until the quote follows. Returns how many figures were checked."""
+    second cell (up to its first ';', after which rows give history) must be in that experiment's block (`texts`:
+    experiments_page's blocks by name), so that a run that moves a figure fails here until the quote follows.
+    Returns how many figures were checked."""
     checked = 0
     for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
         cells = [c.strip() for c in line.split(" | ")]
         runs = QUOTED_RUN.findall(line)
         if not line.startswith("|") or len(cells) < 3 or not runs:
             continue
-        block = block_text(experiments_page, runs[0])
+        block = texts.get(runs[0])
         if block is None:
             continue  # an experiment without figures of its own (the check above says which must have them)
         for figure in FIGURE.findall(cells[1].split(";")[0]):
@@ -134,9 +127,13 @@ def main():
     docs, experiments = args.docs.resolve(), args.experiments.resolve()
     problems = []
     documented = {}  # name -> (page, line) of every block in docs/
+    texts = {}  # name -> text of each block of docs/experiments.md
     for page in sorted(docs.glob("*.md")):
         where = display(page)
-        for name, (number, script) in blocks(page, problems).items():
+        found = blocks(page, problems)
+        if page == docs / "experiments.md":
+            texts = {name: text for name, (_, _, text) in found.items()}
+        for name, (number, script, _) in found.items():
             documented.setdefault(name, (page, number))
             run = run_script(experiments / name)
             if run is None:
@@ -162,7 +159,8 @@ def main():
                 problems.append(f"{script}: writes the figures of {name}, but {display(page)} has no "
                                 f"block for them ({common.figures_start(name, script)} ... "
                                 f"{common.figures_end(name)})")
-    quotes = sum(quoted_figures(quoting, page, problems) for quoting in sorted(docs.glob("*.md")) if quoting != page)
+    quotes = sum(quoted_figures(quoting, page, texts, problems) for quoting in sorted(docs.glob("*.md"))
+                 if quoting != page)
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:

@@ -36,6 +36,18 @@ std::array<double, 4> edge_type(const Cluster& cluster, int a, int b)
           cluster.region_of(a) == cluster.region_of(b) ? 1.0 : 0.0, path.latency_s, path.bandwidth_bytes_per_s};
 }
 
+/// Appends what device `id` is, for comparing placements: its GPU, region, node (numbered by `node_label` in order
+/// of first appearance) and the node's links.
+void append_device(std::vector<double>& signature, const Cluster& cluster, int id, std::map<int, int>& node_label)
+{
+  const Device& device = cluster.device(id);
+  const Node& node     = cluster.nodes()[device.node];
+  const int label      = node_label.emplace(device.node, static_cast<int>(node_label.size())).first->second;
+  signature.insert(signature.end(), {static_cast<double>(device.gpu), static_cast<double>(node.region),
+                                     static_cast<double>(label), node.intra.bandwidth_bytes_per_s,
+                                     node.intra.latency_s, node.nic.bandwidth_bytes_per_s, node.nic.latency_s});
+}
+
 /// Whether every data-parallel ring is the same sequence of edges repeated once per node group: groups of
 /// consecutive replicas whose members, position by position, have edges of the same type to their successors
 /// (the last one's to the next group's first). A step-by-step ring runs at the pace of its slowest edges, but
@@ -119,15 +131,8 @@ std::vector<int> fold_replicas(const Plan& plan, const Cluster& cluster)
       for (int m = 0; m < plan.grad_accum[r]; ++m)
         signature.push_back(plan.micro_batch_samples(r, m));
       for (int s = 0; s < plan.pp; ++s)
-        for (int t = 0; t < plan.tp; ++t) {
-          const Device& device = cluster.device(plan.device(s, r, t));
-          const Node& node     = cluster.nodes()[device.node];
-          const int label      = node_label.emplace(device.node, static_cast<int>(node_label.size())).first->second;
-          signature.insert(signature.end(), {static_cast<double>(device.gpu), static_cast<double>(node.region),
-                                             static_cast<double>(label), node.intra.bandwidth_bytes_per_s,
-                                             node.intra.latency_s, node.nic.bandwidth_bytes_per_s,
-                                             node.nic.latency_s});
-        }
+        for (int t = 0; t < plan.tp; ++t)
+          append_device(signature, cluster, plan.device(s, r, t), node_label);
     }
     classes[std::move(signature)].push_back(static_cast<int>(g));
   }
@@ -179,14 +184,8 @@ std::vector<double> rank_surroundings(const Plan& plan, const Cluster& cluster, 
     signature.insert(signature.end(), edge.begin(), edge.end());
   };
   for (int t = 0; t < plan.tp; ++t) {
-    for (int s = 0; s < plan.pp; ++s) {
-      const Device& device = cluster.device(plan.device(s, r, t));
-      const Node& node     = cluster.nodes()[device.node];
-      const int label      = node_label.emplace(device.node, static_cast<int>(node_label.size())).first->second;
-      signature.insert(signature.end(), {static_cast<double>(device.gpu), static_cast<double>(node.region),
-                                         static_cast<double>(label), node.intra.bandwidth_bytes_per_s,
-                                         node.intra.latency_s, node.nic.bandwidth_bytes_per_s, node.nic.latency_s});
-    }
+    for (int s = 0; s < plan.pp; ++s)
+      append_device(signature, cluster, plan.device(s, r, t), node_label);
     for (int k = 0; k + 1 < plan.chunk_count(); ++k)
       add_edge(plan.device(plan.chunk_stage(k), r, t), plan.device(plan.chunk_stage(k + 1), r, t));
     if (plan.pp > 1)
@@ -195,16 +194,16 @@ std::vector<double> rank_surroundings(const Plan& plan, const Cluster& cluster, 
   return signature;
 }
 
-/// Per data-parallel rank: `standing` with the ranks of every context-parallel group folded as well, the way
-/// tensor-parallel ranks fold (cp in blocks, the first rank of each replayed), when that stays exact: cp at least
-/// 4 with a divisor above 1, ring collectives, every context-parallel and data-parallel ring made of edges of one
-/// type between devices of one GPU (so that a ring of the kept ranks runs as the whole one), and every rank with
-/// the surroundings of the rank that stands for it. `standing` as it is otherwise.
-std::vector<int> fold_context_ranks(const Plan& plan, const Cluster& cluster, std::vector<int> standing)
+/// Per data-parallel rank: the rank of its context-parallel group that stands for it when those ranks fold, the
+/// way tensor-parallel ranks do (cp in blocks, the first rank of each replayed); empty when they do not. They fold
+/// when that stays exact: cp at least 4 with a divisor above 1, ring collectives, every context-parallel and
+/// data-parallel ring made of edges of one type between devices of one GPU (so that a ring of the kept ranks runs
+/// as the whole one), and every rank with the surroundings of the rank that stands for it.
+std::vector<int> context_rank_heads(const Plan& plan, const Cluster& cluster)
 {
   const int blocks = smallest_divisor_above_one(plan.cp);
   if (plan.cp < 4 || blocks == plan.cp || plan.collective_algorithm != CollectiveAlgorithm::ring)
-    return standing;
+    return {};
   for (int s = 0; s < plan.pp; ++s)
     for (int t = 0; t < plan.tp; ++t) {
       const auto device = [&](int r) { return plan.device(s, r, t); };
@@ -215,19 +214,30 @@ std::vector<int> fold_context_ranks(const Plan& plan, const Cluster& cluster, st
         if (cluster.device(device(r)).gpu != cluster.device(device(0)).gpu ||
             edge_type(cluster, device(r), device(next)) != edge ||
             edge_type(cluster, device(r), device((r + 1) % plan.dp)) != edge) // round the data-parallel ring
-          return standing;
+          return {};
       }
     }
-  const std::vector<int> heads = block_heads(plan.cp, blocks);
-  for (int r = 0; r < plan.dp; ++r) { // a rank stands for others only where it sits as they do
+  const std::vector<int> positions = block_heads(plan.cp, blocks);
+  std::vector<int> heads(plan.dp);
+  std::vector<std::vector<double>> surroundings(plan.dp);
+  for (int r = 0; r < plan.dp; ++r) {
     const int first = plan.context_group_first(r);
-    if (rank_surroundings(plan, cluster, r) != rank_surroundings(plan, cluster, first + heads[r - first]))
-      return standing;
+    heads[r]        = first + positions[r - first];
+    surroundings[r] = rank_surroundings(plan, cluster, r);
   }
-  for (int& stand : standing) {
-    const int first = plan.context_group_first(stand);
-    stand           = first + heads[stand - first];
-  }
+  for (int r = 0; r < plan.dp; ++r) // a rank stands for others only where it sits as they do
+    if (surroundings[r] != surroundings[heads[r]])
+      return {};
+  return heads;
+}
+
+/// `standing` (per data-parallel rank, the rank standing for it) with context-parallel ranks folded as `heads`
+/// says (context_rank_heads; none when empty).
+std::vector<int> fold_context_ranks(std::vector<int> standing, const std::vector<int>& heads)
+{
+  if (!heads.empty())
+    for (int& stand : standing)
+      stand = heads[stand];
   return standing;
 }
 
@@ -457,8 +467,9 @@ Fold find_fold(const Plan& plan, const Problem& problem)
     return make_fold(plan, cluster, replicas, ranks);
 
   const std::vector<int> folded_replicas = fold_replicas(plan, cluster);
-  const std::vector<int> folded_context  = fold_context_ranks(plan, cluster, folded_replicas);
-  const std::vector<int> context_only    = fold_context_ranks(plan, cluster, replicas);
+  const std::vector<int> context_heads   = context_rank_heads(plan, cluster);
+  const std::vector<int> folded_context  = fold_context_ranks(folded_replicas, context_heads);
+  const std::vector<int> context_only    = fold_context_ranks(replicas, context_heads);
   const std::vector<int> folded_ranks    = fold_tp_ranks(plan, cluster);
   using Choice = std::pair<const std::vector<int>*, const std::vector<int>*>;
   // From the most folded to the least; a choice the link counts reject gives way to the next.

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -100,28 +101,6 @@ void check_parse(const Argument& a, std::vector<std::string>& out)
     if (!option.choices.empty() && std::find(option.choices.begin(), option.choices.end(), value) == option.choices.end())
       out.push_back(a.flag + " '" + value + "': not one of its choices");
   }
-}
-
-/// The stages of a pipeline layout ("Et*3|t*4,L"): each stage's layer letters, "t*n" expanded, commas dropped.
-std::vector<std::string> layout_stages(const std::string& layout)
-{
-  std::vector<std::string> stages(1);
-  for (std::size_t i = 0; i < layout.size(); ++i) {
-    const char c = layout[i];
-    if (c == '|') {
-      stages.emplace_back();
-    } else if (c == '*') {
-      std::size_t end = i + 1;
-      while (end < layout.size() && std::isdigit(static_cast<unsigned char>(layout[end])))
-        ++end;
-      const int count = std::stoi(layout.substr(i + 1, end - i - 1));
-      stages.back().append(count - 1, stages.back().back());
-      i = end - 1;
-    } else if (c != ',') {
-      stages.back() += c;
-    }
-  }
-  return stages;
 }
 
 class Args {
@@ -349,6 +328,27 @@ std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int 
       out.push_back("runtime/config.py:207: communication_data_type '" + name + "' is not fp16, bf16 or fp32");
   }
   return out;
+}
+
+std::vector<std::string> layout_stages(const std::string& layout)
+{
+  std::vector<std::string> stages(1);
+  for (std::size_t i = 0; i < layout.size(); ++i) {
+    const char c = layout[i];
+    if (c == '|') {
+      stages.emplace_back();
+    } else if (c == '*') {
+      std::size_t end = i + 1;
+      while (end < layout.size() && std::isdigit(static_cast<unsigned char>(layout[end])))
+        ++end;
+      const int count = std::stoi(layout.substr(i + 1, end - i - 1));
+      stages.back().append(count - 1, stages.back().back());
+      i = end - 1;
+    } else if (c != ',') {
+      stages.back() += c;
+    }
+  }
+  return stages;
 }
 
 MegatronLaunch read_megatron_args_sh(const std::string& text, int world_size)

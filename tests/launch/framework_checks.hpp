@@ -37,6 +37,10 @@ std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int 
 /// CUDA_DEVICE_MAX_CONNECTIONS=1.
 MegatronLaunch read_megatron_args_sh(const std::string& text, int world_size);
 
+/// The stages of a pipeline layout ("Et*3|t*4,L") as Megatron-Core reads it: each stage's layer letters, "t*n"
+/// expanded, commas dropped.
+std::vector<std::string> layout_stages(const std::string& layout);
+
 /// The export's megatron_args.sh as Megatron-LM reads it: each objection a failed doctest check (a test that
 /// calls this needs doctest), the arguments by flag.
 std::map<std::string, std::string> launched_megatron(const ExportInputs& inputs);

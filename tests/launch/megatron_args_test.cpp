@@ -8,7 +8,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
@@ -17,36 +16,6 @@
 using namespace hetsim;
 using namespace hetsim::launch;
 using namespace hetsim::launch::testing;
-
-namespace {
-
-/// Stages of a layout string, with "t*n" expanded and commas dropped, as Megatron-Core reads it.
-std::vector<std::string> layout_stages(const std::string& layout)
-{
-  std::string flat;
-  for (std::size_t i = 0; i < layout.size(); ++i) {
-    if (layout[i] == ',')
-      continue;
-    if (layout[i] == '*') {
-      std::size_t digits = i + 1;
-      while (digits < layout.size() && std::isdigit(static_cast<unsigned char>(layout[digits])))
-        ++digits;
-      flat.append(std::stoi(layout.substr(i + 1, digits - i - 1)) - 1, flat.back());
-      i = digits - 1;
-      continue;
-    }
-    flat += layout[i];
-  }
-  std::vector<std::string> stages(1);
-  for (char c : flat)
-    if (c == '|')
-      stages.emplace_back();
-    else
-      stages.back().push_back(c);
-  return stages;
-}
-
-} // namespace
 
 TEST_CASE("Megatron-LM arguments carry the plan's degrees, batches, precision, recompute and model")
 {
