@@ -371,7 +371,8 @@ CommandRunner add_search_command(CLI::App& app)
                       "--list-planners shows each planner's");
   command->add_flag("--pipelined-rings", options->pipelined_rings, "simulate ring phases as pipelined flows");
   command->add_flag("--exact", options->exact,
-                    "re-score every device's tasks instead of folding identical devices (see hetsim simulate)");
+                    "re-score every device's and every micro-batch's tasks instead of folding identical devices "
+                    "and repeating a pipeline's steady state (see hetsim simulate)");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "simulate collectives inside one node with the alpha-beta model");
   return [options] { return run_search(*options); };

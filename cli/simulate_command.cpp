@@ -191,12 +191,22 @@ int run_simulate(SimulateOptions& options)
     sim_options.trace_devices = trace_devices;
   }
   sim_options.links               = true;
+  sim_options.exact               = options.exact || !slowdowns.empty();
   sim_options.progress            = replay_progress();
   std::optional<SlowdownEffects> effects;
   if (!slowdowns.empty())
     effects = slowdown_effects(slowdowns, plan, problem, schedule, sim_options);
   sim_options.slowdowns           = slowdowns.empty() ? nullptr : &slowdowns;
   sim::SimResult result           = sim::simulate(plan, problem, schedule, sim_options);
+  if (const auto& repeated = result.repeated) {
+    if (repeated->period_s > 0)
+      std::printf("repeated: replayed %d of %d micro-batches per replica, whose steady state repeats every %.4g s "
+                  "(--exact replays them all)\n",
+                  repeated->replayed, repeated->micro_batches, repeated->period_s);
+    else
+      std::printf("repeated: no steady state in a replay of %d of %d micro-batches; replayed them all\n",
+                  repeated->replayed, repeated->micro_batches);
+  }
 
   sim::print_report(result.report, std::cout);
   if (effects)
@@ -269,8 +279,9 @@ CommandRunner add_simulate_command(CLI::App& app)
                       "write only these devices' events to the trace, e.g. 0,8-15 (one per pipeline stage keeps a "
                       "thousand-GPU trace small), or `representatives`: the devices a folded replay replayed");
   command->add_flag("--exact", options->exact,
-                    "replay every device, even those that identical devices on equivalent links would stand for "
-                    "(by default a symmetric job is folded: see docs/modelling.md, Folding)");
+                    "replay every device, even those that identical devices on equivalent links would stand for, "
+                    "and every micro-batch, even those a 1F1B pipeline's repeated steady state would stand for (by "
+                    "default both fold: see docs/modelling.md, Folding)");
   command->add_flag("--allow-oom", options->allow_oom, "simulate a plan even when a device runs out of memory");
   command->add_flag("--analytic-intra-node", options->analytic_intra_node,
                     "time collectives that stay inside one node with the alpha-beta model instead of flows "

@@ -42,6 +42,7 @@ nlohmann::json validate_pytorch_trace(const std::string& file, const std::string
   const Scenario& scenario         = *run.scenario;
   sim::SimOptions sim_options;
   sim_options.calibration    = calibration;
+  sim_options.exact          = true; // compared task by task, on the schedule the run measured
   const sim::SimResult result = sim::simulate(scenario.plan, scenario.problem, run.schedule, sim_options);
   const traces::PytorchComparison c = traces::compare_pytorch_trace(
       trace, result.trace, run.schedule, scenario.cluster, scenario.workload,
@@ -95,6 +96,7 @@ int run_validate(const ValidateOptions& options)
     const strategies::Schedule& schedule = run.schedule;
     sim::SimOptions sim_options;
     sim_options.calibration = calibration ? &*calibration : nullptr;
+    sim_options.exact       = true; // compared task by task, on the schedule the run measured
     sim::SimResult result = sim::simulate(scenario.plan, scenario.problem, schedule, sim_options);
     if (!trace.kernels.empty()) // measured with --trace-kernels: compare kernel by kernel too
       result.trace.kernels = traces::predicted_kernel_events(

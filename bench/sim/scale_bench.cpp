@@ -1,8 +1,9 @@
-/// The largest jobs, replayed as `hetsim simulate` replays them by default (folded: strategies/lowering/fold.hpp,
-/// links recorded, no trace). Wall time (the simulation runs in a child process) and the child's peak memory.
+/// The largest jobs, replayed as `hetsim simulate` replays them by default (devices folded:
+/// strategies/lowering/fold.hpp; a 1F1B steady state repeated: sim/simulate/steady_state.hpp; links recorded, no
+/// trace). Wall time (the simulation runs in a child process) and the child's peak memory.
 ///
 /// Goals: Llama-2-70B on 768 A100 (preset llama-2-70b-768) < 5 s and < 1 GiB; Megatron's 1T GPT on 3,072 A100
-/// (preset megatron-1t-3072) < 60 s and < 4 GiB; Llama 3.1 405B on 16,384 H100 (preset llama-3-405b-16k)
+/// (preset megatron-1t-3072) < 20 s and < 4 GiB; Llama 3.1 405B on 16,384 H100 (preset llama-3-405b-16k)
 /// < 120 s and < 8 GiB; its 131,072-token stage with context parallelism 16 (preset llama-3-405b-cp16, 133 M
 /// tasks unfolded) replays; the same Llama 3.1 405B plan at dp 1,024 on 131,072 H100 (16,384 nodes) < 15 s; the
 /// world-wide geo default scenario no slower than before folding (0.17 s); and the same
@@ -33,30 +34,45 @@ double children_peak_rss_gib()
   return usage.ru_maxrss / (1024.0 * 1024.0); // KiB on Linux
 }
 
-/// Lowers (folded) and replays one iteration; returns the simulated iteration time.
-double simulate_default(const strategies::Plan& plan, const strategies::Problem& problem, std::size_t* tasks = nullptr)
+/// What one replay did: the schedule's tasks, and the micro-batches per replica it replayed of those it has.
+struct ReplayCounts {
+  std::size_t tasks          = 0;
+  int micro_batches          = 0;
+  int replayed_micro_batches = 0;
+};
+
+/// Lowers (folded) and replays one iteration as `hetsim simulate` does; returns the simulated iteration time.
+double simulate_default(const strategies::Plan& plan, const strategies::Problem& problem,
+                        ReplayCounts* counts = nullptr)
 {
   const strategies::Schedule schedule = strategies::lower_for_replay(plan, problem, false);
-  if (tasks)
-    *tasks = schedule.tasks.size();
   sim::SimOptions options;
-  options.trace = false;
-  options.links = true;
-  return sim::simulate(plan, problem, schedule, options).report.iteration_time_s;
+  options.trace                = false;
+  options.links                = true;
+  const sim::SimResult result = sim::simulate(plan, problem, schedule, options);
+  if (counts) {
+    counts->tasks         = schedule.tasks.size();
+    counts->micro_batches = plan.grad_accum.front();
+    counts->replayed_micro_batches =
+        result.repeated && result.repeated->period_s > 0 ? result.repeated->replayed : counts->micro_batches;
+  }
+  return result.report.iteration_time_s;
 }
 
 /// Replays the plan each iteration of the benchmark, with its counters.
 void replay_counting(benchmark::State& state, const Cluster& cluster, const strategies::Plan& plan,
                      const strategies::Problem& problem)
 {
-  double iteration_s              = 0;
-  std::size_t tasks               = 0;
+  double iteration_s = 0;
+  ReplayCounts counts;
   for (auto _ : state)
-    iteration_s = simulate_default(plan, problem, &tasks);
-  state.counters["devices"]               = cluster.device_count();
-  state.counters["replayed_tasks"]        = static_cast<double>(tasks);
-  state.counters["simulated_iteration_s"] = iteration_s;
-  state.counters["child_peak_rss_GiB"]    = children_peak_rss_gib();
+    iteration_s = simulate_default(plan, problem, &counts);
+  state.counters["devices"]                = cluster.device_count();
+  state.counters["tasks"]                  = static_cast<double>(counts.tasks);
+  state.counters["micro_batches"]          = counts.micro_batches;
+  state.counters["replayed_micro_batches"] = counts.replayed_micro_batches;
+  state.counters["simulated_iteration_s"]  = iteration_s;
+  state.counters["child_peak_rss_GiB"]     = children_peak_rss_gib();
 }
 
 void preset(benchmark::State& state, const char* cluster_preset, const char* model_preset, const char* plan_preset)

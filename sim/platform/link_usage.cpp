@@ -51,13 +51,18 @@ LinkUsageRecorder::FlowHandle LinkUsageRecorder::flow_started(int src, int dst, 
 {
   for (int link : route(src, dst))
     bytes_[link] += bytes;
-  return in_flight_starts_.insert(start_s);
+  FlowHandle handle{in_flight_starts_.insert(start_s), flows_.size()};
+  if (keep_flows_)
+    flows_.push_back(LoggedFlow{src, dst, bytes, start_s, start_s});
+  return handle;
 }
 
 void LinkUsageRecorder::flow_ended(FlowHandle handle, int src, int dst, double end_s)
 {
-  const double start_s = *handle;
-  in_flight_starts_.erase(handle);
+  const double start_s = *handle.start;
+  in_flight_starts_.erase(handle.start);
+  if (keep_flows_ && handle.logged < flows_.size())
+    flows_[handle.logged].end_s = end_s;
   if (end_s <= start_s)
     return;
   const double horizon_s = in_flight_starts_.empty() ? end_s : std::min(*in_flight_starts_.begin(), end_s);
@@ -98,6 +103,49 @@ std::vector<LinkUsage> LinkUsageRecorder::totals()
     usage.push_back(LinkUsage{links[i].label, links[i].kind, links[i].bandwidth_bytes_per_s, bytes_[i], busy_s_[i]});
   }
   return usage;
+}
+
+std::vector<LinkUsage> LinkUsageRecorder::usage_between(double from_s, double to_s)
+{
+  if (!keep_flows_)
+    throw InternalError("link usage: usage_between without keep_flows");
+  const auto& links = platform_.links();
+  std::vector<double> bytes(links.size(), 0.0);
+  std::vector<std::vector<Interval>> on_link(links.size());
+  for (const LoggedFlow& flow : flows_) {
+    const auto& links_crossed = route(flow.src, flow.dst);
+    if (flow.start_s >= from_s && flow.start_s < to_s)
+      for (int link : links_crossed)
+        bytes[link] += flow.bytes;
+    const double lo = std::max(flow.start_s, from_s), hi = std::min(flow.end_s, to_s);
+    if (hi > lo)
+      for (int link : links_crossed)
+        on_link[link].emplace_back(lo, hi);
+  }
+  std::vector<LinkUsage> usage;
+  usage.reserve(links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    auto& intervals = on_link[i];
+    std::sort(intervals.begin(), intervals.end());
+    double busy_s = 0, reach_s = -std::numeric_limits<double>::infinity();
+    for (const auto& [start_s, end_s] : intervals) { // the part of each interval beyond those before it
+      if (end_s > reach_s)
+        busy_s += end_s - std::max(start_s, reach_s);
+      reach_s = std::max(reach_s, end_s);
+    }
+    usage.push_back(LinkUsage{links[i].label, links[i].kind, links[i].bandwidth_bytes_per_s, bytes[i], busy_s});
+  }
+  return usage;
+}
+
+void add_repeated(std::vector<LinkUsage>& usage, const std::vector<LinkUsage>& window, int repeats)
+{
+  if (usage.size() != window.size())
+    throw InternalError("link usage: a repeated window of another platform");
+  for (std::size_t i = 0; i < usage.size(); ++i) {
+    usage[i].bytes += repeats * window[i].bytes;
+    usage[i].busy_s += repeats * window[i].busy_s;
+  }
 }
 
 std::string link_usage_to_bytes(const std::vector<LinkUsage>& usage)

@@ -35,13 +35,22 @@ public:
   explicit LinkUsageRecorder(const Platform& platform);
 
   /// A flow of `bytes` from device src to dst starts at `start_s`; returns a handle for flow_ended.
-  using FlowHandle = std::multiset<double>::iterator;
+  struct FlowHandle {
+    std::multiset<double>::iterator start;
+    std::size_t logged = 0; ///< its place in the flow log, when flows are kept
+  };
   FlowHandle flow_started(int src, int dst, double bytes, double start_s);
   /// The flow started as `handle` moved its bytes from its start to `end_s`.
   void flow_ended(FlowHandle handle, int src, int dst, double end_s);
 
   /// Every link's totals, in Platform::links() order; call once all flows have ended.
   std::vector<LinkUsage> totals();
+
+  /// Keep every flow from now on, so that usage_between can be asked once the replay has ended.
+  void keep_flows() { keep_flows_ = true; }
+  /// Every link's usage within [from_s, to_s), in Platform::links() order: the bytes of the flows that started
+  /// in it and the time at least one flow was on the link in it. Needs keep_flows() before the replay.
+  std::vector<LinkUsage> usage_between(double from_s, double to_s);
 
 private:
   using Interval = std::pair<double, double>;
@@ -55,7 +64,17 @@ private:
   std::vector<std::vector<Interval>> unsettled_;
   std::multiset<double> in_flight_starts_;
   std::unordered_map<long long, std::vector<int>> routes_;
+  struct LoggedFlow {
+    int src = 0, dst = 0;
+    double bytes = 0, start_s = 0, end_s = 0;
+  };
+  bool keep_flows_ = false;
+  std::vector<LoggedFlow> flows_;
 };
+
+/// Adds `repeats` times `window`'s bytes and busy time to `usage` (both in Platform::links() order): a stretch of
+/// the replay that the iteration runs that many more times (sim/simulate/steady_state.hpp).
+void add_repeated(std::vector<LinkUsage>& usage, const std::vector<LinkUsage>& window, int repeats);
 
 /// The usage a full replay would have recorded, from a folded one on `platform` (strategies/lowering/fold.hpp):
 /// a NIC or WAN link replayed at 1/c of its bandwidth carried c times the bytes at its own bandwidth, and the

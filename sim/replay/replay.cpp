@@ -411,11 +411,17 @@ std::vector<TaskTiming> replay(Engine& engine, const Platform& platform, const S
   std::optional<LinkUsageRecorder> usage;
   if (options.link_usage)
     replayer.record_usage(&usage.emplace(platform));
+  if (usage && options.repeated_window)
+    usage->keep_flows();
   replayer.start();
   engine.run();
   auto timings = replayer.take_timings();
-  if (usage)
-    *options.link_usage = usage->totals();
+  if (!usage)
+    return timings;
+  *options.link_usage = usage->totals();
+  if (options.repeated_window)
+    if (const auto window = options.repeated_window(timings))
+      add_repeated(*options.link_usage, usage->usage_between(window->from_s, window->to_s), window->repeats);
   return timings;
 }
 

@@ -32,6 +32,13 @@ struct TaskTiming {
   double end_s   = 0;
 };
 
+/// A stretch of a replay that the iteration it stands for runs `repeats` more times (sim/simulate/steady_state.hpp).
+struct RepeatedWindow {
+  double from_s = 0;
+  double to_s   = 0;
+  int repeats   = 0;
+};
+
 struct ReplayOptions {
   /// Duration of a compute task (forward, backward, optimizer) on its device. Required.
   std::function<double(const strategies::Task&)> compute_seconds;
@@ -50,6 +57,9 @@ struct ReplayOptions {
   /// When set, receives every link's bytes and busy time over the replay (LinkUsageRecorder), in
   /// Platform::links() order.
   std::vector<LinkUsage>* link_usage = nullptr;
+  /// When set with link_usage, called in the simulation process with the replay's timings: the stretch of the
+  /// replay that the iteration repeats, if any, whose links' usage link_usage then counts that many times more.
+  std::function<std::optional<RepeatedWindow>(const std::vector<TaskTiming>&)> repeated_window;
   /// When set, devices and links slowed for a while (slowdowns.hpp), which replay_isolated builds its platform
   /// with (replay() takes them from the platform it is given); the schedule must not be folded.
   const std::vector<Slowdown>* slowdowns = nullptr;

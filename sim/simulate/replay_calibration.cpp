@@ -60,6 +60,7 @@ costmodel::Calibration fit_links_by_replay(const costmodel::Calibration& first_f
       run.problem.cluster = &calibrated;
       SimOptions options;
       options.calibration     = &calibration;
+      options.exact           = true; // compared task by task, on the schedule the run measured
       const SimResult result = simulate(*run.plan, run.problem, *run.schedule, options);
       for (const auto& [link, seconds] : communication_seconds(result.trace))
         simulated[link] += seconds;

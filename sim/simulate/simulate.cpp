@@ -5,7 +5,9 @@
 #include "sim/replay/durations.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/report/memory_track.hpp"
+#include "sim/simulate/steady_state.hpp"
 #include "strategies/lowering/fold.hpp"
+#include "strategies/lowering/lower.hpp"
 
 #include <algorithm>
 
@@ -73,27 +75,70 @@ ReplayOptions replay_options_for(const strategies::Plan& plan, const strategies:
   return replay_options;
 }
 
+namespace {
+
+/// Replays `schedule` with `replay_options`, filling `link_usage` when asked. A folded schedule replays on links
+/// narrowed for the traffic of the devices it does not replay.
+std::vector<TaskTiming> replay_schedule(const Cluster& cluster, const strategies::Schedule& schedule,
+                                        ReplayOptions replay_options, std::vector<LinkUsage>* link_usage)
+{
+  replay_options.link_usage = link_usage;
+  return schedule.fold
+             ? replay_isolated(strategies::folded_cluster(cluster, *schedule.fold), schedule, replay_options)
+             : replay_isolated(cluster, schedule, replay_options);
+}
+
+/// The timings of `schedule` from a replay of its steady state (steady_state.hpp), when the plan folds so and the
+/// steady state is found; `repeated` says what was replayed either way.
+std::optional<std::vector<TaskTiming>> replay_steady_state(const strategies::Plan& plan,
+                                                           const strategies::Problem& problem,
+                                                           const strategies::Schedule& schedule,
+                                                           const SimOptions& options,
+                                                           std::vector<LinkUsage>* link_usage,
+                                                           std::optional<RepeatedMicroBatches>& repeated)
+{
+  const int replayed = steady_state_micro_batches(plan);
+  if (replayed == 0 || options.exact || options.slowdowns)
+    return std::nullopt;
+  const int repeats                       = plan.grad_accum.front() - replayed;
+  const strategies::Plan shorter          = with_micro_batches(plan, replayed);
+  const strategies::Schedule shorter_tasks = strategies::lower_with_fold(shorter, problem, schedule.fold);
+  ReplayOptions replay_options            = replay_options_for(shorter, problem, shorter_tasks, options);
+  replay_options.repeated_window = [&shorter_tasks, repeats](const std::vector<TaskTiming>& timings) {
+    const auto steady = find_steady_state(shorter_tasks, timings);
+    return steady ? std::optional(repeated_window(*steady, repeats)) : std::nullopt;
+  };
+  const auto timings = replay_schedule(*problem.cluster, shorter_tasks, replay_options, link_usage);
+  repeated.emplace(RepeatedMicroBatches{replayed, plan.grad_accum.front(), 0});
+  const auto steady = find_steady_state(shorter_tasks, timings);
+  if (!steady)
+    return std::nullopt;
+  auto full = repeat_steady_state(shorter_tasks, timings, *steady, repeats, schedule);
+  if (full)
+    repeated->period_s = steady->period_s;
+  return full;
+}
+
+} // namespace
+
 SimResult simulate(const strategies::Plan& plan, const strategies::Problem& problem,
                    const strategies::Schedule& schedule, const SimOptions& options)
 {
-  ReplayOptions replay_options = replay_options_for(plan, problem, schedule, options);
-  const Cluster& cluster       = *problem.cluster;
+  const Cluster& cluster = *problem.cluster;
   std::vector<LinkUsage> link_usage;
-  if (options.links)
-    replay_options.link_usage = &link_usage;
-  // A folded schedule replays on links narrowed for the traffic of the devices it does not replay.
-  const std::vector<TaskTiming> timings =
-      schedule.fold ? replay_isolated(strategies::folded_cluster(cluster, *schedule.fold), schedule, replay_options)
-                    : replay_isolated(cluster, schedule, replay_options);
-
+  std::vector<LinkUsage>* usage = options.links ? &link_usage : nullptr;
   SimResult result;
-  result.report = make_report(plan, problem, schedule, timings);
+  auto timings = replay_steady_state(plan, problem, schedule, options, usage, result.repeated);
+  if (!timings)
+    timings = replay_schedule(cluster, schedule, replay_options_for(plan, problem, schedule, options), usage);
+
+  result.report = make_report(plan, problem, schedule, *timings);
   if (options.links)
     result.report.links = summarize_links(link_usage, result.report.iteration_time_s);
   if (options.trace) {
-    result.trace = make_trace(cluster, schedule, timings, problem.workload->seq_len, problem.dtype,
+    result.trace = make_trace(cluster, schedule, *timings, problem.workload->seq_len, problem.dtype,
                               options.trace_devices);
-    result.trace.memory = memory_track(schedule, timings, result.report.devices);
+    result.trace.memory = memory_track(schedule, *timings, result.report.devices);
     if (!options.trace_devices.empty())
       traces::keep_devices(result.trace, options.trace_devices);
   }

@@ -16,6 +16,7 @@
 #include "traces/trace.hpp"
 
 #include <functional>
+#include <optional>
 
 namespace hetsim::sim {
 
@@ -37,8 +38,9 @@ struct SimOptions {
   /// When not empty (ascending), the trace keeps these devices only; a folded replay then copies events to
   /// those devices only.
   std::vector<int> trace_devices;
-  /// Read by sim::rescore, which lowers the plans it simulates: true replays every device, false (the default)
-  /// folds identical ones (strategies::lower_for_replay). simulate() replays the schedule it is given.
+  /// True replays every micro-batch of the schedule simulate() is given; false (the default) replays a 1F1B
+  /// pipeline's steady state once and repeats it where the plan has enough micro-batches (steady_state.hpp).
+  /// sim::rescore, which lowers the plans it simulates, also replays every device (strategies::lower_for_replay).
   bool exact = false;
   /// Devices and links slowed for a while (slowdowns.hpp); the schedule must be lowered without folding.
   const std::vector<Slowdown>* slowdowns = nullptr;
@@ -46,9 +48,19 @@ struct SimOptions {
   std::function<void(long long done, long long total)> progress;
 };
 
+/// Micro-batch folding's outcome (steady_state.hpp): `replayed` of each replica's `micro_batches` were replayed,
+/// and the steady state repeats every `period_s`; 0 when none was found and the plan was replayed whole.
+struct RepeatedMicroBatches {
+  int replayed      = 0;
+  int micro_batches = 0;
+  double period_s   = 0;
+};
+
 struct SimResult {
   Report report;
   traces::Trace trace; ///< one event per task; empty when SimOptions::trace is off
+  /// Set when the replay tried micro-batch folding.
+  std::optional<RepeatedMicroBatches> repeated;
 };
 
 /// The options simulate() replays `schedule` with: compute durations from the cost model (or the profile), the

@@ -973,6 +973,18 @@ Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, 
   return schedule;
 }
 
+Schedule lower_with_fold(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold)
+{
+  HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
+  validate_plan(plan, *problem.cluster, *problem.workload, "plan");
+  const int device_count = problem.cluster->device_count();
+  if (!fold || !fold->folds())
+    return Lowering(plan, problem, "plan", nullptr).run(device_count);
+  Schedule schedule = Lowering(plan, problem, "plan", fold.get()).run(device_count);
+  schedule.fold     = std::move(fold);
+  return schedule;
+}
+
 int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)
 {
   const double prefetch = plan.framework.prefetch_params;

@@ -39,6 +39,10 @@ Schedule lower(const Plan& plan, const Problem& problem, const std::string& orig
 /// says that folding would make the plan fit.
 Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, const std::string& origin = "plan");
 
+/// lower_for_replay with a fold already found (for a plan of the same shape): the steady-state replay's plan of
+/// fewer micro-batches (sim/simulate/steady_state.hpp) folds as its full plan does, task for task.
+Schedule lower_with_fold(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold);
+
 /// Library calls one ZeRO-3 gather or reduce-scatter of `layer` takes under `plan`'s framework: one per
 /// parameter tensor with gather_per_tensor, else one.
 int zero3_calls(const models::Layer& layer, const Plan& plan);

@@ -34,6 +34,7 @@ Replays replay_both(const Cluster& cluster, const models::Workload& workload, co
   if (folded.fold)
     replays.summary = folded.fold->summary();
   replays.folded = sim::simulate(plan, problem, folded, options).report;
+  options.exact  = true;
   replays.exact  = sim::simulate(plan, problem, strategies::lower(plan, problem), options).report;
   return replays;
 }
