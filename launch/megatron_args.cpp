@@ -102,13 +102,7 @@ void add_rotary(std::vector<Argument>& args, const models::TransformerShape& sha
 void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
 {
   const models::TransformerShape& shape = megatron_gpt_shape(inputs, "Megatron-LM core_v0.13.0");
-  add(args, "--num-layers", shape.layers);
-  add(args, "--hidden-size", shape.hidden);
-  add(args, "--ffn-hidden-size", shape.intermediate);
-  add(args, "--num-attention-heads", shape.heads);
-  // Megatron-LM takes a head's width as hidden / heads unless told (validate_args): Gemma's 256 must be said.
-  if (shape.head_dim > 0 && shape.head_dim * shape.heads != shape.hidden)
-    add(args, "--kv-channels", shape.head_dim);
+  add_gpt_dimensions(args, shape);
   if (shape.qkv_bias && !shape.biases) // Qwen2: biases on the query, key and value projections only
     args.push_back({"--add-qkv-bias", ""});
   if (shape.kv_heads != shape.heads) {
@@ -119,14 +113,7 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   add(args, "--max-position-embeddings", std::max(shape.max_positions, shape.seq_len));
   if (shape.max_positions == 0)
     add_rotary(args, shape, inputs.model_origin);
-  if (shape.gated_mlp)
-    args.push_back({"--swiglu", ""});
-  if (shape.rms_norm)
-    args.push_back({"--normalization", "RMSNorm"});
-  if (!shape.biases)
-    args.push_back({"--disable-bias-linear", ""});
-  if (!shape.tied_embeddings)
-    args.push_back({"--untie-embeddings-and-output-weights", ""});
+  add_gpt_block_flags(args, shape, "RMSNorm");
   if (shape.latent_attention()) { // DeepSeek's multi-head latent attention
     args.push_back({"--multi-latent-attention", ""});
     if (shape.q_lora_rank > 0)
@@ -232,6 +219,30 @@ const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, c
                        shape.family + "'s learned positions start " + std::to_string(shape.position_offset) +
                            " rows in, which " + who + "'s learned absolute embedding has no option for");
   return shape;
+}
+
+void add_gpt_dimensions(std::vector<Argument>& args, const models::TransformerShape& shape)
+{
+  add(args, "--num-layers", shape.layers);
+  add(args, "--hidden-size", shape.hidden);
+  add(args, "--ffn-hidden-size", shape.intermediate);
+  add(args, "--num-attention-heads", shape.heads);
+  // Megatron takes a head's width as hidden / heads unless told (validate_args): Gemma's 256 must be said.
+  if (shape.head_dim > 0 && shape.head_dim * shape.heads != shape.hidden)
+    add(args, "--kv-channels", shape.head_dim);
+}
+
+void add_gpt_block_flags(std::vector<Argument>& args, const models::TransformerShape& shape,
+                         const std::string& rms_norm)
+{
+  if (shape.gated_mlp)
+    args.push_back({"--swiglu", ""});
+  if (shape.rms_norm)
+    args.push_back({"--normalization", rms_norm});
+  if (!shape.biases)
+    args.push_back({"--disable-bias-linear", ""});
+  if (!shape.tied_embeddings)
+    args.push_back({"--untie-embeddings-and-output-weights", ""});
 }
 
 std::string pipeline_layout(const std::vector<int>& blocks)

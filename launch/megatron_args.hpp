@@ -28,6 +28,14 @@ std::string format_arg(double value);
 /// list, unfused GeLU, BERT, a GeLU-gated or ReLU MLP, a parallel residual and offset learned positions.
 const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, const std::string& who);
 
+/// --num-layers, --hidden-size, --ffn-hidden-size, --num-attention-heads and, for a head other than hidden /
+/// heads, --kv-channels: flags Megatron-LM's and Megatron-DeepSpeed's parsers share.
+void add_gpt_dimensions(std::vector<Argument>& args, const models::TransformerShape& shape);
+/// --swiglu, --normalization (spelt `rms_norm`: "RMSNorm" in Megatron-LM, "rmsnorm" in Megatron-DeepSpeed),
+/// --disable-bias-linear and --untie-embeddings-and-output-weights, as the shape has them.
+void add_gpt_block_flags(std::vector<Argument>& args, const models::TransformerShape& shape,
+                         const std::string& rms_norm);
+
 /// Throws InputError "model.json: FIELD: WHY; export --format deepspeed or torchrun": a model field a Megatron
 /// model would build otherwise than it was simulated, and the exports that run Hugging Face's modules as simulated.
 [[noreturn]] void refuse_model_field(const ExportInputs& inputs, const std::string& field, const std::string& why);

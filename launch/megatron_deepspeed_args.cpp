@@ -45,12 +45,7 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
     refuse_model_field(inputs, "model_type",
                        shape.family + "'s biases on the query, key and value alone have no " + kWho +
                            " flag (--disable-bias-linear drops them all)");
-  add(args, "--num-layers", shape.layers);
-  add(args, "--hidden-size", shape.hidden);
-  add(args, "--ffn-hidden-size", shape.intermediate);
-  add(args, "--num-attention-heads", shape.heads);
-  if (shape.head_dim > 0 && shape.head_dim * shape.heads != shape.hidden)
-    add(args, "--kv-channels", shape.head_dim);
+  add_gpt_dimensions(args, shape);
   if (shape.kv_heads != shape.heads)
     add(args, "--num-key-value-heads", shape.kv_heads);
   add(args, "--seq-length", shape.seq_len);
@@ -68,14 +63,7 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
     if (shape.rotary_percent != 1)
       args.push_back({"--rotary-percent", format_arg(shape.rotary_percent)});
   }
-  if (shape.gated_mlp)
-    args.push_back({"--swiglu", ""});
-  if (shape.rms_norm)
-    args.push_back({"--normalization", "rmsnorm"});
-  if (!shape.biases)
-    args.push_back({"--disable-bias-linear", ""});
-  if (!shape.tied_embeddings)
-    args.push_back({"--untie-embeddings-and-output-weights", ""});
+  add_gpt_block_flags(args, shape, "rmsnorm");
   if (shape.flash_attention) // as simulated: no s x s scores kept (FlashAttention-2, transformer.py:396)
     args.push_back({"--use-flash-attn-v2", ""});
   // The simulated model's vocabulary is padded to a multiple of 128 (framework.hpp, eager_modules); Megatron pads

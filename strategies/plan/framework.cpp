@@ -32,14 +32,11 @@ FrameworkSettings framework_defaults(Framework framework)
     s.eager_modules          = true;
     s.sends_attention_mask   = true;
     break;
-  case Framework::megatron_deepspeed: // DeepSpeed's engine and pipeline, Megatron-LM's model
-    s.bucket_params          = 5e8;
-    s.reduce_during_backward = false;
-    s.scatter_gather_sends   = false;
-    s.partitioned_sends      = true;
-    s.blocking_sends         = true;
-    s.gather_per_tensor      = true;
-    s.prefetch_params        = 5e7;
+  case Framework::megatron_deepspeed: // DeepSpeed's engine and pipeline engine, Megatron-LM's model
+    s                      = framework_defaults(Framework::deepspeed);
+    s.name                 = framework;
+    s.eager_modules        = false;
+    s.sends_attention_mask = false;
     break;
   case Framework::fsdp:
     s.bucket_params             = 0; // bucket_mib, 25 MiB by default

@@ -413,6 +413,20 @@ std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int 
   return out;
 }
 
+std::vector<Argument> changed(std::vector<Argument> args, const std::vector<Argument>& change)
+{
+  for (const Argument& a : change) {
+    const auto same = std::find_if(args.begin(), args.end(), [&](const Argument& b) { return b.flag == a.flag; });
+    if (same == args.end())
+      args.push_back(a);
+    else if (a.value == "-")
+      args.erase(same);
+    else
+      same->value = a.value;
+  }
+  return args;
+}
+
 std::vector<std::string> layout_stages(const std::string& layout)
 {
   std::vector<std::string> stages(1);

@@ -39,6 +39,10 @@ std::vector<std::string> megatron_deepspeed_objections(const MegatronLaunch& lau
 std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int world_size, int pipeline_stages,
                                               int tensor_parallel = 1);
 
+/// `args` with `change` applied, one field at a time: a flag not there is added, a value "-" drops its flag, any
+/// other value replaces the flag's.
+std::vector<Argument> changed(std::vector<Argument> args, const std::vector<Argument>& change);
+
 /// The arguments of an exported megatron_args.sh (`MEGATRON_ARGS=( --flag value ... )`), and whether it sets
 /// CUDA_DEVICE_MAX_CONNECTIONS=1.
 MegatronLaunch read_megatron_args_sh(const std::string& text, int world_size);

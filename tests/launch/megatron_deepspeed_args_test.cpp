@@ -6,7 +6,6 @@
 
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <string>
 
 using namespace hetsim;
@@ -177,18 +176,8 @@ TEST_CASE("the checks hold Megatron-DeepSpeed's own objections: its parser's lis
                                       {"--deepspeed_config", "ds_config.json"}};
   CHECK(megatron_deepspeed_objections({good, 16, false}).empty());
   auto objections = [&](std::vector<Argument> change, int world = 16, bool one_connection = false) {
-    std::vector<Argument> args = good;
-    for (const Argument& a : change) {
-      const auto same = std::find_if(args.begin(), args.end(), [&](const Argument& b) { return b.flag == a.flag; });
-      if (same == args.end())
-        args.push_back(a);
-      else if (a.value == "-") // drop it
-        args.erase(same);
-      else
-        same->value = a.value;
-    }
     std::string all;
-    for (const std::string& s : megatron_deepspeed_objections({args, world, one_connection}))
+    for (const std::string& s : megatron_deepspeed_objections({changed(good, change), world, one_connection}))
       all += s + "\n";
     return all;
   };
