@@ -26,7 +26,7 @@ int run_export(ExportOptions& options)
 {
   launch::ExportFormat format{};
   if (!launch::parse_export_format(options.format, format))
-    throw InputError("--format: expected megatron, deepspeed, torchrun or slurm, got " + quote(options.format));
+    throw InputError("--format: expected megatron, deepspeed, megatron-deepspeed, torchrun or slurm, got " + quote(options.format));
   if (options.scenario.plan.empty())
     throw InputError("--plan: expected the plan to export (hetsim search --best FILE writes one)");
   resolve_defaults(options.scenario);
@@ -76,7 +76,7 @@ CommandRunner add_export_command(CLI::App& app)
                 "runs every rank on the GPU the plan places it on. A plan the framework cannot run is refused, "
                 "naming the field.");
   options->scenario.add_to(*command);
-  command->add_option("--format", options->format, "megatron, deepspeed, torchrun or slurm")->required();
+  command->add_option("--format", options->format, "megatron, deepspeed, megatron-deepspeed, torchrun or slurm")->required();
   command->add_option("--out", options->out_dir, "write the files into this directory (default: print them)");
   return [options] { return run_export(*options); };
 }

@@ -42,7 +42,8 @@ void inspect_gpus()
 void inspect_frameworks()
 {
   using namespace strategies;
-  for (Framework framework : {Framework::megatron, Framework::deepspeed, Framework::fsdp}) {
+  for (Framework framework :
+       {Framework::megatron, Framework::deepspeed, Framework::fsdp, Framework::megatron_deepspeed}) {
     Plan plan;
     plan.framework              = framework_defaults(framework);
     plan.framework.bucket_params += 1; // so that every field is written

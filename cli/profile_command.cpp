@@ -151,7 +151,7 @@ CommandRunner add_profile_command(CLI::App& app)
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command->add_option("--framework", options->framework,
-                      "megatron (default), deepspeed or fsdp: whose kernels and memory the steps have (docs/inputs.md, "
+                      "megatron (default), deepspeed, fsdp or megatron-deepspeed: whose kernels and memory the steps have (docs/inputs.md, "
                       "Frameworks)");
   command->add_option("--out", options->out, "device profiles JSON to write")->required();
   return [options] { return run_profile(*options); };

@@ -35,7 +35,7 @@ models::Workload apply_framework(const std::string& name, const models::Workload
 {
   strategies::Framework framework = strategies::Framework::megatron;
   if (!strategies::parse_framework(name, framework))
-    throw InputError("--framework: expected megatron, deepspeed or fsdp, got '" + name + "'");
+    throw InputError("--framework: expected " + std::string(strategies::framework_choices()) + ", got '" + name + "'");
   problem.framework = strategies::framework_defaults(framework);
   return strategies::run_by(given, problem.framework, problem.dtype);
 }

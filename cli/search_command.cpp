@@ -84,7 +84,7 @@ std::string batch_text(const strategies::Plan& plan)
 }
 
 /// Why `framework`'s own export refuses a plan (PlannerContext::cannot_launch): Megatron-LM's arguments,
-/// DeepSpeed's config, the torchrun launch of an FSDP script. Only refusals of the plan count, which name it
+/// DeepSpeed's config, Megatron-DeepSpeed's arguments and config, the torchrun launch of an FSDP script. Only refusals of the plan count, which name it
 /// "candidate"; one of the model or the cluster refuses every plan alike and is for `hetsim export` to say.
 std::function<std::string(const strategies::Plan&)> launch_check(const Cluster& cluster,
                                                                  const models::Workload& workload,
@@ -96,6 +96,8 @@ std::function<std::string(const strategies::Plan&)> launch_check(const Cluster& 
     format = launch::ExportFormat::deepspeed;
   else if (framework == strategies::Framework::fsdp)
     format = launch::ExportFormat::torchrun;
+  else if (framework == strategies::Framework::megatron_deepspeed)
+    format = launch::ExportFormat::megatron_deepspeed;
   return [&cluster, &workload, format, model = options.model,
           cluster_file = options.cluster](const strategies::Plan& plan) -> std::string {
     static const std::string origin = "candidate";
@@ -348,8 +350,8 @@ CommandRunner add_search_command(CLI::App& app)
   add_seq_len_option(*command, options->seq_len);
   command->add_option("--dtype", options->dtype, "fp16, bf16 or fp32 (default: the model's torch_dtype, else fp16)");
   command->add_option("--framework", options->framework,
-                      "megatron (default), deepspeed or fsdp: what the candidates run under (docs/inputs.md, Frameworks); "
-                      "named, megatron and deepspeed keep only plans their export can launch")
+                      "megatron (default), deepspeed, fsdp or megatron-deepspeed: what the candidates run under "
+                      "(docs/inputs.md, Frameworks); named, each keeps only plans its export can launch")
       ->each([options](const std::string&) { options->framework_given = true; });
   command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");
   command->add_option("--best", options->best_file, "write the best plan as a plan file for hetsim simulate");

@@ -70,7 +70,7 @@ void plan_by_search(const JsonInput& entry, const models::Workload& given, Job& 
                                            given);
   strategies::Framework framework = strategies::Framework::megatron;
   if (const auto field = entry.find("framework"); field && !strategies::parse_framework(field->string(), framework))
-    field->fail("megatron, deepspeed or fsdp");
+    field->fail(std::string(strategies::framework_choices()));
   problem.framework = strategies::framework_defaults(framework);
   job.workload      = strategies::run_by(given, problem.framework, problem.dtype);
   problem.workload  = &job.workload;

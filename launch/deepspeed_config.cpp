@@ -16,8 +16,21 @@ void check_runnable(const ExportInputs& inputs)
   const Plan& plan = *inputs.plan;
   if (plan.tp > 1)
     refuse_plan_field(inputs, "tp",
-                      std::to_string(plan.tp) + ": DeepSpeed's engine has no tensor parallelism of its own "
-                                                "(Megatron-DeepSpeed adds Megatron's); export --format megatron");
+                      std::to_string(plan.tp) + ": DeepSpeed's engine has no tensor parallelism of its own; "
+                                                "Megatron-DeepSpeed adds Megatron's (search --framework "
+                                                "megatron-deepspeed, export --format megatron-deepspeed)");
+  if (plan.selective_recompute)
+    refuse_plan_field(inputs, "recompute",
+                      "\"selective\": DeepSpeed's activation checkpointing reruns whole layers; set \"recompute\": "
+                      "true and simulate again, or export --format megatron");
+  check_engine_runnable(inputs);
+}
+
+} // namespace
+
+void check_engine_runnable(const ExportInputs& inputs)
+{
+  const Plan& plan = *inputs.plan;
   if (plan.pp > 1 && plan.zero_stage > 1)
     refuse_plan_field(inputs, "zero_stage",
                       std::to_string(plan.zero_stage) + " with pp " + std::to_string(plan.pp) +
@@ -30,10 +43,6 @@ void check_runnable(const ExportInputs& inputs)
     refuse_plan_field(inputs, "schedule",
                       "gpipe: DeepSpeed's pipeline engine runs its 1F1B TrainSchedule; set \"schedule\": "
                       "\"1f1b\" and simulate again");
-  if (plan.selective_recompute)
-    refuse_plan_field(inputs, "recompute",
-                      "\"selective\": DeepSpeed's activation checkpointing reruns whole layers; set \"recompute\": "
-                      "true and simulate again, or export --format megatron");
   if (plan.ep > 1)
     refuse_plan_field(inputs, "ep",
                       std::to_string(plan.ep) + ": DeepSpeed sets expert parallelism in the model code "
@@ -51,11 +60,17 @@ void check_runnable(const ExportInputs& inputs)
                           "again");
 }
 
-} // namespace
-
 nlohmann::json deepspeed_config(const ExportInputs& inputs)
 {
   check_runnable(inputs);
+  nlohmann::json config = deepspeed_engine_config(inputs);
+  if (inputs.plan->recompute && inputs.plan->pp > 1) // the pipeline engine checkpoints every layer of its stage
+    config["pipeline"] = {{"activation_checkpoint_interval", 1}};
+  return config;
+}
+
+nlohmann::json deepspeed_engine_config(const ExportInputs& inputs)
+{
   const Plan& plan                               = *inputs.plan;
   const strategies::FrameworkSettings& framework = plan.framework;
   nlohmann::json config;
@@ -101,8 +116,6 @@ nlohmann::json deepspeed_config(const ExportInputs& inputs)
     zero["stage3_prefetch_bucket_size"] = std::llround(framework.prefetch_params);
   config["zero_optimization"] = zero;
 
-  if (plan.recompute && plan.pp > 1) // the pipeline engine checkpoints every layer of its stage
-    config["pipeline"] = {{"activation_checkpoint_interval", 1}};
   if (plan.recompute) // every block recomputed from its input; checkpoints kept whole on their GPU
     config["activation_checkpointing"] = {
         {"partition_activations", false}, {"contiguous_memory_optimization", false}, {"cpu_checkpointing", false}};

@@ -17,21 +17,6 @@ void add(std::vector<Argument>& args, std::string flag, long long value)
   args.push_back({std::move(flag), std::to_string(value)});
 }
 
-/// A float argument as Python's float() reads it back exactly: 0.25, 8, 0.707.
-std::string format_arg(double value)
-{
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  return text;
-}
-
-/// A model field Megatron-LM's arguments would build otherwise than it was simulated: the field, why, and the
-/// exports that run the Hugging Face modules as simulated.
-[[noreturn]] void refuse_model_field(const ExportInputs& inputs, const std::string& field, const std::string& why)
-{
-  throw InputError(inputs.model_origin + ": " + field + ": " + why + "; export --format deepspeed or torchrun");
-}
-
 /// Megatron-Core's MoE layer as the simulation runs it: grouped expert products behind the all-to-all token
 /// dispatcher, sparse blocks where the Hugging Face config puts them. Refused where core_v0.13.0 cannot run
 /// that: grouped GEMMs in anything but bf16 (validate_args: "Currently GroupedGEMM for MoE only supports bf16
@@ -116,27 +101,8 @@ void add_rotary(std::vector<Argument>& args, const models::TransformerShape& sha
 
 void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
 {
-  if (!inputs.workload->shape)
-    throw InputError(inputs.model_origin + ": a layer list has no transformer shape for Megatron-LM's model "
-                                           "arguments (--hidden-size, --num-layers, ...); give its Hugging Face "
-                                           "config.json");
-  const models::TransformerShape& shape = *inputs.workload->shape;
-  // Plan validation has checked that tp splits the heads and MLP as Megatron-LM does.
-  if (!shape.fused_gelu)
-    refuse_model_field(inputs, "fused_gelu",
-                       "expected true for Megatron-LM, which runs its fused bias-GeLU (the plan was costed with "
-                       "eager PyTorch's op-by-op GeLU)");
-  if (shape.family == "bert")
-    refuse_model_field(inputs, "model_type",
-                       "bert trains with Megatron-LM's pretrain_bert.py, whose model arguments this export does not "
-                       "write");
-  add(args, "--num-layers", shape.layers);
-  add(args, "--hidden-size", shape.hidden);
-  add(args, "--ffn-hidden-size", shape.intermediate);
-  add(args, "--num-attention-heads", shape.heads);
-  // Megatron-LM takes a head's width as hidden / heads unless told (validate_args): Gemma's 256 must be said.
-  if (shape.head_dim > 0 && shape.head_dim * shape.heads != shape.hidden)
-    add(args, "--kv-channels", shape.head_dim);
+  const models::TransformerShape& shape = megatron_gpt_shape(inputs, "Megatron-LM core_v0.13.0");
+  add_gpt_dimensions(args, shape);
   if (shape.qkv_bias && !shape.biases) // Qwen2: biases on the query, key and value projections only
     args.push_back({"--add-qkv-bias", ""});
   if (shape.kv_heads != shape.heads) {
@@ -147,30 +113,7 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   add(args, "--max-position-embeddings", std::max(shape.max_positions, shape.seq_len));
   if (shape.max_positions == 0)
     add_rotary(args, shape, inputs.model_origin);
-  if (shape.gated_mlp && shape.gelu_gate)
-    refuse_model_field(inputs, "hidden_activation",
-                       "a GeLU-gated MLP (GeGLU) has no Megatron-LM core_v0.13.0 flag (--swiglu gates with SiLU, "
-                       "which would train another model)");
-  if (shape.relu_mlp)
-    refuse_model_field(inputs, "activation_function",
-                       "relu has no Megatron-LM core_v0.13.0 flag (its MLPs use GeLU, --swiglu or --squared-relu), "
-                       "so the launched model would differ");
-  if (shape.parallel_residual)
-    refuse_model_field(inputs, "model_type",
-                       shape.family + "'s attention and MLP run in parallel on one residual, which Megatron-LM "
-                       "core_v0.13.0's GPT blocks have no option for");
-  if (shape.position_offset > 0)
-    refuse_model_field(inputs, "model_type",
-                       shape.family + "'s learned positions start " + std::to_string(shape.position_offset) +
-                           " rows in, which Megatron-LM's learned_absolute embedding has no option for");
-  if (shape.gated_mlp)
-    args.push_back({"--swiglu", ""});
-  if (shape.rms_norm)
-    args.push_back({"--normalization", "RMSNorm"});
-  if (!shape.biases)
-    args.push_back({"--disable-bias-linear", ""});
-  if (!shape.tied_embeddings)
-    args.push_back({"--untie-embeddings-and-output-weights", ""});
+  add_gpt_block_flags(args, shape, "RMSNorm");
   if (shape.latent_attention()) { // DeepSeek's multi-head latent attention
     args.push_back({"--multi-latent-attention", ""});
     if (shape.q_lora_rank > 0)
@@ -231,6 +174,76 @@ void add_data_parallel(std::vector<Argument>& args, const ExportInputs& inputs)
 }
 
 } // namespace
+
+std::string format_arg(double value)
+{
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+void refuse_model_field(const ExportInputs& inputs, const std::string& field, const std::string& why)
+{
+  throw InputError(inputs.model_origin + ": " + field + ": " + why + "; export --format deepspeed or torchrun");
+}
+
+const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, const std::string& who)
+{
+  if (!inputs.workload->shape)
+    throw InputError(inputs.model_origin + ": a layer list has no transformer shape for " + who +
+                     "'s model arguments (--hidden-size, --num-layers, ...); give its Hugging Face config.json");
+  const models::TransformerShape& shape = *inputs.workload->shape;
+  // Plan validation has checked that tp splits the heads and MLP as Megatron-LM does.
+  if (!shape.fused_gelu)
+    refuse_model_field(inputs, "fused_gelu",
+                       "expected true for " + who + ", which runs its fused bias-GeLU (the plan was costed with "
+                       "eager PyTorch's op-by-op GeLU)");
+  if (shape.family == "bert")
+    refuse_model_field(inputs, "model_type",
+                       "bert trains with " + who + "'s pretrain_bert.py, whose model arguments this export does not "
+                       "write");
+  if (shape.gated_mlp && shape.gelu_gate)
+    refuse_model_field(inputs, "hidden_activation",
+                       "a GeLU-gated MLP (GeGLU) has no " + who + " flag (--swiglu gates with SiLU, which would "
+                       "train another model)");
+  if (shape.relu_mlp)
+    refuse_model_field(inputs, "activation_function",
+                       "relu has no " + who + " flag (its MLPs use GeLU, --swiglu or --squared-relu), so the "
+                       "launched model would differ");
+  if (shape.parallel_residual)
+    refuse_model_field(inputs, "model_type",
+                       shape.family + "'s attention and MLP run in parallel on one residual, which " + who +
+                           "'s GPT blocks have no option for");
+  if (shape.position_offset > 0)
+    refuse_model_field(inputs, "model_type",
+                       shape.family + "'s learned positions start " + std::to_string(shape.position_offset) +
+                           " rows in, which " + who + "'s learned absolute embedding has no option for");
+  return shape;
+}
+
+void add_gpt_dimensions(std::vector<Argument>& args, const models::TransformerShape& shape)
+{
+  add(args, "--num-layers", shape.layers);
+  add(args, "--hidden-size", shape.hidden);
+  add(args, "--ffn-hidden-size", shape.intermediate);
+  add(args, "--num-attention-heads", shape.heads);
+  // Megatron takes a head's width as hidden / heads unless told (validate_args): Gemma's 256 must be said.
+  if (shape.head_dim > 0 && shape.head_dim * shape.heads != shape.hidden)
+    add(args, "--kv-channels", shape.head_dim);
+}
+
+void add_gpt_block_flags(std::vector<Argument>& args, const models::TransformerShape& shape,
+                         const std::string& rms_norm)
+{
+  if (shape.gated_mlp)
+    args.push_back({"--swiglu", ""});
+  if (shape.rms_norm)
+    args.push_back({"--normalization", rms_norm});
+  if (!shape.biases)
+    args.push_back({"--disable-bias-linear", ""});
+  if (!shape.tied_embeddings)
+    args.push_back({"--untie-embeddings-and-output-weights", ""});
+}
 
 std::string pipeline_layout(const std::vector<int>& blocks)
 {

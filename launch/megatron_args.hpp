@@ -14,10 +14,31 @@ namespace hetsim::launch {
 struct Argument {
   std::string flag;
   std::string value;
+  bool shell_expanded = false; ///< the value is written as it is, for the shell to expand ("$DIR/ds_config.json")
 };
 
 /// The arguments; throws InputError for what Megatron-LM cannot run (the field and why).
 std::vector<Argument> megatron_arguments(const ExportInputs& inputs);
+
+/// A float argument as Python's float() reads it back exactly: 0.25, 8, 0.707.
+std::string format_arg(double value);
+
+/// The model's transformer shape as Megatron-LM's GPT model code builds it, shared by Megatron-LM and
+/// Megatron-DeepSpeed (`who` names the one in messages): throws InputError, naming the model field, for a layer
+/// list, unfused GeLU, BERT, a GeLU-gated or ReLU MLP, a parallel residual and offset learned positions.
+const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, const std::string& who);
+
+/// --num-layers, --hidden-size, --ffn-hidden-size, --num-attention-heads and, for a head other than hidden /
+/// heads, --kv-channels: flags Megatron-LM's and Megatron-DeepSpeed's parsers share.
+void add_gpt_dimensions(std::vector<Argument>& args, const models::TransformerShape& shape);
+/// --swiglu, --normalization (spelt `rms_norm`: "RMSNorm" in Megatron-LM, "rmsnorm" in Megatron-DeepSpeed),
+/// --disable-bias-linear and --untie-embeddings-and-output-weights, as the shape has them.
+void add_gpt_block_flags(std::vector<Argument>& args, const models::TransformerShape& shape,
+                         const std::string& rms_norm);
+
+/// Throws InputError "model.json: FIELD: WHY; export --format deepspeed or torchrun": a model field a Megatron
+/// model would build otherwise than it was simulated, and the exports that run Hugging Face's modules as simulated.
+[[noreturn]] void refuse_model_field(const ExportInputs& inputs, const std::string& field, const std::string& why);
 
 /// "Et*4|t*5|t*3,L": the Megatron-Core pipeline layout of `blocks` transformer blocks per stage, the embedding
 /// (E) on the first stage and the loss (L) on the last; "t*n" repeats a block n times, "|" separates stages

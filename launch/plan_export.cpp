@@ -5,6 +5,7 @@
 #include "launch/fsdp_launch.hpp"
 #include "launch/launch_scripts.hpp"
 #include "launch/megatron_args.hpp"
+#include "launch/megatron_deepspeed_args.hpp"
 #include "launch/rank_map.hpp"
 
 #include <algorithm>
@@ -29,33 +30,60 @@ std::string shell_word(const std::string& value)
   return plain ? value : "'" + value + "'"; // values are ours: digits, names, layouts; never a quote
 }
 
-ExportFile megatron_file(const ExportInputs& inputs)
+/// `file`, a bash array MEGATRON_ARGS of `args` for `who`'s pretrain_gpt.py, after `preamble` (shell lines).
+ExportFile arguments_script(const ExportInputs& inputs, const std::string& file, const std::string& who,
+                            const std::vector<Argument>& args, const std::string& preamble)
 {
-  std::string text = "# hetsim export: Megatron-LM (Megatron-Core 0.13) arguments for " + quote(inputs.workload->name) +
-                     " on " + quote(inputs.cluster->name()) + ", plan " + quote(inputs.plan_origin) +
-                     ".\n# Use: source megatron_args.sh; then pass \"${MEGATRON_ARGS[@]}\" to pretrain_gpt.py with "
-                     "your data and tokenizer\n# arguments, launched by this export's torchrun or slurm scripts so "
-                     "that each rank runs on its planned GPU.\n";
-  const std::vector<Argument> args = megatron_arguments(inputs);
-  // Megatron-LM overlaps tensor- and context-parallel communication with compute only when the GPU runs one
-  // connection (validate_args asserts it for tp > 1 or cp > 1 before Blackwell); Megatron FSDP needs more.
-  if ((inputs.plan->tp > 1 || inputs.plan->cp > 1) && inputs.plan->zero_stage < 3)
-    text += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  std::string text = "# hetsim export: " + who + " arguments for " + quote(inputs.workload->name) + " on " +
+                     quote(inputs.cluster->name()) + ", plan " + quote(inputs.plan_origin) + ".\n# Use: source " +
+                     file + "; then pass \"${MEGATRON_ARGS[@]}\" to pretrain_gpt.py with your data and tokenizer\n"
+                     "# arguments, launched by this export's torchrun or slurm scripts so that each rank runs on its "
+                     "planned GPU.\n" + preamble;
   text += "# shellcheck disable=SC2034  # sourced: the caller passes \"${MEGATRON_ARGS[@]}\"\n";
   text += "MEGATRON_ARGS=(\n";
   for (const Argument& a : args)
-    text += "  " + a.flag + (a.value.empty() ? "" : " " + shell_word(a.value)) + "\n";
-  return {"megatron_args.sh", text + ")\n", false};
+    text += "  " + a.flag + (a.value.empty() ? "" : " " + (a.shell_expanded ? a.value : shell_word(a.value))) + "\n";
+  return {file, text + ")\n", false};
+}
+
+ExportFile megatron_file(const ExportInputs& inputs)
+{
+  const std::vector<Argument> args = megatron_arguments(inputs);
+  // Megatron-LM overlaps tensor- and context-parallel communication with compute only when the GPU runs one
+  // connection (validate_args asserts it for tp > 1 or cp > 1 before Blackwell); Megatron FSDP needs more.
+  const bool one_connection = (inputs.plan->tp > 1 || inputs.plan->cp > 1) && inputs.plan->zero_stage < 3;
+  return arguments_script(inputs, "megatron_args.sh", "Megatron-LM (Megatron-Core 0.13)", args,
+                          one_connection ? "export CUDA_DEVICE_MAX_CONNECTIONS=1\n" : "");
+}
+
+/// megatron_deepspeed_args.sh naming the ds_config.json beside it, and that config.
+std::vector<ExportFile> megatron_deepspeed_files(const ExportInputs& inputs)
+{
+  const std::vector<Argument> args =
+      megatron_deepspeed_arguments(inputs, "\"${HETSIM_EXPORT_DIR}/ds_config.json\"");
+  nlohmann::json config = deepspeed_engine_config(inputs);
+  // Sequence-parallel shards go whole between stages (megatron_deepspeed_args.cpp): DeepSpeed's pipe_partitioned off.
+  if (inputs.plan->pp > 1 && inputs.plan->tp > 1 && !inputs.plan->framework.partitioned_sends)
+    config["pipeline"] = {{"pipe_partitioned", false}, {"grad_partitioned", false}};
+  std::string preamble = "HETSIM_EXPORT_DIR=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\n";
+  // Megatron-DeepSpeed's validate_args raises without it under sequence parallelism (megatron/arguments.py:406).
+  if (inputs.plan->splits_sequence())
+    preamble += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  return {arguments_script(inputs, "megatron_deepspeed_args.sh", "Megatron-DeepSpeed (commit 4efb479d)", args,
+                           preamble),
+          {"ds_config.json", config.dump(1) + "\n", false}};
 }
 
 } // namespace
 
 bool parse_export_format(std::string_view name, ExportFormat& out)
 {
-  static const std::pair<std::string_view, ExportFormat> formats[] = {{"megatron", ExportFormat::megatron},
-                                                                      {"deepspeed", ExportFormat::deepspeed},
-                                                                      {"torchrun", ExportFormat::torchrun},
-                                                                      {"slurm", ExportFormat::slurm}};
+  static const std::pair<std::string_view, ExportFormat> formats[] = {
+      {"megatron", ExportFormat::megatron},
+      {"deepspeed", ExportFormat::deepspeed},
+      {"torchrun", ExportFormat::torchrun},
+      {"slurm", ExportFormat::slurm},
+      {"megatron-deepspeed", ExportFormat::megatron_deepspeed}};
   for (const auto& [format_name, format] : formats)
     if (name == format_name) {
       out = format;
@@ -132,6 +160,8 @@ std::vector<ExportFile> export_plan(const ExportInputs& inputs, ExportFormat for
         files.push_back({"pipeline_parts.json", pipeline_parts(inputs).dump(1) + "\n", false});
       return files;
     }
+    case ExportFormat::megatron_deepspeed:
+      return megatron_deepspeed_files(inputs);
     case ExportFormat::torchrun:
     case ExportFormat::slurm: {
       // A plan simulated as FSDP is launched as an FSDP script: only what FSDP runs. Other plans' launchers run

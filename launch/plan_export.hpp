@@ -5,6 +5,7 @@
 ///
 ///   megatron   megatron_args.sh: Megatron-LM (Megatron-Core 0.13) arguments as a bash array
 ///   deepspeed  ds_config.json, and pipeline_parts.json with the stage boundaries when pp > 1
+///   megatron-deepspeed  megatron_deepspeed_args.sh (Megatron-DeepSpeed, commit 4efb479d) and ds_config.json
 ///   torchrun   one launch_node<k>.sh per node, hostfile and rank_map.json (virtual rank -> host and GPU)
 ///   slurm      job.sbatch running one task per rank with srun's arbitrary distribution, hostfile, rank_map.json
 
@@ -18,9 +19,9 @@
 
 namespace hetsim::launch {
 
-enum class ExportFormat { megatron, deepspeed, torchrun, slurm };
+enum class ExportFormat { megatron, deepspeed, torchrun, slurm, megatron_deepspeed };
 
-/// "megatron|deepspeed|torchrun|slurm" parsing; false for anything else.
+/// "megatron|deepspeed|torchrun|slurm|megatron-deepspeed" parsing; false for anything else.
 bool parse_export_format(std::string_view name, ExportFormat& out);
 
 struct ExportInputs {

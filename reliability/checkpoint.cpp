@@ -17,8 +17,9 @@ std::vector<double> checkpoint_shares(const strategies::Plan& plan, const strate
   const auto memory = strategies::plan_memory(plan, problem);
   std::vector<double> shares(problem.cluster->device_count(), 0.0);
   // What the replicas share: Megatron-LM's distributed checkpoint saves 1/dp of it from each replica (fully
-  // parallel save, on by default: megatron/training/arguments.py:2169, core_v0.13.0); DeepSpeed's engine from
-  // its data-parallel writer, the first replica (deepspeed/runtime/engine.py:1116, v0.17.4); FSDP shards all.
+  // parallel save, on by default: megatron/training/arguments.py:2169, core_v0.13.0); DeepSpeed's engine (under
+  // DeepSpeed and Megatron-DeepSpeed) from its data-parallel writer, the first replica (deepspeed/runtime/
+  // engine.py:1116, v0.17.4); FSDP shards all.
   const bool parallel_save = plan.framework.name == strategies::Framework::megatron;
   auto written = [&](double bytes, bool sharded, int replica) {
     if (sharded)

@@ -2,14 +2,18 @@
 """Lists, from the frameworks' own sources at the pinned releases, every option an export may write, so that the
 tests hold HetSim's exports against the frameworks' code rather than against HetSim's idea of it.
 
-Usage: framework_option_lists.py --deepspeed GIT_DIR --megatron GIT_DIR
-GIT_DIR: a clone of github.com/deepspeedai/DeepSpeed or github.com/NVIDIA/Megatron-LM holding the pinned tag
-(framework_source_lines.py names the tags). Writes into tests/data/frameworks/:
+Usage: framework_option_lists.py --deepspeed GIT_DIR --megatron GIT_DIR --megatron-deepspeed GIT_DIR
+GIT_DIR: a clone of github.com/deepspeedai/DeepSpeed, github.com/NVIDIA/Megatron-LM or
+github.com/deepspeedai/Megatron-DeepSpeed holding the pinned tag or commit (framework_source_lines.py names them).
+Writes into tests/data/frameworks/:
 
 - megatron_core_v0.13.0.arguments.tsv: every option megatron/training/arguments.py adds with add_argument, one
   line `FLAG<TAB>KIND<TAB>CHOICES`. KIND is `switch` (store_true/store_false: no value), the type argparse
   converts with (`int`, `float`, `str`, or the name of Megatron's converter), with `+`/`*` appended when the
   option takes several values; CHOICES is the comma-separated choices, or empty.
+- megatron_deepspeed_4efb479d.arguments.tsv: the same for Megatron-DeepSpeed's parser, every option its
+  megatron/arguments.py adds and those deepspeed.add_config_arguments adds to it (deepspeed/__init__.py,
+  _add_core_arguments, at DeepSpeed's pinned tag).
 - deepspeed_v0.17.4.config_keys.tsv: every key of the configuration sections the export writes, one line
   `SECTION<TAB>KEY<TAB>TYPE`, SECTION `.` for the top level. Top-level keys are those runtime/config.py reads
   from the configuration dict (get_scalar_param, .get, [] and `in`), typed by the Python type of their default
@@ -64,14 +68,30 @@ def argument_choices(call):
     return ""
 
 
-def megatron_arguments(git_dir, tag):
-    tree = ast.parse(source(git_dir, tag, "megatron/training/arguments.py"))
+def parser_arguments(text, function=None):
+    """FLAG, KIND, CHOICES of every add_argument call in `text` (in `function` alone when given)."""
+    tree = ast.parse(text)
+    if function:
+        tree = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == function)
     rows = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
             flags = [a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")]
             for flag in flags:
                 rows[flag] = f"{flag}\t{argument_kind(node)}\t{argument_choices(node)}"
+    return rows
+
+
+def megatron_arguments(git_dir, tag):
+    rows = parser_arguments(source(git_dir, tag, "megatron/training/arguments.py"))
+    return [rows[f] for f in sorted(rows)]
+
+
+def megatron_deepspeed_arguments(git_dir, commit, deepspeed_dir, deepspeed_tag):
+    """Megatron-DeepSpeed's parser: its own arguments, then DeepSpeed's (parse_args calls
+    deepspeed.add_config_arguments last)."""
+    rows = parser_arguments(source(git_dir, commit, "megatron/arguments.py"))
+    rows.update(parser_arguments(source(deepspeed_dir, deepspeed_tag, "deepspeed/__init__.py"), "_add_core_arguments"))
     return [rows[f] for f in sorted(rows)]
 
 
@@ -245,15 +265,23 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--deepspeed", required=True)
     parser.add_argument("--megatron", required=True)
+    parser.add_argument("--megatron-deepspeed", required=True)
     args = parser.parse_args()
     _, megatron_tag, _ = RELEASES["kMegatronRelease"]
     _, deepspeed_tag, _ = RELEASES["kDeepSpeedRelease"]
+    _, mds_commit, _ = RELEASES["kMegatronDeepSpeedRelease"]
     write(f"megatron_{megatron_tag}.arguments.tsv",
           [f"Every option megatron/training/arguments.py of NVIDIA/Megatron-LM adds, at tag {megatron_tag}",
            f"(commit {commit_of(args.megatron, megatron_tag)}), written by scripts/framework_option_lists.py.",
            "FLAG, KIND (switch: no value; else the type argparse converts with, + or * for several values),",
            "CHOICES (comma-separated; empty: any)."],
           megatron_arguments(args.megatron, megatron_tag))
+    write(f"megatron_deepspeed_{mds_commit[:8]}.arguments.tsv",
+          [f"Every option megatron/arguments.py of deepspeedai/Megatron-DeepSpeed adds, at commit {mds_commit},",
+           f"and those deepspeed.add_config_arguments adds (deepspeed/__init__.py at DeepSpeed {deepspeed_tag}),",
+           "written by scripts/framework_option_lists.py. FLAG, KIND (switch: no value; else the type argparse",
+           "converts with, + or * for several values), CHOICES (comma-separated; empty: any)."],
+          megatron_deepspeed_arguments(args.megatron_deepspeed, mds_commit, args.deepspeed, deepspeed_tag))
     write(f"deepspeed_{deepspeed_tag}.config_keys.tsv",
           [f"The configuration keys DeepSpeed reads, at tag {deepspeed_tag} of deepspeedai/DeepSpeed",
            f"(commit {commit_of(args.deepspeed, deepspeed_tag)}), written by scripts/framework_option_lists.py.",

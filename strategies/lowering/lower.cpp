@@ -1022,10 +1022,10 @@ double boundary_bytes(const models::Layer& layer, int seq_len, const Plan& plan,
   if (framework.scatter_gather_sends || plan.splits_sequence())
     return activation / plan.tp;
   // DeepSpeed v0.17.4, deepspeed/runtime/pipe/engine.py: with tp > 1 the first tensor of the tuple goes out in
-  // 1/tp parts (l.755-760, l.1074-1076); the mask is cast .half() (l.1029-1032) and popped from gradient sends
+  // 1/tp parts (l.755-760, l.1074-1076); a mask is cast .half() (l.1029-1032) and popped from gradient sends
   // (l.1083-1086).
   const double own  = framework.partitioned_sends ? activation / plan.tp : activation;
-  const double mask = gradient ? 0 : 2.0 * seq_len * seq_len / plan.cp;
+  const double mask = gradient || !framework.sends_attention_mask ? 0 : 2.0 * seq_len * seq_len / plan.cp;
   return own + mask;
 }
 

@@ -245,7 +245,7 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
     // DeepSpeed's ZeRO-1/2 optimizer copies gradients into a contiguous bucket of reduce_bucket_size elements as
     // the backward makes them (contiguous_gradients, true by default), two with overlap_comm, whatever the
     // model's size (v0.17.4, zero/stage_1_and_2.py:2144-2161).
-    if (framework.name == Framework::deepspeed && (plan.zero_stage == 1 || plan.zero_stage == 2) && !bf16_optimizer)
+    if (runs_deepspeed_engine(framework.name) && (plan.zero_stage == 1 || plan.zero_stage == 2) && !bf16_optimizer)
       m.framework_bytes += plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes() * weight_bytes *
                            (framework.reduce_during_backward ? 2 : 1);
   }
@@ -256,7 +256,7 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   // converts them tensor by tensor into a list and flattens the list: two fp32 copies are alive at once.
   const double updated_params = m.optimizer_bytes / optimizer_bytes;
   const double fp32_copies =
-      framework.name == Framework::deepspeed && plan.dtype == Dtype::fp16 && plan.zero_stage == 0 ? 2 : 1;
+      runs_deepspeed_engine(framework.name) && plan.dtype == Dtype::fp16 && plan.zero_stage == 0 ? 2 : 1;
   double step =
       autocast || reduces_in_fp32(framework, plan.dtype) ? 0 : 4 * fp32_copies * updated_params - m.activation_bytes;
   // BF16_Optimizer's steps read its fp32 accumulator in place; its data-parallel all-reduce flattens each bucket of

@@ -5,8 +5,10 @@
 namespace hetsim::strategies {
 namespace {
 
-constexpr EnumNames<Framework, 3> kFrameworkNames{
-    {{{Framework::megatron, "megatron"}, {Framework::deepspeed, "deepspeed"}, {Framework::fsdp, "fsdp"}}}};
+constexpr EnumNames<Framework, 4> kFrameworkNames{{{{Framework::megatron, "megatron"},
+                                                    {Framework::deepspeed, "deepspeed"},
+                                                    {Framework::fsdp, "fsdp"},
+                                                    {Framework::megatron_deepspeed, "megatron-deepspeed"}}}};
 
 } // namespace
 
@@ -28,6 +30,13 @@ FrameworkSettings framework_defaults(Framework framework)
     s.gather_per_tensor      = true;
     s.prefetch_params        = 5e7;
     s.eager_modules          = true;
+    s.sends_attention_mask   = true;
+    break;
+  case Framework::megatron_deepspeed: // DeepSpeed's engine and pipeline engine, Megatron-LM's model
+    s                      = framework_defaults(Framework::deepspeed);
+    s.name                 = framework;
+    s.eager_modules        = false;
+    s.sends_attention_mask = false;
     break;
   case Framework::fsdp:
     s.bucket_params             = 0; // bucket_mib, 25 MiB by default
@@ -40,9 +49,14 @@ FrameworkSettings framework_defaults(Framework framework)
   return s;
 }
 
+bool runs_deepspeed_engine(Framework framework)
+{
+  return framework == Framework::deepspeed || framework == Framework::megatron_deepspeed;
+}
+
 bool uses_bf16_optimizer(const FrameworkSettings& settings, Dtype dtype, int zero_stage)
 {
-  return settings.name == Framework::deepspeed && dtype == Dtype::bf16 && zero_stage <= 1 &&
+  return runs_deepspeed_engine(settings.name) && dtype == Dtype::bf16 && zero_stage <= 1 &&
          settings.fp32_gradient_accumulation.value_or(zero_stage == 0);
 }
 
@@ -68,6 +82,11 @@ std::string_view framework_name(Framework framework)
 bool parse_framework(std::string_view name, Framework& out)
 {
   return kFrameworkNames.parse(name, out);
+}
+
+std::string_view framework_choices()
+{
+  return "megatron, deepspeed, fsdp or megatron-deepspeed";
 }
 
 } // namespace hetsim::strategies

@@ -11,7 +11,9 @@
 
 namespace hetsim::strategies {
 
-enum class Framework { megatron, deepspeed, fsdp };
+/// megatron_deepspeed: Megatron-DeepSpeed, Megatron-LM's model code (tensor parallelism, fused kernels) trained by
+/// DeepSpeed's engine (its gradient reduction, ZeRO and optimizers, and its PipelineEngine with pp > 1).
+enum class Framework { megatron, deepspeed, fsdp, megatron_deepspeed };
 
 struct FrameworkSettings {
   Framework name = Framework::megatron;
@@ -27,9 +29,12 @@ struct FrameworkSettings {
   bool tied_embedding_all_reduce = true;
   /// Each tensor-parallel rank sends 1/tp of the boundary activation, the sequence parallelism Megatron-LM's
   /// export turns on, and plans split their tensor-parallel activations likewise unless they say otherwise
-  /// (Plan::sequence_parallel); otherwise the whole boundary, with DeepSpeed's s x s attention mask as fp16
-  /// forward (boundary_bytes).
+  /// (Plan::sequence_parallel); otherwise the whole boundary (boundary_bytes).
   bool scatter_gather_sends = true;
+  /// Forward sends carry the s x s attention mask beside the activation, as fp16 (DeepSpeed's pipeline engine with
+  /// a model that passes its mask along, as the GPT models on DeepSpeed do); otherwise the mask is made or cached
+  /// on every stage (Megatron-LM, and Megatron-DeepSpeed's GPTModelPipe, which keeps it in args.attn_mask).
+  bool sends_attention_mask = false;
   /// With tensor parallelism, each tensor-parallel rank sends 1/tp of the boundary activation and of its
   /// gradient, which the receiver all-gathers over its group (DeepSpeed's pipe_partitioned and grad_partitioned).
   bool partitioned_sends = false;
@@ -69,13 +74,17 @@ struct FrameworkSettings {
   bool operator==(const FrameworkSettings&) const = default;
 };
 
+/// Whether `framework` trains with DeepSpeed's engine: its gradient reduction, ZeRO, BF16_Optimizer and fp16
+/// optimizer, its checkpoints (DeepSpeed, and Megatron-DeepSpeed, which hands Megatron's model to it).
+bool runs_deepspeed_engine(Framework framework);
+
 /// The settings `framework` runs with by default.
 FrameworkSettings framework_defaults(Framework framework);
 /// Whether gradients are reduced in fp32 when training in `dtype`.
 bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype);
 
 /// Whether the plan's framework runs DeepSpeed's BF16_Optimizer (FrameworkSettings::fp32_gradient_accumulation):
-/// DeepSpeed, bf16, ZeRO 0-1 and fp32 accumulation asked for or, at ZeRO 0, left to DeepSpeed's default.
+/// DeepSpeed's engine, bf16, ZeRO 0-1 and fp32 accumulation asked for or, at ZeRO 0, left to DeepSpeed's default.
 bool uses_bf16_optimizer(const FrameworkSettings& settings, Dtype dtype, int zero_stage);
 
 /// Bytes per parameter the BF16_Optimizer's accumulation moves after each micro-batch's backward: its
@@ -89,8 +98,10 @@ inline constexpr double kBf16AccumulationLaunchesPerTensor = 2;
 /// autocast or not (fp32 training has nothing to cast).
 models::Workload run_by(const models::Workload& workload, const FrameworkSettings& settings, Dtype dtype);
 
-/// "megatron", "deepspeed" or "fsdp", as in plan files.
+/// "megatron", "deepspeed", "fsdp" or "megatron-deepspeed", as in plan files.
 std::string_view framework_name(Framework framework);
 bool parse_framework(std::string_view name, Framework& out);
+/// "megatron, deepspeed, fsdp or megatron-deepspeed", for messages.
+std::string_view framework_choices();
 
 } // namespace hetsim::strategies

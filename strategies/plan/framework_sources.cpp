@@ -8,12 +8,14 @@ namespace {
 constexpr Framework M = Framework::megatron;
 constexpr Framework D = Framework::deepspeed;
 constexpr Framework F = Framework::fsdp;
+constexpr Framework MD = Framework::megatron_deepspeed;
 
-// The framework-independent memory terms, measured or documented once for all three.
+// The framework-independent memory terms, measured or documented once for all four.
 #define HETSIM_ALL_FRAMEWORKS(setting, release, file, line, excerpt, reading)                                  \
   SettingSource{setting, M, release, file, line, excerpt, reading},                                            \
       SettingSource{setting, D, release, file, line, excerpt, reading},                                        \
-      SettingSource{setting, F, release, file, line, excerpt, reading}
+      SettingSource{setting, F, release, file, line, excerpt, reading},                                        \
+      SettingSource{setting, MD, release, file, line, excerpt, reading}
 
 constexpr auto kSources = std::to_array<SettingSource>({
     // fp32_gradient_reduction
@@ -25,6 +27,10 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "None resolves to the model's dtype (engine.py:992-1004): gradients are reduced in the dtype"},
     {"fp32_gradient_reduction", F, kMeasured, "tests/data/h100/README.md", 8, "bf16 `torch.autocast`",
      "under autocast the gradients are the fp32 weights' own, reduced as they are"},
+    {"fp32_gradient_reduction", MD, kDeepSpeedRelease, "deepspeed/runtime/constants.py", 268,
+     "COMMUNICATION_DATA_TYPE_DEFAULT = None",
+     "DeepSpeed's engine reduces (Megatron's optimizer comes back unwrapped under --deepspeed, "
+     "megatron/optimizer/__init__.py:115-116 at Megatron-DeepSpeed 4efb479d): in the model's dtype"},
     // bucket_params
     {"bucket_params", M, kMegatronRelease, "megatron/core/distributed/distributed_data_parallel.py", 64,
      "40000000, 1000000 * parallel_state.get_data_parallel_world_size()",
@@ -34,6 +40,8 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "ZeRO-1/2 buckets; without ZeRO the engine's MEMORY_OPT_ALLREDUCE_SIZE, also 5e8 (engine.py:122)"},
     {"bucket_params", F, kPyTorchDdpRelease, "torch/nn/parallel/distributed.py", 359, "bucket_cap_mb=25,",
      "DDP's 25 MiB buckets, which FSDP's unsharded parts reduce with too"},
+    {"bucket_params", MD, kDeepSpeedRelease, "deepspeed/runtime/zero/config.py", 109,
+     "reduce_bucket_size: int = Field(pp_int(5e8), ge=0)", "DeepSpeed's engine's buckets, as under deepspeed"},
     // reduce_during_backward
     {"reduce_during_backward", M, kMegatronRelease, "megatron/training/arguments.py", 2295,
      "group.add_argument('--overlap-grad-reduce', action='store_true',",
@@ -46,6 +54,9 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "self.bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)",
      "each bucket is reduced once autograd's hooks have filled it, during the backward (FSDP reduce-scatters in "
      "its post-backward hook)"},
+    {"reduce_during_backward", MD, kDeepSpeedRelease, "deepspeed/runtime/zero/config.py", 353,
+     "self.overlap_comm = self.stage == ZeroStageEnum.weights",
+     "DeepSpeed's engine's default; its PipelineEngine reduces once every micro-batch is done (pipe/engine.py:81)"},
     // tied_embedding_all_reduce
     {"tied_embedding_all_reduce", M, kMegatronRelease, "megatron/core/distributed/finalize_model_grads.py", 119,
      "def _allreduce_word_embedding_grads(",
@@ -55,6 +66,10 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "once per step after the last backward; each stage with a TiedLayerSpec builds its own copy (module.py:254-266)"},
     {"tied_embedding_all_reduce", F, kPyTorchFsdpRelease, "", 0, "",
      "FSDP does not pipeline: one copy of a tied weight, nothing to keep equal"},
+    {"tied_embedding_all_reduce", MD, kMegatronDeepSpeedRelease, "megatron/model/gpt_model.py", 424,
+     "TiedLayerSpec('embed',",
+     "GPTModelPipe ties the head to the embedding (l.362) through DeepSpeed's TiedLayerSpec, whose gradients "
+     "its PipelineEngine all-reduces once per step (deepspeed/runtime/pipe/schedule.py:239)"},
     // scatter_gather_sends
     {"scatter_gather_sends", M, kMegatronRelease, "megatron/core/pipeline_parallel/schedules.py", 1655,
      "seq_length = seq_length // parallel_state.get_tensor_model_parallel_world_size()",
@@ -65,6 +80,21 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "outputs[-1] = outputs[-1].half()",
      "no sequence parallelism: the tuple's tail goes whole, the GPT models' attention mask cast to fp16"},
     {"scatter_gather_sends", F, kPyTorchFsdpRelease, "", 0, "", "FSDP does not pipeline: no sends"},
+    {"scatter_gather_sends", MD, kMegatronDeepSpeedRelease, "megatron/arguments.py", 972,
+     "group.add_argument('--sequence-parallel', action='store_true',",
+     "off by default: each stage sends its whole boundary, which DeepSpeed's pipe_partitioned splits over tp"},
+    // sends_attention_mask
+    {"sends_attention_mask", M, kMegatronRelease, "megatron/core/pipeline_parallel/schedules.py", 1663,
+     "tensor_shapes.append((seq_length, micro_batch_size, config.hidden_size))",
+     "one (s, b, h) tensor per send: each stage makes its own mask"},
+    {"sends_attention_mask", D, kDeepSpeedRelease, "deepspeed/runtime/pipe/engine.py", 1031,
+     "outputs[-1] = outputs[-1].half()",
+     "the GPT models on DeepSpeed pass their mask along the pipeline as the tuple's tail, cast to fp16"},
+    {"sends_attention_mask", F, kPyTorchFsdpRelease, "", 0, "", "FSDP does not pipeline: no sends"},
+    {"sends_attention_mask", MD, kMegatronDeepSpeedRelease, "pretrain_gpt.py", 76,
+     "args.attn_mask = attention_mask.to(torch.bool)",
+     "GPTModelPipe's mask is made once and cached; EmbeddingPipe then sends the embeddings alone "
+     "(megatron/model/language_model.py:355-356)"},
     // partitioned_sends
     {"partitioned_sends", M, kMegatronRelease, "megatron/core/pipeline_parallel/schedules.py", 1663,
      "tensor_shapes.append((seq_length, micro_batch_size, config.hidden_size))",
@@ -74,6 +104,10 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "with tp > 1 only; pipe_partitioned and grad_partitioned default true (config.py:408-409): 1/tp of the "
      "activation and of its gradient per rank (l.755-760, l.1074-1076), all-gathered by the receiver"},
     {"partitioned_sends", F, kPyTorchFsdpRelease, "", 0, "", "FSDP does not pipeline: no sends"},
+    {"partitioned_sends", MD, kDeepSpeedRelease, "deepspeed/runtime/pipe/engine.py", 144,
+     "self.is_pipe_partitioned = self.is_model_parallel and self._config.pipeline['pipe_partitioned']",
+     "with tp > 1, DeepSpeed's PipelineEngine over Megatron's tensor-parallel ranks: 1/tp of the activation and "
+     "of its gradient per rank, all-gathered by the receiver"},
     // blocking_sends
     {"blocking_sends", M, kMegatronRelease, "megatron/core/pipeline_parallel/p2p_communication.py", 151,
      "reqs = torch.distributed.batch_isend_irecv(ops)",
@@ -82,6 +116,9 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "assert async_op == False, \"Doesn't support async_op true\"",
      "torch.distributed.send on the engine's stream, between instructions"},
     {"blocking_sends", F, kPyTorchFsdpRelease, "", 0, "", "FSDP does not pipeline: no sends"},
+    {"blocking_sends", MD, kDeepSpeedRelease, "deepspeed/runtime/pipe/p2p.py", 48,
+     "assert async_op == False, \"Doesn't support async_op true\"",
+     "with pp > 1 Megatron-DeepSpeed runs DeepSpeed's PipelineEngine (pretrain_gpt.py:51-52): its blocking sends"},
     // gather_per_tensor
     {"gather_per_tensor", M, kMegatronRelease, "megatron/core/distributed/custom_fsdp/param_and_grad_buffer.py",
      1066, "class ParamAndGradBuffer:", "Megatron FSDP gathers its parameters in buckets, not tensor by tensor"},
@@ -92,6 +129,8 @@ constexpr auto kSources = std::to_array<SettingSource>({
     {"gather_per_tensor", F, kPyTorchFsdpRelease, "torch/distributed/fsdp/_flat_param.py", 211,
      "It is comprised of one or more original parameters, which are flattened and",
      "one flat parameter per wrapped module, gathered in one call (this line at commit 01caf79)"},
+    {"gather_per_tensor", MD, kDeepSpeedRelease, "deepspeed/runtime/zero/partitioned_param_coordinator.py", 317,
+     "self.__all_gather_params(params_to_fetch, forward)", "DeepSpeed's ZeRO-3, as under deepspeed"},
     // prefetch_params
     {"prefetch_params", M, kMegatronRelease, "megatron/core/distributed/custom_fsdp/param_and_grad_buffer.py",
      1066, "class ParamAndGradBuffer:", "the next bucket's gather ahead of the compute: one layer"},
@@ -102,6 +141,9 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "backward_prefetch: Optional[BackwardPrefetch] = BackwardPrefetch.BACKWARD_PRE,",
      "the next block's all-gather is issued before the current block's backward: one layer ahead "
      "(limit_all_gathers, false at this commit, l.336, bounds the forward's in later releases)"},
+    {"prefetch_params", MD, kDeepSpeedRelease, "deepspeed/runtime/zero/config.py", 208,
+     "prefetch_bucket_size: int = Field(pp_int(5e7), ge=0, alias=\"stage3_prefetch_bucket_size\")",
+     "DeepSpeed's ZeRO-3, as under deepspeed"},
     // eager_modules
     {"eager_modules", M, kMegatronRelease, "megatron/core/fusions/fused_bias_gelu.py", 17,
      "def bias_gelu(bias, y):",
@@ -109,9 +151,13 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "arguments.py:1427)"},
     {"eager_modules", D, kDeepSpeedRelease, "deepspeed/runtime/engine.py", 1280, "self.module.bfloat16()",
      "the engine runs the user's module as it is, most often a Hugging Face model, op by op; a "
-     "Megatron-DeepSpeed run states \"eager_modules\": false"},
+     "Megatron-DeepSpeed run is framework megatron-deepspeed"},
     {"eager_modules", F, kMeasured, "tests/data/h100/README.md", 6,
      "trains Hugging Face models as a PyTorch user does", "Hugging Face's modules in eager PyTorch"},
+    {"eager_modules", MD, kMegatronDeepSpeedRelease, "megatron/arguments.py", 644,
+     "group.add_argument('--make-vocab-size-divisible-by', type=int, default=128,",
+     "Megatron-LM's model code with its fused kernels, the vocabulary padded to a multiple of 128 x tp "
+     "(megatron/tokenizer/tokenizer.py:63-64)"},
     // autocast
     {"autocast", M, kMegatronRelease, "megatron/core/transformer/module.py", 221,
      "self.add_module('module', module.bfloat16())", "Float16Module casts the model itself to 16-bit"},
@@ -120,6 +166,8 @@ constexpr auto kSources = std::to_array<SettingSource>({
     {"autocast", F, kMeasured, "tests/data/h100/README.md", 8, "bf16 `torch.autocast`",
      "fp32 weights with 16-bit products under torch.autocast, as FSDP's MixedPrecision users and plain PyTorch "
      "train"},
+    {"autocast", MD, kDeepSpeedRelease, "deepspeed/runtime/engine.py", 1280, "self.module.bfloat16()",
+     "DeepSpeed's bf16 and fp16 engines cast Megatron's model itself"},
     // fp32_gradient_accumulation
     {"fp32_gradient_accumulation", M, kMegatronRelease, "megatron/training/arguments.py", 686,
      "args.accumulate_allreduce_grads_in_fp32 = True",
@@ -130,6 +178,9 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "its full fp32 gradient copy (bf16_optimizer.py:165) and per-micro-batch accumulation (l.343)"},
     {"fp32_gradient_accumulation", F, kMeasured, "tests/data/h100/README.md", 8, "bf16 `torch.autocast`",
      "not a field here: under autocast the gradients are the fp32 weights' own"},
+    {"fp32_gradient_accumulation", MD, kDeepSpeedRelease, "deepspeed/runtime/engine.py", 1073,
+     "grad_accum_dtype = torch.float32",
+     "DeepSpeed's engine picks its BF16_Optimizer as under deepspeed (with bf16 and ZeRO off, l.1072)"},
     // The memory terms every framework holds.
     HETSIM_ALL_FRAMEWORKS("cuda_context_gib", kMeasured, "tests/data/h100/README.md", 14, "(about 0.5 GiB)",
                           "a CUDA context with lazily loaded modules, measured on the H100"),

@@ -1,6 +1,7 @@
 #pragma once
 /// Where each framework's default for each FrameworkSettings field comes from: a line of the framework's own
-/// code at the release HetSim's exports target (DeepSpeed v0.17.4, Megatron-LM core_v0.13.0; PyTorch's DDP and
+/// code at the release HetSim's exports target (DeepSpeed v0.17.4, Megatron-LM core_v0.13.0, Megatron-DeepSpeed at
+/// commit 4efb479d; PyTorch's DDP and
 /// FSDP at the commits named below, the versions of those files the code index holds), or the measurement it was
 /// taken from. tests/strategies/plan/framework_sources_test.cpp holds
 /// every excerpt against those lines (tests/data/frameworks/) and every default against its excerpt.
@@ -15,7 +16,7 @@ namespace hetsim::strategies {
 struct SettingSource {
   std::string_view setting; ///< the plan file's field ("bucket_params")
   Framework framework;
-  std::string_view release; ///< kDeepSpeedRelease, kMegatronRelease, kPyTorch*Release or kMeasured
+  std::string_view release; ///< kDeepSpeedRelease, kMegatronRelease, kMegatronDeepSpeedRelease, kPyTorch*Release or kMeasured
   std::string_view file;    ///< in the release's tree (or the measurement's file in this repository)
   int line = 0;             ///< 1-based
   std::string_view excerpt; ///< words of that line
@@ -24,6 +25,8 @@ struct SettingSource {
 
 inline constexpr std::string_view kDeepSpeedRelease = "DeepSpeed v0.17.4";
 inline constexpr std::string_view kMegatronRelease  = "Megatron-LM core_v0.13.0";
+/// github.com/deepspeedai/Megatron-DeepSpeed at commit 4efb479d (2025-07-16; it tags no releases)
+inline constexpr std::string_view kMegatronDeepSpeedRelease = "Megatron-DeepSpeed 4efb479d";
 inline constexpr std::string_view kPyTorchDdpRelease  = "PyTorch 25562d3"; ///< torch/nn/parallel/distributed.py
 inline constexpr std::string_view kPyTorchFsdpRelease = "PyTorch 005df1d"; ///< torch/distributed/fsdp/ (01caf79: _flat_param.py)
 inline constexpr std::string_view kMeasured         = "HetSim tests/data";

@@ -226,9 +226,10 @@ void validate_context_parallel(const Plan& plan, const models::Workload& workloa
     fail("cp", "expected the sequence of " + str(workload.seq_len) + " tokens to split into 2 x cp" +
                    (plan.splits_sequence() ? " x tp" : "") + " = " + str(chunks) +
                    " equal chunks (Megatron-LM's load-balanced causal split), got cp " + str(plan.cp));
-  if (plan.framework.name == Framework::deepspeed)
-    fail("cp", "expected 1 with framework \"deepspeed\" (it has no ring attention; its Ulysses sequence parallelism "
-               "is not modelled), got " + str(plan.cp));
+  if (runs_deepspeed_engine(plan.framework.name))
+    fail("cp", "expected 1 with framework \"" + std::string(framework_name(plan.framework.name)) +
+                   "\" (it has no ring attention; its Ulysses sequence parallelism is not modelled), got " +
+                   str(plan.cp));
   if (plan.ep > 1)
     fail("ep", "expected 1 " + with_cp + " (experts over context-parallel ranks are not modelled), got " +
                    str(plan.ep));
@@ -489,21 +490,23 @@ FrameworkSettings read_framework(const JsonInput& input)
   const bool object = input.is_object();
   const JsonInput name_input = object ? input.at("name") : input;
   if (!name_input.is_string() || !parse_framework(name_input.string(), name))
-    name_input.fail("\"megatron\", \"deepspeed\" or \"fsdp\" (or an object with \"name\" and overrides)");
+    name_input.fail("\"megatron\", \"deepspeed\", \"fsdp\" or \"megatron-deepspeed\" (or an object with \"name\" and "
+                    "overrides)");
   FrameworkSettings settings = framework_defaults(name);
   if (!object)
     return settings;
   input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
-                    "tied_embedding_all_reduce", "scatter_gather_sends", "partitioned_sends", "blocking_sends",
+                    "tied_embedding_all_reduce", "scatter_gather_sends", "sends_attention_mask", "partitioned_sends",
+                    "blocking_sends",
                     "gather_per_tensor", "prefetch_params", "cuda_context_gib", "communicator_buffer_mib",
                     "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast",
                     "fp32_gradient_accumulation"});
   if (auto fp32 = input.find("fp32_gradient_reduction"))
     settings.fp32_gradient_reduction = fp32->boolean();
   if (auto fp32 = input.find("fp32_gradient_accumulation")) {
-    if (name != Framework::deepspeed)
-      fp32->fail("no field outside \"deepspeed\" (DeepSpeed's data_types.grad_accum_dtype; Megatron-LM's fp32 "
-                 "main gradients are \"fp32_gradient_reduction\")");
+    if (!runs_deepspeed_engine(name))
+      fp32->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (DeepSpeed's data_types.grad_accum_dtype; "
+                 "Megatron-LM's fp32 main gradients are \"fp32_gradient_reduction\")");
     settings.fp32_gradient_accumulation = fp32->boolean();
   }
   settings.bucket_params = input.non_negative_number_or("bucket_params", settings.bucket_params);
@@ -511,6 +514,7 @@ FrameworkSettings read_framework(const JsonInput& input)
   settings.tied_embedding_all_reduce =
       input.boolean_or("tied_embedding_all_reduce", settings.tied_embedding_all_reduce);
   settings.scatter_gather_sends = input.boolean_or("scatter_gather_sends", settings.scatter_gather_sends);
+  settings.sends_attention_mask = input.boolean_or("sends_attention_mask", settings.sends_attention_mask);
   settings.partitioned_sends    = input.boolean_or("partitioned_sends", settings.partitioned_sends);
   settings.blocking_sends       = input.boolean_or("blocking_sends", settings.blocking_sends);
   settings.gather_per_tensor    = input.boolean_or("gather_per_tensor", settings.gather_per_tensor);
@@ -543,6 +547,7 @@ nlohmann::json framework_json(const FrameworkSettings& s)
                          {"reduce_during_backward", s.reduce_during_backward},
                          {"tied_embedding_all_reduce", s.tied_embedding_all_reduce},
                          {"scatter_gather_sends", s.scatter_gather_sends},
+                         {"sends_attention_mask", s.sends_attention_mask},
                          {"partitioned_sends", s.partitioned_sends},
                          {"blocking_sends", s.blocking_sends},
                          {"gather_per_tensor", s.gather_per_tensor},

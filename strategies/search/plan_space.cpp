@@ -31,7 +31,7 @@ std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workloa
 std::vector<int> context_parallel_degrees(const Plan& plan, const models::Workload& workload)
 {
   if (!workload.shape || !workload.shape->flash_attention || plan.ep > 1 ||
-      plan.framework.name == Framework::deepspeed)
+      runs_deepspeed_engine(plan.framework.name))
     return {};
   std::vector<int> degrees;
   for (int cp : divisors(plan.dp))

@@ -287,6 +287,8 @@ TEST_CASE("inspect and help")
   CHECK(frameworks.exit_code == 0);
   CHECK(frameworks.output.find("DeepSpeed v0.17.4, deepspeed/runtime/zero/config.py:109") != std::string::npos);
   CHECK(frameworks.output.find("partitioned_sends           true") != std::string::npos);
+  CHECK(frameworks.output.find("megatron-deepspeed\n") != std::string::npos);
+  CHECK(frameworks.output.find("Megatron-DeepSpeed 4efb479d, pretrain_gpt.py:76") != std::string::npos);
   CHECK(run_hetsim("inspect frameworks x.json").exit_code == 2);
   const RunResult help = run_hetsim("--help");
   CHECK(help.exit_code == 0);

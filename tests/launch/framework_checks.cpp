@@ -36,22 +36,22 @@ struct Option {
   std::vector<std::string> choices;
 };
 
-const std::map<std::string, Option>& megatron_options()
+using Options = std::map<std::string, Option>;
+
+/// A parser's options from its list (tests/data/frameworks/*.arguments.tsv).
+Options read_options(const std::string& list)
 {
-  static const std::map<std::string, Option> options = [] {
-    std::map<std::string, Option> read;
-    for (const auto& row : read_list("megatron_core_v0.13.0.arguments.tsv")) {
-      Option option{row.at(1), {}};
-      std::stringstream choices(row.size() > 2 ? row[2] : "");
-      for (std::string choice; std::getline(choices, choice, ',');)
-        option.choices.push_back(choice);
-      if (!option.choices.empty() && option.choices[0].rfind('?', 0) == 0) // computed at run time
-        option.choices.clear();
-      read.emplace(row[0], option);
-    }
-    return read;
-  }();
-  return options;
+  Options read;
+  for (const auto& row : read_list(list)) {
+    Option option{row.at(1), {}};
+    std::stringstream choices(row.size() > 2 ? row[2] : "");
+    for (std::string choice; std::getline(choices, choice, ',');)
+      option.choices.push_back(choice);
+    if (!option.choices.empty() && option.choices[0].rfind('?', 0) == 0) // computed at run time
+      option.choices.clear();
+    read.emplace(row[0], option);
+  }
+  return read;
 }
 
 bool is_integer(const std::string& text)
@@ -68,12 +68,13 @@ bool is_number(const std::string& text)
   return error == std::errc() && end == text.data() + text.size();
 }
 
-/// Parser-level objections: the option exists and its value converts as argparse would.
-void check_parse(const Argument& a, std::vector<std::string>& out)
+/// Parser-level objections: the option exists among `options` (the parser `where` names) and its value converts
+/// as argparse would.
+void check_parse(const Argument& a, const Options& options, const std::string& where, std::vector<std::string>& out)
 {
-  const auto found = megatron_options().find(a.flag);
-  if (found == megatron_options().end()) {
-    out.push_back(a.flag + ": not an argument of megatron/training/arguments.py at core_v0.13.0");
+  const auto found = options.find(a.flag);
+  if (found == options.end()) {
+    out.push_back(a.flag + ": not an argument of " + where);
     return;
   }
   const Option& option = found->second;
@@ -229,6 +230,82 @@ void check_validate_args(const MegatronLaunch& launch, std::vector<std::string>&
   }
 }
 
+/// Every argument parsed against `options`, and none given twice.
+std::vector<std::string> parse_objections(const MegatronLaunch& launch, const Options& options,
+                                          const std::string& where)
+{
+  std::vector<std::string> out;
+  std::map<std::string, int> seen;
+  for (const Argument& a : launch.args) {
+    check_parse(a, options, where, out);
+    if (++seen[a.flag] == 2)
+      out.push_back(a.flag + " given twice (argparse keeps the last: an export bug, not the framework's rule)");
+  }
+  return out;
+}
+
+/// Megatron-DeepSpeed's validate_args (megatron/arguments.py at 4efb479d; lines cited), the microbatch calculator
+/// and the model code HetSim's exports could trip.
+void check_megatron_deepspeed(const MegatronLaunch& launch, std::vector<std::string>& out)
+{
+  const Args args(launch.args);
+  const long long tp = args.integer("--tensor-model-parallel-size", 1), pp = args.integer("--pipeline-model-parallel-size", 1);
+  const long long sp = args.integer("--ds-sequence-parallel-size", 1);
+  if (tp <= 0 || launch.world_size % tp != 0) // :75
+    out.push_back("arguments.py:75: world size " + std::to_string(launch.world_size) + " is not divisible by tp");
+  if (args.has("--no-pipeline-parallel") && pp != 1) // :95
+    out.push_back("arguments.py:95: pipeline_model_parallel_size must be 1 if pipeline parallel is disabled");
+  const long long model = tp * pp * sp;
+  if (model <= 0 || launch.world_size % model != 0) { // :104
+    out.push_back("arguments.py:104: world size " + std::to_string(launch.world_size) +
+                  " is not divisible by tp x pp x sequence parallel = " + std::to_string(model));
+    return;
+  }
+  const long long dp = launch.world_size / model;
+  const long long micro = args.integer("--micro-batch-size", 0), global = args.integer("--global-batch-size", 0);
+  if (micro <= 0) // :164-165
+    out.push_back("arguments.py:165: micro batch size must be positive");
+  else if (global <= 0) // :171
+    out.push_back("arguments.py:171: global batch size must be positive");
+  else if (global % (micro * dp) != 0) // megatron/microbatches.py:64
+    out.push_back("microbatches.py:64: global batch " + std::to_string(global) +
+                  " is not divisible by micro-batch x data-parallel size " + std::to_string(micro * dp));
+  if (args.has("--num-layers-per-virtual-pipeline-stage") && pp <= 2) // :173
+    out.push_back("arguments.py:173: an interleaved schedule needs pp > 2");
+  if (args.has("--fp16") && args.has("--bf16")) // :188, 191
+    out.push_back("arguments.py:188: --fp16 and --bf16 together");
+  for (const char* required : {"--num-layers", "--hidden-size", "--num-attention-heads", "--max-position-embeddings"})
+    if (!args.has(required)) // :279-283
+      out.push_back(std::string("arguments.py:283: ") + required + " is required");
+  const long long heads = args.integer("--num-attention-heads", 0);
+  if (!args.has("--kv-channels") && (heads <= 0 || args.integer("--hidden-size", 0) % heads != 0)) // :299
+    out.push_back("arguments.py:299: hidden size not divisible by the heads, and no --kv-channels");
+  if (args.integer("--max-position-embeddings", 0) < args.integer("--seq-length", 0)) // :311
+    out.push_back("arguments.py:311: max position embeddings below the seq length");
+  const std::string granularity = args.text("--recompute-granularity");
+  if (granularity == "selective" && args.has("--recompute-method")) // :380
+    out.push_back("arguments.py:380: no recompute method with selective recompute");
+  if (tp == 1 && args.has("--sequence-parallel")) // :387-388 drops it: the run would not be the one simulated
+    out.push_back("arguments.py:388: --sequence-parallel at tp 1, which Megatron-DeepSpeed silently switches off "
+                  "(HetSim's rule: the run would not be the one simulated)");
+  if (args.has("--sequence-parallel") && !launch.one_cuda_connection) // :403-407
+    out.push_back("arguments.py:406: sequence parallelism requires CUDA_DEVICE_MAX_CONNECTIONS=1");
+  const long long kv_heads = args.integer("--num-key-value-heads", heads);
+  if (kv_heads <= 0 || heads % kv_heads != 0) // :446
+    out.push_back("arguments.py:446: heads must be divisible by key-value heads");
+  if (heads % tp != 0) // megatron/model/transformer.py:562-563, core.utils.divide
+    out.push_back("transformer.py:562: heads must be a multiple of tp");
+  if (kv_heads > 0 && kv_heads % tp != 0) // megatron/model/transformer.py:566-567
+    out.push_back("transformer.py:566: key-value heads must be a multiple of tp");
+  // pretrain_gpt.py:51 builds GPTModelPipe, DeepSpeed's pipeline, only under --deepspeed; without it or without
+  // a config the run is Megatron's own, not the one simulated (HetSim's rule).
+  if (!args.has("--deepspeed") || !args.has("--deepspeed_config"))
+    out.push_back("pretrain_gpt.py:51: --deepspeed and --deepspeed_config are what run DeepSpeed's engine "
+                  "(HetSim's rule)");
+  if (args.integer("--zero-stage", 1) > 1 && pp > 1 && !args.has("--no-pipeline-parallel"))
+    out.push_back("deepspeed/runtime/pipe/engine.py:78: ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism");
+}
+
 /// The type a DeepSpeed reader takes a value as; true when `value` is one. Types are the list's: a default's
 /// Python type, a pydantic annotation, or enum:VALUES.
 bool deepspeed_type_holds(const std::string& type, const nlohmann::json& value)
@@ -263,18 +340,23 @@ bool deepspeed_type_holds(const std::string& type, const nlohmann::json& value)
 
 std::vector<std::string> megatron_objections(const MegatronLaunch& launch)
 {
-  std::vector<std::string> out;
-  std::map<std::string, int> seen;
-  for (const Argument& a : launch.args) {
-    check_parse(a, out);
-    if (++seen[a.flag] == 2)
-      out.push_back(a.flag + " given twice (argparse keeps the last: an export bug, not Megatron-LM's rule)");
-  }
+  static const Options options = read_options("megatron_core_v0.13.0.arguments.tsv");
+  std::vector<std::string> out = parse_objections(launch, options, "megatron/training/arguments.py at core_v0.13.0");
   check_validate_args(launch, out);
   return out;
 }
 
-std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int world_size, int pipeline_stages)
+std::vector<std::string> megatron_deepspeed_objections(const MegatronLaunch& launch)
+{
+  static const Options options = read_options("megatron_deepspeed_4efb479d.arguments.tsv");
+  std::vector<std::string> out =
+      parse_objections(launch, options, "Megatron-DeepSpeed's megatron/arguments.py at 4efb479d, nor DeepSpeed's");
+  check_megatron_deepspeed(launch, out);
+  return out;
+}
+
+std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int world_size, int pipeline_stages,
+                                              int tensor_parallel)
 {
   static const std::map<std::string, std::map<std::string, std::string>> keys = [] {
     std::map<std::string, std::map<std::string, std::string>> read;
@@ -306,9 +388,10 @@ std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int 
         out.push_back(key + "." + inner + ": " + inner_value.dump() + " is not " + found->second);
     }
   }
-  // runtime/config.py:882 (_batch_assertion): the batch is micro-batch x accumulation x data-parallel size,
-  // the data-parallel size being the processes over the pipeline's stages (pipe/engine.py, grid.data_parallel_size).
-  const long long dp = pipeline_stages > 0 ? world_size / pipeline_stages : 0;
+  // runtime/config.py:882 (_batch_assertion): the batch is micro-batch x accumulation x data-parallel size, the
+  // data-parallel size being the processes over the pipeline's stages and tensor-parallel ranks (the mpu's,
+  // config.py:672: PipelineModule's grid, or Megatron's without a pipeline).
+  const long long dp = pipeline_stages > 0 && tensor_parallel > 0 ? world_size / pipeline_stages / tensor_parallel : 0;
   const auto number  = [&](const char* key) { return config.value(key, 0LL); };
   if (number("train_batch_size") != number("train_micro_batch_size_per_gpu") * number("gradient_accumulation_steps") * dp)
     out.push_back("runtime/config.py:882: train_batch_size is not micro-batch x accumulation x data-parallel size");
@@ -328,6 +411,20 @@ std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int 
       out.push_back("runtime/config.py:207: communication_data_type '" + name + "' is not fp16, bf16 or fp32");
   }
   return out;
+}
+
+std::vector<Argument> changed(std::vector<Argument> args, const std::vector<Argument>& change)
+{
+  for (const Argument& a : change) {
+    const auto same = std::find_if(args.begin(), args.end(), [&](const Argument& b) { return b.flag == a.flag; });
+    if (same == args.end())
+      args.push_back(a);
+    else if (a.value == "-")
+      args.erase(same);
+    else
+      same->value = a.value;
+  }
+  return args;
 }
 
 std::vector<std::string> layout_stages(const std::string& layout)
@@ -371,7 +468,7 @@ MegatronLaunch read_megatron_args_sh(const std::string& text, int world_size)
     const std::size_t start = line.find("--");
     const std::size_t space = line.find(' ', start);
     Argument a{line.substr(start, space - start), space == std::string::npos ? "" : line.substr(space + 1)};
-    if (a.value.size() >= 2 && a.value.front() == '\'' && a.value.back() == '\'')
+    if (a.value.size() >= 2 && (a.value.front() == '\'' || a.value.front() == '"') && a.value.back() == a.value.front())
       a.value = a.value.substr(1, a.value.size() - 2);
     launch.args.push_back(a);
   }
@@ -386,6 +483,25 @@ std::map<std::string, std::string> launched_megatron(const ExportInputs& inputs)
       read_megatron_args_sh(files[0].content, static_cast<int>(inputs.plan->placement.size()));
   for (const std::string& objection : megatron_objections(launch))
     FAIL_CHECK("Megatron-LM core_v0.13.0 objects: " << objection);
+  std::map<std::string, std::string> flags;
+  for (const Argument& a : launch.args)
+    flags[a.flag] = a.value;
+  return flags;
+}
+
+std::map<std::string, std::string> launched_megatron_deepspeed(const ExportInputs& inputs)
+{
+  const std::vector<ExportFile> files = export_plan(inputs, ExportFormat::megatron_deepspeed);
+  REQUIRE(files.size() == 2);
+  REQUIRE(files[0].name == "megatron_deepspeed_args.sh");
+  REQUIRE(files[1].name == "ds_config.json");
+  const strategies::Plan& plan = *inputs.plan;
+  const int world              = static_cast<int>(plan.placement.size());
+  const MegatronLaunch launch  = read_megatron_args_sh(files[0].content, world);
+  for (const std::string& objection : megatron_deepspeed_objections(launch))
+    FAIL_CHECK("Megatron-DeepSpeed 4efb479d objects: " << objection);
+  for (const std::string& objection : deepspeed_objections(nlohmann::json::parse(files[1].content), world, plan.pp, plan.tp))
+    FAIL_CHECK("DeepSpeed v0.17.4 objects: " << objection);
   std::map<std::string, std::string> flags;
   for (const Argument& a : launch.args)
     flags[a.flag] = a.value;

@@ -28,10 +28,20 @@ struct MegatronLaunch {
 /// reject.
 std::vector<std::string> megatron_objections(const MegatronLaunch& launch);
 
-/// DeepSpeed's objections to a configuration run on `world_size` processes, `pipeline_stages` of them per
-/// replica: a key or section it does not read, a value not of the type its reader takes, and the checks of
-/// its config and engines (batch arithmetic, one precision, ZeRO under a pipeline).
-std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int world_size, int pipeline_stages);
+/// Megatron-DeepSpeed's objections (commit 4efb479d), one message each: an option neither its parser nor
+/// DeepSpeed's add_config_arguments defines, a value not of its type or choices, an option given twice, and the
+/// combinations its validate_args, microbatch calculator and model code reject.
+std::vector<std::string> megatron_deepspeed_objections(const MegatronLaunch& launch);
+
+/// DeepSpeed's objections to a configuration run on `world_size` processes, `pipeline_stages` x
+/// `tensor_parallel` of them per replica: a key or section it does not read, a value not of the type its reader
+/// takes, and the checks of its config and engines (batch arithmetic, one precision, ZeRO under a pipeline).
+std::vector<std::string> deepspeed_objections(const nlohmann::json& config, int world_size, int pipeline_stages,
+                                              int tensor_parallel = 1);
+
+/// `args` with `change` applied, one field at a time: a flag not there is added, a value "-" drops its flag, any
+/// other value replaces the flag's.
+std::vector<Argument> changed(std::vector<Argument> args, const std::vector<Argument>& change);
 
 /// The arguments of an exported megatron_args.sh (`MEGATRON_ARGS=( --flag value ... )`), and whether it sets
 /// CUDA_DEVICE_MAX_CONNECTIONS=1.
@@ -44,5 +54,9 @@ std::vector<std::string> layout_stages(const std::string& layout);
 /// The export's megatron_args.sh as Megatron-LM reads it: each objection a failed doctest check (a test that
 /// calls this needs doctest), the arguments by flag.
 std::map<std::string, std::string> launched_megatron(const ExportInputs& inputs);
+
+/// The export's megatron_deepspeed_args.sh and ds_config.json as Megatron-DeepSpeed and DeepSpeed read them: each
+/// objection a failed doctest check, the arguments by flag.
+std::map<std::string, std::string> launched_megatron_deepspeed(const ExportInputs& inputs);
 
 } // namespace hetsim::launch::testing

@@ -184,17 +184,7 @@ TEST_CASE("the checks hold Megatron-LM's own objections: its parser's list, vali
                                       {"--bf16", ""}};
   CHECK(megatron_objections({good, 16, true}).empty());
   auto objections = [&](std::vector<Argument> change, int world = 16, bool one_connection = true) {
-    std::vector<Argument> args = good;
-    for (const Argument& a : change) {
-      const auto same = std::find_if(args.begin(), args.end(), [&](const Argument& b) { return b.flag == a.flag; });
-      if (same == args.end())
-        args.push_back(a);
-      else if (a.value == "-") // drop it
-        args.erase(same);
-      else
-        same->value = a.value;
-    }
-    const std::vector<std::string> said = megatron_objections({args, world, one_connection});
+    const std::vector<std::string> said = megatron_objections({changed(good, change), world, one_connection});
     std::string all;
     for (const std::string& s : said)
       all += s + "\n";

@@ -642,6 +642,20 @@ TEST_CASE("the framework: gradient reduction dtype, buckets after the backward p
     }
   CHECK(forward_sends > 0);
   CHECK(backward_sends > 0);
+  // Megatron-DeepSpeed: DeepSpeed's engine reduces as above; GPTModelPipe caches its mask, so only the activation
+  // goes, partitioned.
+  Case mds           = megatron;
+  mds.plan.framework = framework_defaults(Framework::megatron_deepspeed);
+  const Schedule md  = mds.lower();
+  CHECK(replay_problem(md) == "");
+  CHECK(reduced(md) == reduced(d));
+  int mds_sends = 0;
+  for (const Task& t : md.tasks)
+    if (t.kind == TaskKind::send) {
+      CHECK(t.bytes == units::kMiB);
+      ++mds_sends;
+    }
+  CHECK(mds_sends == forward_sends + backward_sends);
   Case whole                              = deepspeed;
   whole.plan.framework.partitioned_sends = false; // "pipe_partitioned": false, "grad_partitioned": false
   for (const Task& t : whole.lower().tasks)

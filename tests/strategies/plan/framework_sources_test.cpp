@@ -19,7 +19,8 @@ const std::map<std::string, std::string>& release_lines()
 {
   static const std::map<std::string, std::string> lines = [] {
     std::map<std::string, std::string> out;
-    for (const char* name : {"deepspeed_v0.17.4.lines", "megatron_core_v0.13.0.lines", "pytorch.lines"}) {
+    for (const char* name : {"deepspeed_v0.17.4.lines", "megatron_core_v0.13.0.lines",
+                             "megatron_deepspeed_4efb479d.lines", "pytorch.lines"}) {
       std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/tests/data/frameworks/" + name);
       REQUIRE(in.good());
       for (std::string line; std::getline(in, line);) {
@@ -78,6 +79,7 @@ std::set<std::string> plan_fields()
 const FrameworkSettings megatron  = framework_defaults(Framework::megatron);
 const FrameworkSettings deepspeed = framework_defaults(Framework::deepspeed);
 const FrameworkSettings fsdp      = framework_defaults(Framework::fsdp);
+const FrameworkSettings mds       = framework_defaults(Framework::megatron_deepspeed);
 
 } // namespace
 
@@ -104,7 +106,7 @@ TEST_CASE("every framework field has one source per framework, and every cited l
     CHECK(text.find(s.excerpt) != std::string::npos);
   }
   for (const std::string& field : fields)
-    for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::fsdp}) {
+    for (Framework f : {Framework::megatron, Framework::deepspeed, Framework::fsdp, Framework::megatron_deepspeed}) {
       CAPTURE(field);
       CHECK(seen.count({field, f}) == 1);
     }
@@ -121,6 +123,9 @@ TEST_CASE("row fp32_gradient_reduction: Megatron-LM with bf16 only; DeepSpeed in
   CHECK_FALSE(reduces_in_fp32(deepspeed, Dtype::bf16));
   CHECK_FALSE(reduces_in_fp32(deepspeed, Dtype::fp16));
   CHECK_FALSE(reduces_in_fp32(fsdp, Dtype::bf16));
+  // Megatron-DeepSpeed's bf16 fp32 main gradients are Megatron's DDP, which DeepSpeed's engine replaces.
+  CHECK(says("fp32_gradient_reduction", Framework::megatron_deepspeed, "COMMUNICATION_DATA_TYPE_DEFAULT = None"));
+  CHECK_FALSE(reduces_in_fp32(mds, Dtype::bf16));
 }
 
 TEST_CASE("row bucket_params: 40 M parameters, 5e8 elements, 25 MiB")
@@ -131,6 +136,8 @@ TEST_CASE("row bucket_params: 40 M parameters, 5e8 elements, 25 MiB")
   CHECK(deepspeed.bucket_params == 5e8);
   CHECK(says("bucket_params", Framework::fsdp, "25"));
   CHECK(fsdp.bucket_params == 0); // 0: a size in bytes, DDP's 25 MiB (Plan::gradient_bucket_bytes)
+  CHECK(says("bucket_params", Framework::megatron_deepspeed, "pp_int(5e8)"));
+  CHECK(mds.bucket_params == 5e8);
 }
 
 TEST_CASE("row reduce_during_backward: overlapped under Megatron-LM and FSDP, after the backward under DeepSpeed")
@@ -140,6 +147,8 @@ TEST_CASE("row reduce_during_backward: overlapped under Megatron-LM and FSDP, af
   CHECK(says("reduce_during_backward", Framework::deepspeed, "self.stage == ZeroStageEnum.weights"));
   CHECK_FALSE(deepspeed.reduce_during_backward);
   CHECK(fsdp.reduce_during_backward);
+  CHECK(says("reduce_during_backward", Framework::megatron_deepspeed, "self.stage == ZeroStageEnum.weights"));
+  CHECK_FALSE(mds.reduce_during_backward);
 }
 
 TEST_CASE("row tied_embedding_all_reduce: Megatron-LM and DeepSpeed keep the two copies equal; FSDP has one")
@@ -149,6 +158,8 @@ TEST_CASE("row tied_embedding_all_reduce: Megatron-LM and DeepSpeed keep the two
   CHECK(says("tied_embedding_all_reduce", Framework::deepspeed, "ReduceTiedGrads"));
   CHECK(deepspeed.tied_embedding_all_reduce);
   CHECK_FALSE(fsdp.tied_embedding_all_reduce);
+  CHECK(says("tied_embedding_all_reduce", Framework::megatron_deepspeed, "TiedLayerSpec('embed'"));
+  CHECK(mds.tied_embedding_all_reduce);
 }
 
 TEST_CASE("row scatter_gather_sends and partitioned_sends: 1/tp under sequence parallelism or DeepSpeed's "
@@ -164,6 +175,22 @@ TEST_CASE("row scatter_gather_sends and partitioned_sends: 1/tp under sequence p
   CHECK(says("partitioned_sends", Framework::megatron, "(seq_length, micro_batch_size, config.hidden_size)"));
   CHECK_FALSE(megatron.partitioned_sends);
   CHECK_FALSE(fsdp.partitioned_sends);
+  // Megatron-DeepSpeed: Megatron's sequence parallelism off by default, DeepSpeed's partitions over tp.
+  CHECK(says("scatter_gather_sends", Framework::megatron_deepspeed, "'--sequence-parallel', action='store_true'"));
+  CHECK_FALSE(mds.scatter_gather_sends);
+  CHECK(says("partitioned_sends", Framework::megatron_deepspeed, "['pipe_partitioned']"));
+  CHECK(mds.partitioned_sends);
+}
+
+TEST_CASE("row sends_attention_mask: DeepSpeed's GPT models pass their mask along; GPTModelPipe caches it")
+{
+  CHECK(says("sends_attention_mask", Framework::deepspeed, ".half()"));
+  CHECK(deepspeed.sends_attention_mask);
+  CHECK(says("sends_attention_mask", Framework::megatron, "(seq_length, micro_batch_size, config.hidden_size)"));
+  CHECK_FALSE(megatron.sends_attention_mask);
+  CHECK_FALSE(fsdp.sends_attention_mask);
+  CHECK(says("sends_attention_mask", Framework::megatron_deepspeed, "args.attn_mask ="));
+  CHECK_FALSE(mds.sends_attention_mask);
 }
 
 TEST_CASE("row blocking_sends: batched isend/irecv under Megatron-LM, blocking sends under DeepSpeed")
@@ -173,6 +200,8 @@ TEST_CASE("row blocking_sends: batched isend/irecv under Megatron-LM, blocking s
   CHECK(says("blocking_sends", Framework::deepspeed, "assert async_op == False"));
   CHECK(deepspeed.blocking_sends);
   CHECK_FALSE(fsdp.blocking_sends);
+  CHECK(says("blocking_sends", Framework::megatron_deepspeed, "assert async_op == False"));
+  CHECK(mds.blocking_sends);
 }
 
 TEST_CASE("row gather_per_tensor and prefetch_params: DeepSpeed fetches modules 5e7 ahead; FSDP one flat "
@@ -187,6 +216,10 @@ TEST_CASE("row gather_per_tensor and prefetch_params: DeepSpeed fetches modules 
   CHECK(says("prefetch_params", Framework::fsdp, "BackwardPrefetch.BACKWARD_PRE"));
   CHECK(fsdp.prefetch_params == 0);
   CHECK(megatron.prefetch_params == 0);
+  CHECK(says("gather_per_tensor", Framework::megatron_deepspeed, "__all_gather_params(params_to_fetch"));
+  CHECK(mds.gather_per_tensor);
+  CHECK(says("prefetch_params", Framework::megatron_deepspeed, "pp_int(5e7)"));
+  CHECK(mds.prefetch_params == 5e7);
 }
 
 TEST_CASE("row eager_modules and autocast: Megatron-LM's fused modules; DeepSpeed's cast model; FSDP's autocast")
@@ -201,6 +234,11 @@ TEST_CASE("row eager_modules and autocast: Megatron-LM's fused modules; DeepSpee
   CHECK(says("autocast", Framework::fsdp, "torch.autocast"));
   CHECK(fsdp.eager_modules);
   CHECK(fsdp.autocast);
+  // Megatron-DeepSpeed: Megatron's fused model, its vocabulary padded, cast to 16-bit by DeepSpeed's engine.
+  CHECK(says("eager_modules", Framework::megatron_deepspeed, "'--make-vocab-size-divisible-by', type=int, default=128"));
+  CHECK_FALSE(mds.eager_modules);
+  CHECK(says("autocast", Framework::megatron_deepspeed, "self.module.bfloat16()"));
+  CHECK_FALSE(mds.autocast);
 }
 
 TEST_CASE("row fp32_gradient_accumulation: DeepSpeed's BF16_Optimizer with bf16 and ZeRO off")
@@ -215,12 +253,20 @@ TEST_CASE("row fp32_gradient_accumulation: DeepSpeed's BF16_Optimizer with bf16 
   CHECK(uses_bf16_optimizer(asked, Dtype::bf16, 1));
   CHECK_FALSE(uses_bf16_optimizer(megatron, Dtype::bf16, 0));
   CHECK_FALSE(uses_bf16_optimizer(fsdp, Dtype::bf16, 0));
+  // Megatron-DeepSpeed hands its model to DeepSpeed's engine, which picks the BF16_Optimizer as under DeepSpeed.
+  CHECK(says("fp32_gradient_accumulation", Framework::megatron_deepspeed, "grad_accum_dtype = torch.float32"));
+  CHECK(uses_bf16_optimizer(mds, Dtype::bf16, 0));
+  CHECK_FALSE(uses_bf16_optimizer(mds, Dtype::bf16, 1));
+  CHECK(runs_deepspeed_engine(Framework::megatron_deepspeed));
+  CHECK(runs_deepspeed_engine(Framework::deepspeed));
+  CHECK_FALSE(runs_deepspeed_engine(Framework::megatron));
+  CHECK_FALSE(runs_deepspeed_engine(Framework::fsdp));
 }
 
 TEST_CASE("rows of memory every framework holds: the CUDA context measured on the H100")
 {
   CHECK(says("cuda_context_gib", Framework::megatron, "0.5 GiB"));
-  for (const FrameworkSettings* s : {&megatron, &deepspeed, &fsdp}) {
+  for (const FrameworkSettings* s : {&megatron, &deepspeed, &fsdp, &mds}) {
     CHECK(s->cuda_context_bytes == 0.5 * (1 << 30));
     CHECK(s->communicator_buffer_bytes == 128.0 * (1 << 20));
     CHECK(s->gemm_workspace_bytes == 32.0 * (1 << 20));

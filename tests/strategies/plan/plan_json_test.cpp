@@ -197,14 +197,25 @@ TEST_CASE("the framework sets how gradients are reduced and what a pipeline send
   CHECK(fsdp.framework.eager_modules);
   CHECK(fsdp.framework.autocast);
   CHECK_FALSE(megatron_bf16.framework.eager_modules);
-  const Plan megatron_deepspeed =
-      inputs.read(with(base(), "framework", json{{"name", "fsdp"}, {"eager_modules", false}}));
-  CHECK_FALSE(megatron_deepspeed.framework.autocast);
-  CHECK(inputs.read(plan_to_json(megatron_deepspeed)) == megatron_deepspeed);
+  const Plan fused_fsdp = inputs.read(with(base(), "framework", json{{"name", "fsdp"}, {"eager_modules", false}}));
+  CHECK_FALSE(fused_fsdp.framework.autocast);
+  CHECK(inputs.read(plan_to_json(fused_fsdp)) == fused_fsdp);
+  // Megatron-DeepSpeed: Megatron-LM's fused modules in DeepSpeed's engine, whose BF16_Optimizer field it takes.
+  const Plan megatron_deepspeed = inputs.read(with(base(), "framework", "megatron-deepspeed"));
+  CHECK(megatron_deepspeed.framework.name == Framework::megatron_deepspeed);
+  CHECK_FALSE(megatron_deepspeed.framework.eager_modules);
+  CHECK(megatron_deepspeed.gradient_bucket_bytes() == deepspeed.gradient_bucket_bytes());
+  CHECK(plan_to_json(megatron_deepspeed)["framework"] == "megatron-deepspeed");
+  const Plan accumulating = inputs.read(
+      with(base(), "framework", json{{"name", "megatron-deepspeed"}, {"fp32_gradient_accumulation", false}}));
+  CHECK(accumulating.framework.fp32_gradient_accumulation == false);
+  check_rejected(with(base(), "framework", json{{"name", "megatron"}, {"fp32_gradient_accumulation", true}}),
+                 "framework.fp32_gradient_accumulation", "no field outside \"deepspeed\" and \"megatron-deepspeed\"");
   check_rejected(with(base(), "framework", json{{"name", "megatron"}, {"autocast", true}}), "framework.autocast",
                  "expected false with \"eager_modules\": false");
 
-  check_rejected(with(base(), "framework", "horovod"), "framework", "expected \"megatron\", \"deepspeed\" or \"fsdp\"");
+  check_rejected(with(base(), "framework", "horovod"), "framework",
+                 "expected \"megatron\", \"deepspeed\", \"fsdp\" or \"megatron-deepspeed\"");
   check_rejected(with(base(), "framework", json{{"name", "megatron"}, {"bucket_size", 1}}), "framework",
                  "unknown field 'bucket_size'");
   check_rejected(with(base(), "framework", json{{"bucket_params", 1}}), "framework",
