@@ -114,10 +114,13 @@ std::vector<LinkUsage> LinkUsageRecorder::usage_between(double from_s, double to
   std::vector<std::vector<Interval>> on_link(links.size());
   for (const LoggedFlow& flow : flows_) {
     const auto& links_crossed = route(flow.src, flow.dst);
-    if (flow.start_s >= from_s && flow.start_s < to_s)
-      for (int link : links_crossed)
-        bytes[link] += flow.bytes;
     const double lo = std::max(flow.start_s, from_s), hi = std::min(flow.end_s, to_s);
+    // A flow's bytes in the share of its time inside the window: over a window one period long, a flow repeated
+    // every period then counts once whatever its phase, with no flow on an edge to count twice or miss.
+    const double inside = flow.end_s > flow.start_s ? std::max(0.0, hi - lo) / (flow.end_s - flow.start_s)
+                                                    : (flow.start_s >= from_s && flow.start_s < to_s ? 1.0 : 0.0);
+    for (int link : links_crossed)
+      bytes[link] += inside * flow.bytes;
     if (hi > lo)
       for (int link : links_crossed)
         on_link[link].emplace_back(lo, hi);

@@ -48,8 +48,8 @@ public:
 
   /// Keep every flow from now on, so that usage_between can be asked once the replay has ended.
   void keep_flows() { keep_flows_ = true; }
-  /// Every link's usage within [from_s, to_s), in Platform::links() order: the bytes of the flows that started
-  /// in it and the time at least one flow was on the link in it. Needs keep_flows() before the replay.
+  /// Every link's usage within [from_s, to_s), in Platform::links() order: each flow's bytes in proportion to its
+  /// time inside it, and the time at least one flow was on the link in it. Needs keep_flows() before the replay.
   std::vector<LinkUsage> usage_between(double from_s, double to_s);
 
 private:

@@ -11,20 +11,42 @@ namespace {
 using strategies::Schedule;
 using strategies::Task;
 
-/// Periods the replay runs beyond the pipeline's fill and drain before its steady state is trusted: the checked
-/// ones, the repeated one, and as many again for the pipeline to settle into its period.
-constexpr int kSettlingPeriods = 4;
+/// Micro-batches the replay runs beyond the pipeline's fill and drain and the periods it checks, for the pipeline
+/// to settle into its period.
+constexpr int kSettlingMicroBatches = 4;
 /// Two times are equal when they differ by less than this share of the period. SimGrid's own timing precision is
 /// 1e-9 s (its default precision/timing); over m - m' repeats the drift stays under this share of the iteration.
 constexpr double kSamePeriodShare = 1e-6;
 /// Periods tried, the longest-repeating first.
 constexpr std::size_t kCandidatePeriods = 4;
 
-/// The tasks of a schedule by device, stream, micro-batch (-1 for those tied to none) and place among that
-/// micro-batch's tasks of the device and stream, in queue order.
+/// Each task's place among its device's tasks of the same stream and micro-batch (-1 for those tied to none), in
+/// queue order.
+std::vector<int> places_of(const Schedule& schedule)
+{
+  std::vector<int> place(schedule.tasks.size(), 0);
+  std::vector<int> count, touched; // per micro-batch + 1, reset after each queue
+  for (const auto& streams : schedule.queues)
+    for (const auto& queue : streams) {
+      for (int id : queue) {
+        const std::size_t slot = static_cast<std::size_t>(schedule.tasks[id].micro_batch + 1);
+        if (count.size() <= slot)
+          count.resize(slot + 1, 0);
+        if (count[slot] == 0)
+          touched.push_back(static_cast<int>(slot));
+        place[id] = count[slot]++;
+      }
+      for (int slot : touched)
+        count[slot] = 0;
+      touched.clear();
+    }
+  return place;
+}
+
+/// The tasks of a schedule by device, stream, micro-batch and place (places_of), to find one from the others.
 class TaskPlaces {
 public:
-  explicit TaskPlaces(const Schedule& schedule) : place_(schedule.tasks.size(), 0)
+  explicit TaskPlaces(const Schedule& schedule) : place_(places_of(schedule))
   {
     by_queue_.resize(schedule.queues.size() * strategies::kStreamCount);
     for (std::size_t d = 0; d < schedule.queues.size(); ++d)
@@ -34,7 +56,6 @@ public:
           const std::size_t slot = static_cast<std::size_t>(schedule.tasks[id].micro_batch + 1);
           if (by_micro_batch.size() <= slot)
             by_micro_batch.resize(slot + 1);
-          place_[id] = static_cast<int>(by_micro_batch[slot].size());
           by_micro_batch[slot].push_back(id);
         }
       }
@@ -158,20 +179,25 @@ std::optional<SteadyState> steady_state_for(const Schedule& schedule, const std:
   }
   if (best_end == best_begin)
     return std::nullopt;
-  const double from_s = std::max(timings[by_start[best_begin]].start_s, all_kinds_started_s(schedule, timings, places, micro_batches));
+  const double from_s = std::max(timings[by_start[best_begin]].start_s,
+                                 all_kinds_started_s(schedule, timings, places, micro_batches));
   // Up to the first task that does not repeat (a task starting at the same time as it is not checked).
-  const double to_s = best_end < by_start.size() ? timings[by_start[best_end]].start_s : timings[by_start.back()].end_s;
+  const double to_s =
+      best_end < by_start.size() ? timings[by_start[best_end]].start_s : timings[by_start.back()].end_s;
   // The cut: midway between the checked periods' bounds (a stretch's first periods may not yet hold every kind of
   // task, a gradient arriving only some periods into the steady state), in the gap between two start times, so
   // that no task sits on it or a period before it.
   const double target_s = (from_s + (kCheckedPeriods + 1) * period_s + to_s - kCheckedPeriods * period_s) / 2;
-  std::size_t after     = best_begin;
-  while (after < best_end && timings[by_start[after]].start_s < target_s)
-    ++after;
-  if (after == best_begin || after == best_end)
-    return std::nullopt;
-  const double cut_s = (timings[by_start[after - 1]].start_s + timings[by_start[after]].start_s) / 2;
-  if (cut_s - (kCheckedPeriods + 1) * period_s < from_s || cut_s + kCheckedPeriods * period_s > to_s)
+  // The widest gap within half a period of the target, wide enough that the tasks a period before it (in the same
+  // gap, to the tolerance) fall clearly on one side.
+  double cut_s = 0, widest_s = 0;
+  for (std::size_t i = best_begin + 1; i < best_end; ++i) {
+    const double before_s = timings[by_start[i - 1]].start_s, after_s = timings[by_start[i]].start_s;
+    if (std::abs((before_s + after_s) / 2 - target_s) <= period_s / 2 && after_s - before_s > widest_s)
+      widest_s = after_s - before_s, cut_s = (before_s + after_s) / 2;
+  }
+  if (widest_s <= 4 * tolerance_s || cut_s - (kCheckedPeriods + 1) * period_s < from_s ||
+      cut_s + kCheckedPeriods * period_s > to_s)
     return std::nullopt;
   return SteadyState{cut_s, period_s, micro_batches};
 }
@@ -187,7 +213,9 @@ int steady_state_micro_batches(const strategies::Plan& plan)
   if (!all_equal(plan.grad_accum) || !all_equal(plan.micro_batch) || !all_equal(plan.last_micro_batch))
     return 0;
   const int micro_batches = plan.grad_accum.front();
-  const int least         = plan.pp + kMaxPeriodMicroBatches * (2 * kCheckedPeriods + 2) + kSettlingPeriods;
+  // The fill and drain; periods of the longest span checked either side of the cut, the repeated one and a spare
+  // (the cut sits midway in what repeats); and some to settle.
+  const int least = plan.pp + kMaxPeriodMicroBatches * (2 * kCheckedPeriods + 2) + kSettlingMicroBatches;
   const int replayed      = least + (micro_batches - least) % kRepeatedMultiple;
   return micro_batches - least >= 0 && micro_batches >= 2 * replayed ? replayed : 0;
 }
@@ -217,58 +245,119 @@ RepeatedWindow repeated_window(const SteadyState& steady, int repeats)
   return RepeatedWindow{steady.cut_s - steady.period_s, steady.cut_s, repeats / steady.micro_batches};
 }
 
+namespace {
+
+/// Whether two tasks do the same work in the same place of their schedules, micro-batch aside.
+bool same_work(const Task& a, const Task& b)
+{
+  return a.kind == b.kind && a.stream == b.stream && a.device == b.device && a.stage == b.stage &&
+         a.chunk == b.chunk && a.piece == b.piece && a.part == b.part && a.peer == b.peer && a.bytes == b.bytes &&
+         a.flops == b.flops && a.deps.size() == b.deps.size() && a.backward == b.backward;
+}
+
+/// Whether `timings` keep `schedule`'s order, to `tolerance_s`: every task starts once its dependencies have
+/// ended and, on a stream that runs its queue in order, once the task before it has.
+bool keeps_order(const Schedule& schedule, const std::vector<TaskTiming>& timings, double tolerance_s)
+{
+  for (const Task& task : schedule.tasks)
+    for (int dep : task.deps)
+      if (timings[task.id].start_s < timings[dep].end_s - tolerance_s)
+        return false;
+  for (const auto& streams : schedule.queues)
+    for (int s = 0; s < strategies::kStreamCount; ++s)
+      if (static_cast<strategies::Stream>(s) != strategies::Stream::pipeline)
+        for (std::size_t i = 1; i < streams[s].size(); ++i)
+          if (timings[streams[s][i]].start_s < timings[streams[s][i - 1]].end_s - tolerance_s)
+            return false;
+  return true;
+}
+
+/// Where each task of the full schedule comes from in the replayed one: the same task before the cut, the task
+/// `repeats` micro-batches earlier after it, or a task of the repeated period, copied.
+class RepeatMap {
+public:
+  RepeatMap(const Schedule& replayed, const std::vector<TaskTiming>& timings, const SteadyState& steady,
+            int repeats)
+      : replayed_(replayed), timings_(timings), steady_(steady), repeats_(repeats), places_(replayed)
+  {
+    for (const Task& task : replayed.tasks)
+      if (task.micro_batch >= 0 && timings[task.id].start_s >= steady.cut_s - steady.period_s &&
+          before_cut(task.id))
+        complete_ &= repeated_.emplace(key(task, places_.place(task.id)), task.id).second;
+  }
+
+  /// Each (device, stream, place, micro-batch modulo the span) once in the repeated period.
+  bool complete() const { return complete_; }
+
+  /// The replayed task standing for `task` (at `place` among its micro-batch's) and how much later it runs;
+  /// nullopt unless exactly one does.
+  std::optional<std::pair<int, double>> source(const Task& task, int place) const
+  {
+    const int span = steady_.micro_batches, stream = static_cast<int>(task.stream);
+    std::optional<std::pair<int, double>> found;
+    int count = 0;
+    const auto take = [&](int id, double shift_s) { found.emplace(id, shift_s), ++count; };
+    const int same = places_.find(task.device, stream, task.micro_batch, place);
+    if (same >= 0 && before_cut(same))
+      take(same, 0);
+    const bool tied = task.micro_batch >= 0;
+    const int later = tied ? places_.find(task.device, stream, task.micro_batch - repeats_, place) : same;
+    if (later >= 0 && (!tied || task.micro_batch >= repeats_) && !before_cut(later))
+      take(later, repeats_ / span * steady_.period_s);
+    if (tied)
+      if (const auto it = repeated_.find(key(task, place)); it != repeated_.end()) {
+        const int copy = task.micro_batch - replayed_.tasks[it->second].micro_batch; // a multiple of the span
+        if (copy >= span && copy <= repeats_)
+          take(it->second, copy / span * steady_.period_s);
+      }
+    return count == 1 ? found : std::nullopt;
+  }
+
+private:
+  bool before_cut(int id) const { return timings_[id].start_s < steady_.cut_s; }
+  /// Device and stream (at most 2^31 / span queues), micro-batch modulo the span, and place (below 2^32).
+  long long key(const Task& task, int place) const
+  {
+    const long long queue =
+        static_cast<long long>(task.device) * strategies::kStreamCount + static_cast<int>(task.stream);
+    return (queue * steady_.micro_batches + task.micro_batch % steady_.micro_batches) << 32 | place;
+  }
+
+  const Schedule& replayed_;
+  const std::vector<TaskTiming>& timings_;
+  SteadyState steady_;
+  int repeats_;
+  TaskPlaces places_;
+  std::unordered_map<long long, int> repeated_;
+  bool complete_ = true;
+};
+
+} // namespace
+
 std::optional<std::vector<TaskTiming>> repeat_steady_state(const Schedule& replayed,
                                                            const std::vector<TaskTiming>& timings,
                                                            const SteadyState& steady, int repeats,
                                                            const Schedule& full)
 {
-  const int span = steady.micro_batches;
-  if (replayed.queues.size() != full.queues.size() || repeats < 1 || repeats % span != 0)
+  if (replayed.queues.size() != full.queues.size() || repeats < 1 || repeats % steady.micro_batches != 0)
     return std::nullopt;
-  const TaskPlaces from(replayed), to(full);
-  const double period_s = steady.period_s, cut_s = steady.cut_s;
-  const auto before_cut = [&](int id) { return timings[id].start_s < cut_s; };
-  // The repeated period's tasks by device, stream, place and micro-batch modulo the span: each once.
-  std::unordered_map<long long, int> repeated;
-  const auto key = [span](const Task& task, int place) {
-    const long long queue = static_cast<long long>(task.device) * strategies::kStreamCount + static_cast<int>(task.stream);
-    return (queue * span + task.micro_batch % span) << 32 | place;
-  };
-  for (const Task& task : replayed.tasks)
-    if (task.micro_batch >= 0 && timings[task.id].start_s >= cut_s - period_s && before_cut(task.id))
-      if (!repeated.emplace(key(task, from.place(task.id)), task.id).second)
-        return std::nullopt;
-
+  const RepeatMap map(replayed, timings, steady, repeats);
+  if (!map.complete())
+    return std::nullopt;
+  const std::vector<int> places = places_of(full);
   std::vector<TaskTiming> result(full.tasks.size());
   std::vector<char> used(replayed.tasks.size(), 0);
   for (const Task& task : full.tasks) {
-    const int stream = static_cast<int>(task.stream), place = to.place(task.id);
-    int source = -1, found = 0;
-    double shift_s = 0;
-    const auto take = [&](int id, double shift) {
-      source = id, shift_s = shift, ++found;
-    };
-    const int same = from.find(task.device, stream, task.micro_batch, place);
-    if (same >= 0 && before_cut(same))
-      take(same, 0);
-    const int later = task.micro_batch < 0 ? same : from.find(task.device, stream, task.micro_batch - repeats, place);
-    if (later >= 0 && (task.micro_batch < 0 || task.micro_batch >= repeats) && !before_cut(later))
-      take(later, repeats / span * period_s);
-    if (task.micro_batch >= 0)
-      if (const auto it = repeated.find(key(task, place)); it != repeated.end()) {
-        const int copy = task.micro_batch - replayed.tasks[it->second].micro_batch; // a multiple of the span
-        if (copy >= span && copy <= repeats)
-          take(it->second, copy / span * period_s);
-      }
-    if (found != 1)
+    const auto source = map.source(task, places[task.id]);
+    if (!source || !same_work(replayed.tasks[source->first], task))
       return std::nullopt;
-    const Task& origin = replayed.tasks[source];
-    if (origin.kind != task.kind || origin.bytes != task.bytes || origin.flops != task.flops)
-      return std::nullopt;
-    used[source] = 1;
-    result[task.id] = TaskTiming{timings[source].start_s + shift_s, timings[source].end_s + shift_s};
+    const auto& [id, shift_s] = *source;
+    used[id]                  = 1;
+    result[task.id]           = TaskTiming{timings[id].start_s + shift_s, timings[id].end_s + shift_s};
   }
-  if (std::find(used.begin(), used.end(), 0) != used.end())
+  // Every replayed task stands for one, and the result runs the full schedule in its order.
+  const double tolerance_s = kSamePeriodShare * steady.period_s * (1 + repeats / steady.micro_batches);
+  if (std::find(used.begin(), used.end(), 0) != used.end() || !keeps_order(full, result, tolerance_s))
     return std::nullopt;
   return result;
 }

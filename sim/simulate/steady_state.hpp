@@ -5,16 +5,20 @@
 /// which every device does the same work one period later for the next micro-batch. The replay is
 /// deterministic: once it is in the state it was in one period earlier, up to the micro-batch numbers, it
 /// repeats that period for as long as the schedule does. So a plan of m micro-batches per replica is replayed
-/// with m' of them, enough to reach its steady state and check it, and the iteration's timings are that
-/// replay's with m - m' periods put in at a cut inside the steady state: a task that starts before the cut
-/// keeps its time and micro-batch, one that starts after it moves m - m' periods later (and its micro-batch m -
-/// m' higher), and each task of the period before the cut stands for its m - m' copies one period apart. Links
-/// count that period's bytes and busy time m - m' more times.
+/// with m' of them, enough to reach its steady state and check it. A period spans q micro-batches (1 to 4), and
+/// the iteration's timings are that replay's with (m - m') / q periods put in at a cut inside the steady state: a
+/// task that starts before the cut keeps its time and micro-batch, one that starts after it moves (m - m') / q
+/// periods later (and its micro-batch m - m' higher), and each task of the period before the cut stands for its
+/// (m - m') / q copies one period apart. Links count that period's bytes and busy time as many more times.
 ///
 /// The steady state is checked, not assumed: every task that starts within kCheckedPeriods periods either side
 /// of the cut must start and end exactly one period after the same task (device, stream, place among its
-/// micro-batch's tasks there) of the micro-batch before, and the tasks so placed must be the full schedule's,
-/// each once. Otherwise simulate() replays the plan whole. `--exact` replays every micro-batch.
+/// micro-batch's tasks there) of the micro-batches one period before; the tasks so placed must be the full
+/// schedule's, each once and doing the same work; and their timings must keep the full schedule's order (every
+/// task after its dependencies and its stream's task before it). Otherwise simulate() replays the plan whole.
+/// `--exact` replays every micro-batch. The full schedule must be the lowering of the plan simulate() is given
+/// (the shortened plan is lowered from it), which is why validate and calibrate, whose schedules are the runs'
+/// own, replay every micro-batch.
 
 #include "sim/replay/replay.hpp"
 #include "strategies/lowering/schedule.hpp"

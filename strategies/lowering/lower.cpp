@@ -956,33 +956,39 @@ Schedule lower(const Plan& plan, const Problem& problem, const std::string& orig
   return Lowering(plan, problem, origin, nullptr).run(problem.cluster->device_count());
 }
 
+namespace {
+
+/// `plan` lowered for the devices `fold` replays, the schedule holding it; every device when it folds nothing.
+Schedule lower_folded(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold,
+                      const std::string& origin)
+{
+  const int device_count = problem.cluster->device_count();
+  if (!fold || !fold->folds())
+    return Lowering(plan, problem, origin, nullptr).run(device_count);
+  Schedule schedule = Lowering(plan, problem, origin, fold.get()).run(device_count);
+  schedule.fold     = std::move(fold);
+  return schedule;
+}
+
+} // namespace
+
 Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, const std::string& origin)
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   validate_plan(plan, *problem.cluster, *problem.workload, origin);
-  auto fold             = std::make_shared<const Fold>(find_fold(plan, problem));
-  const int device_count = problem.cluster->device_count();
-  if (!fold->folds())
-    return Lowering(plan, problem, origin, nullptr).run(device_count);
-  if (exact)
+  auto fold = std::make_shared<const Fold>(find_fold(plan, problem));
+  if (exact && fold->folds())
     return Lowering(plan, problem, origin, nullptr,
                     "; or leave out --exact: the replay folds identical devices (" + fold->summary() + ")")
-        .run(device_count);
-  Schedule schedule = Lowering(plan, problem, origin, fold.get()).run(device_count);
-  schedule.fold     = std::move(fold);
-  return schedule;
+        .run(problem.cluster->device_count());
+  return lower_folded(plan, problem, exact ? nullptr : std::move(fold), origin);
 }
 
 Schedule lower_with_fold(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold)
 {
   HETSIM_ASSERT(problem.cluster != nullptr && problem.workload != nullptr);
   validate_plan(plan, *problem.cluster, *problem.workload, "plan");
-  const int device_count = problem.cluster->device_count();
-  if (!fold || !fold->folds())
-    return Lowering(plan, problem, "plan", nullptr).run(device_count);
-  Schedule schedule = Lowering(plan, problem, "plan", fold.get()).run(device_count);
-  schedule.fold     = std::move(fold);
-  return schedule;
+  return lower_folded(plan, problem, std::move(fold), "plan");
 }
 
 int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)
