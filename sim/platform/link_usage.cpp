@@ -30,6 +30,20 @@ template <class T> T take(std::string_view& in)
   return value;
 }
 
+/// Sorts `intervals` and merges those that overlap or touch, in place: what a link was busy for.
+void merge_intervals(std::vector<std::pair<double, double>>& intervals)
+{
+  std::sort(intervals.begin(), intervals.end());
+  std::size_t kept = 0;
+  for (const auto& interval : intervals) {
+    if (kept > 0 && interval.first <= intervals[kept - 1].second)
+      intervals[kept - 1].second = std::max(intervals[kept - 1].second, interval.second);
+    else
+      intervals[kept++] = interval;
+  }
+  intervals.resize(kept);
+}
+
 } // namespace
 
 LinkUsageRecorder::LinkUsageRecorder(const Platform& platform)
@@ -76,15 +90,9 @@ void LinkUsageRecorder::flow_ended(FlowHandle handle, int src, int dst, double e
 void LinkUsageRecorder::settle(int link, double horizon_s)
 {
   auto& intervals = unsettled_[link];
-  std::sort(intervals.begin(), intervals.end());
+  merge_intervals(intervals);
   std::vector<Interval> merged;
-  for (const auto& interval : intervals) {
-    if (!merged.empty() && interval.first <= merged.back().second)
-      merged.back().second = std::max(merged.back().second, interval.second);
-    else
-      merged.push_back(interval);
-  }
-  intervals.clear();
+  merged.swap(intervals);
   for (const auto& [start_s, end_s] : merged) {
     if (end_s <= horizon_s)
       busy_s_[link] += end_s - start_s;
@@ -128,14 +136,10 @@ std::vector<LinkUsage> LinkUsageRecorder::usage_between(double from_s, double to
   std::vector<LinkUsage> usage;
   usage.reserve(links.size());
   for (std::size_t i = 0; i < links.size(); ++i) {
-    auto& intervals = on_link[i];
-    std::sort(intervals.begin(), intervals.end());
-    double busy_s = 0, reach_s = -std::numeric_limits<double>::infinity();
-    for (const auto& [start_s, end_s] : intervals) { // the part of each interval beyond those before it
-      if (end_s > reach_s)
-        busy_s += end_s - std::max(start_s, reach_s);
-      reach_s = std::max(reach_s, end_s);
-    }
+    merge_intervals(on_link[i]);
+    double busy_s = 0;
+    for (const auto& [start_s, end_s] : on_link[i])
+      busy_s += end_s - start_s;
     usage.push_back(LinkUsage{links[i].label, links[i].kind, links[i].bandwidth_bytes_per_s, bytes[i], busy_s});
   }
   return usage;
