@@ -25,6 +25,7 @@ struct CollectiveRun::Ring {
   bool one_flow_per_phase;       ///< each phase moves as one pipelined flow per member instead of step by step
   std::vector<Counter> started;  ///< k+1 once the member has started step k
   std::vector<Counter> received; ///< step by step: k+1 once the member's step-k receive is done
+  Counter joined;                ///< pipelined phases started, summed over the members
   Counter edges_done;            ///< pipelined phases ended, summed over the members' outgoing edges
   std::vector<long> phases = std::vector<long>(devices.size()); ///< pipelined phases each member has started
 };
@@ -149,13 +150,18 @@ void CollectiveRun::run_ring(Ring& ring, int position, int first_step, int steps
   const double step      = costmodel::ring_step_latency(wire, same_node);
   if (ring.one_flow_per_phase && steps > 1) {
     ring.started[position].raise_to(first_step + steps);
-    ring.started[next].wait_for(first_step + 1); // the receiver is in this phase too
+    const long phase = ++ring.phases[position];
+    // Past its first chunk, an edge forwards what its sender has received from the edge before, and NCCL's FIFO
+    // holds only NCCL_BUFFSIZE (4 MiB by default) ahead of its receiver: the phase's bytes move once every member
+    // has joined it.
+    ring.joined.increment();
+    ring.joined.wait_for(static_cast<long>(n) * phase);
     sg4::this_actor::sleep_for(steps * step - wire);
     network_.transfer(src, dst, steps * chunk_bytes);
     // The phase's data crosses every edge of the ring, so no member has its result before the slowest edge is
     // done: a member behind fast links waits for the data still on the slow ones.
     ring.edges_done.increment();
-    ring.edges_done.wait_for(static_cast<long>(n) * ++ring.phases[position]);
+    ring.edges_done.wait_for(static_cast<long>(n) * phase);
     return;
   }
   for (int k = first_step; k < first_step + steps; ++k) {

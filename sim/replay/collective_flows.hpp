@@ -18,8 +18,10 @@
 ///    inter-node reduce-scatter; all-gather: the inter-node then the intra-node all-gather. Falls back to ring
 ///    when nodes hold different member counts, or when there is one node or one member per node;
 ///  - pipelined rings (ReplayOptions::pipelined_rings): every ring phase above moves as one flow per member to
-///    the next member, carrying all its steps' chunks, after waiting the latencies of the steps but one. This is
-///    how NCCL's chunk pipelining keeps every ring link busy at once, and it takes 2(n-1) times fewer transfers.
+///    the next member, carrying all its steps' chunks, once every member has joined the phase and after waiting
+///    the latencies of the steps but one. This is how NCCL's chunk pipelining keeps every ring link busy at once,
+///    and it takes 2(n-1) times fewer transfers. An edge forwards what it has received, and NCCL's FIFO lets only
+///    NCCL_BUFFSIZE (4 MiB) ahead of the receiver, so no edge moves its phase before the whole ring is there.
 ///    With `folded_rings_in_one_flow` (ReplayOptions::folded_ring_in_one_flow says when), the collective's rings
 ///    whose every edge joins two nodes move this way too;
 ///  - all-to-all (whatever the algorithm): once every member has joined, each sends bytes/n to every other member

@@ -540,10 +540,14 @@ private:
     return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls);
   }
 
-  /// Collective time of `bytes` split in buckets of the plan's size (the lowering's packing), the bytes
-  /// `slowdown` times slower than a group's alone, plus each bucket's call.
-  double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown) const
+  /// Collective time of stage `s`'s `bytes` split in buckets of the plan's size (the lowering's packing), or one
+  /// per chunk where the framework does not bucket them (Plan::buckets_chunk), the bytes `slowdown` times slower
+  /// than a group's alone, plus each bucket's call.
+  double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown, int s) const
   {
+    if (!plan_.buckets_chunk(s))
+      return plan_.virtual_stages *
+             (transfer_seconds(group, op, bytes / plan_.virtual_stages, slowdown) + call_seconds(group, op));
     const double capacity = plan_.gradient_bucket_bytes();
     const double full     = std::floor(bytes / capacity);
     const double rest     = bytes - full * capacity;
@@ -575,10 +579,10 @@ private:
       const auto group      = dp_group(s, t);
       const double slowdown = stage_slowdown_[s * plan_.tp + t];
       if (plan_.zero_stage != 3) {
-        double seconds = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, slowdown);
+        double seconds = bucketed_seconds(group, CollectiveOp::reduce_scatter, bytes, slowdown, s);
         if (experts > 0 && plan_.dp > plan_.ep)
           seconds += bucketed_seconds(expert_dp_group(s, t, 0), CollectiveOp::reduce_scatter,
-                                      experts * gradient_bytes_per_param(), expert_end_slowdown_[s * plan_.tp + t]);
+                                      experts * gradient_bytes_per_param(), expert_end_slowdown_[s * plan_.tp + t], s);
         worst.all = std::max(worst.all, seconds);
         continue;
       }
@@ -686,20 +690,23 @@ private:
     const double bytes    = replicated_params(s) * gradient_bytes_per_param();
     double gather =
         plan_.shards_optimizer_states()
-            ? bucketed_seconds(group, CollectiveOp::all_gather, replicated_params(s) * dtype_bytes(plan_.dtype), slowdown)
+            ? bucketed_seconds(group, CollectiveOp::all_gather, replicated_params(s) * dtype_bytes(plan_.dtype), slowdown,
+                               s)
             : 0;
     // ZeRO 0-2 reduce during the last backward: buckets overlap it, the last bucket never does.
     const CollectiveOp op = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
-    double reduce         = bucketed_seconds(group, op, bytes, slowdown);
+    double reduce         = bucketed_seconds(group, op, bytes, slowdown, s);
     // Routed experts follow on the same stream, over the replicas holding them.
     if (const double experts = stage_expert_params(s); experts > 0 && plan_.dp > plan_.ep) {
       const auto holders   = expert_dp_group(s, t, 0);
       const double shared = expert_end_slowdown_[s * plan_.tp + t];
-      reduce += bucketed_seconds(holders, op, experts * gradient_bytes_per_param(), shared);
+      reduce += bucketed_seconds(holders, op, experts * gradient_bytes_per_param(), shared, s);
       if (plan_.shards_optimizer_states())
-        gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), shared);
+        gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), shared, s);
     }
-    const double last     = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown);
+    const double last =
+        plan_.buckets_chunk(s) ? bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown, s)
+                               : reduce;
     return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
   }
 
@@ -709,7 +716,7 @@ private:
   /// micro-batches' backwards run between them.
   double overlappable_backward_seconds(int s, int t) const
   {
-    if (!plan_.framework.reduce_during_backward)
+    if (!plan_.framework.reduce_during_backward || !plan_.buckets_chunk(s))
       return 0;
     auto ranges   = plan_.stage_ranges(s, layer_count()); // what runs after the first bucket closes
     double filled = 0;

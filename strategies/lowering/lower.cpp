@@ -239,15 +239,23 @@ private:
   }
 
   /// Fills gradient buckets of the plan's size with `bytes_of(layer)` in backward layer order: `buckets` gets
-  /// their sizes, `closing` the layer that completes each (when it is ready to reduce).
+  /// their sizes, `closing` the layer that completes each (when it is ready to reduce). A chunk the framework
+  /// does not bucket (Plan::buckets_chunk) has one, ready when its backward ends.
   template <class BytesOf>
   void fill_buckets(const StageLayout& stage, int s, BytesOf bytes_of, std::vector<double>& buckets,
                     std::vector<int>& closing) const
   {
-    const double capacity = plan_.gradient_bucket_bytes();
-    double stage_bytes    = 0;
+    double stage_bytes = 0;
     for (int l = stage.first; l < stage.end; ++l)
       stage_bytes += bytes_of(l);
+    if (!plan_.buckets_chunk(s)) {
+      if (stage_bytes > 0) {
+        buckets.push_back(stage_bytes);
+        closing.push_back(stage.first);
+      }
+      return;
+    }
+    const double capacity = plan_.gradient_bucket_bytes();
     if (stage_bytes / capacity > static_cast<double>(kMaxTasks)) // checked before the buckets take the memory
       throw InputError(origin_ + ": " + (plan_.virtual_stages > 1 ? "chunk " : "stage ") + std::to_string(s) +
                        "'s gradients fill about " + std::to_string(static_cast<long long>(stage_bytes / capacity)) +

@@ -22,15 +22,16 @@ FrameworkSettings framework_defaults(Framework framework)
   case Framework::megatron:
     break;
   case Framework::deepspeed:
-    s.bucket_params          = 5e8;
-    s.reduce_during_backward = false;
-    s.scatter_gather_sends   = false;
-    s.partitioned_sends      = true;
-    s.blocking_sends         = true;
-    s.gather_per_tensor      = true;
-    s.prefetch_params        = 5e7;
-    s.eager_modules          = true;
-    s.sends_attention_mask   = true;
+    s.bucket_params            = 5e8;
+    s.reduce_during_backward   = false;
+    s.buckets_first_chunk_only = false;
+    s.scatter_gather_sends     = false;
+    s.partitioned_sends        = true;
+    s.blocking_sends           = true;
+    s.gather_per_tensor        = true;
+    s.prefetch_params          = 5e7;
+    s.eager_modules            = true;
+    s.sends_attention_mask     = true;
     break;
   case Framework::megatron_deepspeed: // DeepSpeed's engine and pipeline engine, Megatron-LM's model
     s                      = framework_defaults(Framework::deepspeed);
@@ -40,6 +41,7 @@ FrameworkSettings framework_defaults(Framework framework)
     break;
   case Framework::fsdp:
     s.bucket_params             = 0; // bucket_mib, 25 MiB by default
+    s.buckets_first_chunk_only  = false;
     s.tied_embedding_all_reduce = false; // FSDP does not pipeline
     s.scatter_gather_sends      = false;
     s.eager_modules             = true;

@@ -25,6 +25,10 @@ struct FrameworkSettings {
   /// Buckets are reduced as soon as they fill, overlapping the rest of the backward pass; otherwise all of
   /// them once the backward pass ends (DeepSpeed's `overlap_comm: false`).
   bool reduce_during_backward = true;
+  /// Only the first pipeline stage's first chunk splits its gradients in buckets, and only while reducing during
+  /// the backward pass; every other chunk reduces in one bucket once its last backward ends (Megatron-LM: the
+  /// later stages' reduction is off the critical path). Otherwise every chunk is bucketed.
+  bool buckets_first_chunk_only = true;
   /// With a tied embedding and pipelining, the first and last stages all-reduce the embedding's gradient.
   bool tied_embedding_all_reduce = true;
   /// Each tensor-parallel rank sends 1/tp of the boundary activation, the sequence parallelism Megatron-LM's

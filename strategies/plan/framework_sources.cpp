@@ -57,6 +57,20 @@ constexpr auto kSources = std::to_array<SettingSource>({
     {"reduce_during_backward", MD, kDeepSpeedRelease, "deepspeed/runtime/zero/config.py", 353,
      "self.overlap_comm = self.stage == ZeroStageEnum.weights",
      "DeepSpeed's engine's default; its PipelineEngine reduces once every micro-batch is done (pipe/engine.py:81)"},
+    // buckets_first_chunk_only
+    {"buckets_first_chunk_only", M, kMegatronRelease, "megatron/core/distributed/distributed_data_parallel.py", 186,
+     "if pp_rank > 0:",
+     "one bucket (bucket_size None, l.187) on every pipeline rank after the first, and on every model chunk after "
+     "the first (training.py l.1139, disable_bucketing=(model_chunk_idx > 0)); without --overlap-grad-reduce, one "
+     "bucket everywhere (training.py l.1129-1130)"},
+    {"buckets_first_chunk_only", D, kDeepSpeedRelease, "deepspeed/runtime/pipe/engine.py", 300,
+     "self.allreduce_gradients(bucket_size=MEMORY_OPT_ALLREDUCE_SIZE)",
+     "the pipeline engine reduces every stage's gradients in buckets once its micro-batches are done; the engine "
+     "without a pipeline likewise"},
+    {"buckets_first_chunk_only", F, kPyTorchDdpRelease, "torch/nn/parallel/distributed.py", 359, "bucket_cap_mb=25,",
+     "DDP buckets every rank's gradients alike (FSDP runs no pipeline)"},
+    {"buckets_first_chunk_only", MD, kDeepSpeedRelease, "deepspeed/runtime/pipe/engine.py", 300,
+     "self.allreduce_gradients(bucket_size=MEMORY_OPT_ALLREDUCE_SIZE)", "DeepSpeed's pipeline engine, as under deepspeed"},
     // tied_embedding_all_reduce
     {"tied_embedding_all_reduce", M, kMegatronRelease, "megatron/core/distributed/finalize_model_grads.py", 119,
      "def _allreduce_word_embedding_grads(",

@@ -144,6 +144,12 @@ struct Plan {
   /// Gradient bucket size in bytes: bucket_bytes if given, else the framework's bucket of parameters at the
   /// reduction's bytes, else PyTorch DDP's 25 MiB.
   double gradient_bucket_bytes() const;
+  /// Whether chunk `chunk` (stage `chunk` without virtual stages) reduces its gradients in buckets of
+  /// gradient_bucket_bytes, or in one (FrameworkSettings::buckets_first_chunk_only).
+  bool buckets_chunk(int chunk) const
+  {
+    return !framework.buckets_first_chunk_only || (chunk == 0 && framework.reduce_during_backward);
+  }
 
   /// Which recompute the plan runs.
   Recompute recompute_choice() const

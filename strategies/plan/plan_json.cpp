@@ -495,7 +495,7 @@ FrameworkSettings read_framework(const JsonInput& input)
   FrameworkSettings settings = framework_defaults(name);
   if (!object)
     return settings;
-  input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
+  input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward", "buckets_first_chunk_only",
                     "tied_embedding_all_reduce", "scatter_gather_sends", "sends_attention_mask", "partitioned_sends",
                     "blocking_sends",
                     "gather_per_tensor", "prefetch_params", "cuda_context_gib", "communicator_buffer_mib",
@@ -511,6 +511,8 @@ FrameworkSettings read_framework(const JsonInput& input)
   }
   settings.bucket_params = input.non_negative_number_or("bucket_params", settings.bucket_params);
   settings.reduce_during_backward = input.boolean_or("reduce_during_backward", settings.reduce_during_backward);
+  settings.buckets_first_chunk_only =
+      input.boolean_or("buckets_first_chunk_only", settings.buckets_first_chunk_only);
   settings.tied_embedding_all_reduce =
       input.boolean_or("tied_embedding_all_reduce", settings.tied_embedding_all_reduce);
   settings.scatter_gather_sends = input.boolean_or("scatter_gather_sends", settings.scatter_gather_sends);
@@ -545,6 +547,7 @@ nlohmann::json framework_json(const FrameworkSettings& s)
   nlohmann::json json = {{"name", framework_name(s.name)},
                          {"bucket_params", s.bucket_params},
                          {"reduce_during_backward", s.reduce_during_backward},
+                         {"buckets_first_chunk_only", s.buckets_first_chunk_only},
                          {"tied_embedding_all_reduce", s.tied_embedding_all_reduce},
                          {"scatter_gather_sends", s.scatter_gather_sends},
                          {"sends_attention_mask", s.sends_attention_mask},

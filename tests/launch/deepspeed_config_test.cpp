@@ -119,6 +119,12 @@ TEST_CASE("DeepSpeed's ZeRO defaults as its code has them: nothing it ignores at
   CHECK_THROWS_WITH_AS(deepspeed_config(none.inputs()), doctest::Contains("best.json: framework.bucket_params"),
                        InputError);
 
+  // The pipeline engine buckets every stage (pipe/engine.py:300), not pipeline rank 0's first chunk alone.
+  ExportCase pipelined                              = deepspeed_case(1, 4, 4);
+  pipelined.plan.framework.buckets_first_chunk_only = true;
+  CHECK_THROWS_WITH_AS(deepspeed_config(pipelined.inputs()),
+                       doctest::Contains("best.json: framework.buckets_first_chunk_only: true with pp 4"), InputError);
+
   ExportCase sharded      = deepspeed_case(1, 1, 16);
   sharded.plan.zero_stage = 3;
   CHECK(deepspeed_config(sharded.inputs())["zero_optimization"]["overlap_comm"] == true);

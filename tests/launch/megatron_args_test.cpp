@@ -103,6 +103,12 @@ TEST_CASE("what Megatron-LM cannot run is refused, naming the plan field")
     CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: framework: deepspeed"),
                          InputError);
   }
+  SUBCASE("gradient buckets on every stage, which Megatron-LM makes on pipeline rank 0's first chunk only")
+  {
+    c.plan.framework.buckets_first_chunk_only = false;
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()),
+                         doctest::Contains("best.json: framework.buckets_first_chunk_only: false"), InputError);
+  }
   SUBCASE("a model costed with eager PyTorch's GeLU, which Megatron-LM fuses")
   {
     c.workload.shape->fused_gelu = false; // a tp that splits a head is refused earlier, by plan validation

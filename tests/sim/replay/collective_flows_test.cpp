@@ -111,6 +111,39 @@ TEST_CASE("two all-reduces sharing one WAN link take about twice as long as one 
   }
 }
 
+TEST_CASE("a pipelined ring moves its phase once every member has joined, not on the edges of the first to arrive")
+{
+  // Regions x and y of 4 single-GPU nodes each, one 1 Gb/s WAN link each way. The ring 0 -> 4 -> 5 -> 1 crosses
+  // it at 0 -> 4, whose two ends join at once; 5 and 1 join after 10 s of compute. A send from 2 to 6 crosses
+  // the same link meanwhile.
+  Cluster cluster("xy");
+  const int gpu = cluster.add_gpu(testing::test_gpu());
+  const int x   = cluster.add_region("x", 10 * kMicrosecond);
+  const int y   = cluster.add_region("y", 10 * kMicrosecond);
+  for (int r : {x, y})
+    for (int n = 0; n < 4; ++n)
+      cluster.add_device(cluster.add_node(r, "n" + std::to_string(r) + std::to_string(n), kNvlink, kNic), gpu);
+  cluster.set_inter_region(x, y, Link{1 * kGbps, 1 * kMillisecond});
+  cluster.set_inter_region(y, x, Link{1 * kGbps, 1 * kMillisecond});
+  const double late = 10, bytes = 400e6, sent = 500e6;
+  ScheduleBuilder b(cluster.device_count());
+  const int late_5 = b.compute(5, late), late_1 = b.compute(1, late);
+  const std::vector<int> ring = b.collective(TaskKind::all_reduce, {0, 4, 5, 1}, bytes, CollectiveAlgorithm::ring,
+                                             Stream::data_parallel, {{}, {}, {late_5}, {late_1}});
+  const auto [send, recv] = b.send_recv(2, 6, sent);
+  ReplayOptions options   = testing::seconds_from_flops();
+  options.pipelined_rings = true;
+  const auto timings      = replay_isolated(cluster, b.schedule(), options);
+  // The send has the WAN link to itself (8.0 s were the ring's 0 -> 4 edge to share it): that edge waits for 5
+  // and 1, as it could only forward what it has received from them.
+  const double alone = sent / (1 * kGbps);
+  CHECK(timings[recv].end_s == doctest::Approx(alone).epsilon(0.01));
+  CHECK(timings[recv].end_s < late);
+  // The ring then runs as a whole: 3/2 of its bytes over each WAN edge, after the late members.
+  for (int task : ring)
+    CHECK(timings[task].end_s > late + 1.5 * bytes / (1 * kGbps));
+}
+
 TEST_CASE("tree all-reduce completes within sensible bounds of its formula")
 {
   const Cluster cluster = testing::uniform_cluster(8, 1, kNvlink, {10 * kGbps, 10 * kMicrosecond}, 20 * kMicrosecond);

@@ -827,15 +827,32 @@ TEST_CASE("interleaved 1F1B: chunks go round the stages, the last stage sending 
           }) == 4);
     // Each chunk reduces its own gradient buckets (1.5 MiB, of 1 MiB layers): 2 layers in 1.5 + 0.5 MiB, where
     // one chunk of 4 layers fills 1.5 + 1.5 + 1 MiB. Every byte once.
-    const auto bucket_bytes = [&](const Schedule& s) {
+    const auto bucket_bytes = [&](const Schedule& s, int device) {
       std::vector<double> bytes;
       for (const Task& t : s.tasks)
-        if (t.stream == Stream::data_parallel && t.device == first_of_stage0 && t.kind != TaskKind::all_gather)
+        if (t.stream == Stream::data_parallel && t.device == device && t.kind != TaskKind::all_gather)
           bytes.push_back(t.bytes / units::kMiB);
+      std::sort(bytes.begin(), bytes.end());
       return bytes;
     };
-    CHECK(bucket_bytes(schedule) == std::vector<double>{1.5, 0.5, 1.5, 0.5});
-    CHECK(bucket_bytes(interleaved_case(1, zero).lower()) == std::vector<double>{1.5, 1.5, 1});
+    Case every_chunk                                    = c;
+    every_chunk.plan.framework.buckets_first_chunk_only = false; // DeepSpeed's and DDP's way
+    CHECK(bucket_bytes(every_chunk.lower(), first_of_stage0) == std::vector<double>{0.5, 0.5, 1.5, 1.5});
+    CHECK(bucket_bytes(every_chunk.lower(), last_of_stage1) == std::vector<double>{0.5, 0.5, 1.5, 1.5});
+    // Megatron-LM buckets the first stage's first chunk only: its chunk 2 (layers 4-5) and both of stage 1's
+    // reduce in one bucket each, once the chunk's last backward is done.
+    CHECK(bucket_bytes(schedule, first_of_stage0) == std::vector<double>{0.5, 1.5, 2});
+    CHECK(bucket_bytes(schedule, last_of_stage1) == std::vector<double>{2, 2});
+    for (const Task& t : schedule.tasks)
+      if (t.stream == Stream::data_parallel && t.device == last_of_stage1 && t.kind != TaskKind::all_gather) {
+        REQUIRE(t.deps.size() == 1);
+        const Task& after = schedule.tasks[t.deps[0]];
+        CHECK(after.kind == TaskKind::backward);
+        CHECK(after.micro_batch == 3);
+        CHECK((after.first_layer == 2 || after.first_layer == 6));
+      }
+    CHECK(bucket_bytes(interleaved_case(1, zero).lower(), first_of_stage0) == std::vector<double>{1, 1.5, 1.5});
+    CHECK(bucket_bytes(interleaved_case(1, zero).lower(), last_of_stage1) == std::vector<double>{4});
   }
 }
 

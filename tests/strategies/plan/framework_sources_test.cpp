@@ -151,6 +151,28 @@ TEST_CASE("row reduce_during_backward: overlapped under Megatron-LM and FSDP, af
   CHECK_FALSE(mds.reduce_during_backward);
 }
 
+TEST_CASE("row buckets_first_chunk_only: Megatron-LM buckets pipeline rank 0's first chunk only")
+{
+  CHECK(says("buckets_first_chunk_only", Framework::megatron, "if pp_rank > 0:"));
+  CHECK(megatron.buckets_first_chunk_only);
+  CHECK(says("buckets_first_chunk_only", Framework::deepspeed, "bucket_size=MEMORY_OPT_ALLREDUCE_SIZE"));
+  CHECK_FALSE(deepspeed.buckets_first_chunk_only);
+  CHECK_FALSE(fsdp.buckets_first_chunk_only);
+  CHECK_FALSE(mds.buckets_first_chunk_only);
+  Plan plan;
+  plan.pp             = 4;
+  plan.virtual_stages = 2;
+  plan.framework      = megatron;
+  CHECK(plan.buckets_chunk(0));
+  for (int chunk = 1; chunk < plan.chunk_count(); ++chunk)
+    CHECK_FALSE(plan.buckets_chunk(chunk));
+  plan.framework.reduce_during_backward = false; // training.py l.1129: bucket_size None without overlap
+  CHECK_FALSE(plan.buckets_chunk(0));
+  plan.framework = deepspeed;
+  for (int chunk = 0; chunk < plan.chunk_count(); ++chunk)
+    CHECK(plan.buckets_chunk(chunk));
+}
+
 TEST_CASE("row tied_embedding_all_reduce: Megatron-LM and DeepSpeed keep the two copies equal; FSDP has one")
 {
   CHECK(says("tied_embedding_all_reduce", Framework::megatron, "_allreduce_word_embedding_grads"));
