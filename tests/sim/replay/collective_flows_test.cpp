@@ -48,6 +48,22 @@ double time_one(const Cluster& cluster, TaskKind kind, const std::vector<int>& d
   return end;
 }
 
+/// Regions x (devices 0-3) and y (4-7) of 4 single-GPU nodes each, joined by one 1 Gb/s WAN link each way.
+Cluster two_regions(WanSharing sharing = WanSharing::shared)
+{
+  Cluster cluster("xy");
+  const int gpu = cluster.add_gpu(testing::test_gpu());
+  const int x   = cluster.add_region("x", 10 * kMicrosecond);
+  const int y   = cluster.add_region("y", 10 * kMicrosecond);
+  for (int r : {x, y})
+    for (int n = 0; n < 4; ++n)
+      cluster.add_device(cluster.add_node(r, "n" + std::to_string(r) + std::to_string(n), kNvlink, kNic), gpu);
+  cluster.set_inter_region(x, y, Link{1 * kGbps, 1 * kMillisecond});
+  cluster.set_inter_region(y, x, Link{1 * kGbps, 1 * kMillisecond});
+  cluster.set_wan_sharing(sharing);
+  return cluster;
+}
+
 costmodel::CollectiveOp op_of(TaskKind kind)
 {
   return kind == TaskKind::all_reduce       ? costmodel::CollectiveOp::all_reduce
@@ -75,25 +91,12 @@ TEST_CASE("ring collectives on a uniform ring of 8 single-GPU nodes match the al
 
 TEST_CASE("two all-reduces sharing one WAN link take about twice as long as one alone")
 {
-  // Regions x and y of 4 single-GPU nodes each; both rings cross the WAN once in each direction.
-  auto build = [](WanSharing sharing) {
-    Cluster cluster("xy");
-    const int gpu = cluster.add_gpu(testing::test_gpu());
-    const int x   = cluster.add_region("x", 10 * kMicrosecond);
-    const int y   = cluster.add_region("y", 10 * kMicrosecond);
-    for (int r : {x, y})
-      for (int n = 0; n < 4; ++n)
-        cluster.add_device(cluster.add_node(r, "n" + std::to_string(r) + std::to_string(n), kNvlink, kNic), gpu);
-    cluster.set_inter_region(x, y, Link{1 * kGbps, 1 * kMillisecond});
-    cluster.set_inter_region(y, x, Link{1 * kGbps, 1 * kMillisecond});
-    cluster.set_wan_sharing(sharing);
-    return cluster;
-  };
+  // Both rings cross the WAN once in each direction.
   const std::vector<int> ring_a = {0, 1, 4, 5};
   const std::vector<int> ring_b = {2, 3, 6, 7};
   const double bytes            = 100e6;
   for (WanSharing sharing : {WanSharing::shared, WanSharing::per_flow}) {
-    const Cluster cluster = build(sharing);
+    const Cluster cluster = two_regions(sharing);
     const double alone    = time_one(cluster, TaskKind::all_reduce, ring_a, bytes, CollectiveAlgorithm::ring);
     ScheduleBuilder b(cluster.device_count());
     b.collective(TaskKind::all_reduce, ring_a, bytes);
@@ -113,18 +116,10 @@ TEST_CASE("two all-reduces sharing one WAN link take about twice as long as one 
 
 TEST_CASE("a pipelined ring moves its phase once every member has joined, not on the edges of the first to arrive")
 {
-  // Regions x and y of 4 single-GPU nodes each, one 1 Gb/s WAN link each way. The ring 0 -> 4 -> 5 -> 1 crosses
+  // Regions x and y, one 1 Gb/s WAN link each way. The ring 0 -> 4 -> 5 -> 1 crosses
   // it at 0 -> 4, whose two ends join at once; 5 and 1 join after 10 s of compute. A send from 2 to 6 crosses
   // the same link meanwhile.
-  Cluster cluster("xy");
-  const int gpu = cluster.add_gpu(testing::test_gpu());
-  const int x   = cluster.add_region("x", 10 * kMicrosecond);
-  const int y   = cluster.add_region("y", 10 * kMicrosecond);
-  for (int r : {x, y})
-    for (int n = 0; n < 4; ++n)
-      cluster.add_device(cluster.add_node(r, "n" + std::to_string(r) + std::to_string(n), kNvlink, kNic), gpu);
-  cluster.set_inter_region(x, y, Link{1 * kGbps, 1 * kMillisecond});
-  cluster.set_inter_region(y, x, Link{1 * kGbps, 1 * kMillisecond});
+  const Cluster cluster = two_regions();
   const double late = 10, bytes = 400e6, sent = 500e6;
   ScheduleBuilder b(cluster.device_count());
   const int late_5 = b.compute(5, late), late_1 = b.compute(1, late);
