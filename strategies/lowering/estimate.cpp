@@ -688,11 +688,10 @@ private:
     const auto group      = dp_group(s, t);
     const double slowdown = end_slowdown_[s * plan_.tp + t];
     const double bytes    = replicated_params(s) * gradient_bytes_per_param();
-    double gather =
-        plan_.shards_optimizer_states()
-            ? bucketed_seconds(group, CollectiveOp::all_gather, replicated_params(s) * dtype_bytes(plan_.dtype), slowdown,
-                               s)
-            : 0;
+    const double weights  = replicated_params(s) * dtype_bytes(plan_.dtype);
+    double gather         = plan_.shards_optimizer_states()
+                                ? bucketed_seconds(group, CollectiveOp::all_gather, weights, slowdown, s)
+                                : 0;
     // ZeRO 0-2 reduce during the last backward: buckets overlap it, the last bucket never does.
     const CollectiveOp op = plan_.zero_stage == 0 ? CollectiveOp::all_reduce : CollectiveOp::reduce_scatter;
     double reduce         = bucketed_seconds(group, op, bytes, slowdown, s);
@@ -704,9 +703,8 @@ private:
       if (plan_.shards_optimizer_states())
         gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), shared, s);
     }
-    const double last =
-        plan_.buckets_chunk(s) ? bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown, s)
-                               : reduce;
+    const double one_bucket = std::min(bytes, plan_.gradient_bucket_bytes());
+    const double last = plan_.buckets_chunk(s) ? bucketed_seconds(group, op, one_bucket, slowdown, s) : reduce;
     return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
   }
 

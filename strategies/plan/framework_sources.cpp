@@ -70,7 +70,8 @@ constexpr auto kSources = std::to_array<SettingSource>({
     {"buckets_first_chunk_only", F, kPyTorchDdpRelease, "torch/nn/parallel/distributed.py", 359, "bucket_cap_mb=25,",
      "DDP buckets every rank's gradients alike (FSDP runs no pipeline)"},
     {"buckets_first_chunk_only", MD, kDeepSpeedRelease, "deepspeed/runtime/pipe/engine.py", 300,
-     "self.allreduce_gradients(bucket_size=MEMORY_OPT_ALLREDUCE_SIZE)", "DeepSpeed's pipeline engine, as under deepspeed"},
+     "self.allreduce_gradients(bucket_size=MEMORY_OPT_ALLREDUCE_SIZE)",
+     "DeepSpeed's pipeline engine, as under deepspeed"},
     // tied_embedding_all_reduce
     {"tied_embedding_all_reduce", M, kMegatronRelease, "megatron/core/distributed/finalize_model_grads.py", 119,
      "def _allreduce_word_embedding_grads(",
