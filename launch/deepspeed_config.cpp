@@ -88,11 +88,14 @@ nlohmann::json deepspeed_engine_config(const ExportInputs& inputs)
   config["communication_data_type"] =
       strategies::reduces_in_fp32(framework, plan.dtype) ? "fp32" : std::string(dtype_name(plan.dtype));
 
-  if (framework.buckets_first_chunk_only && plan.pp > 1 && plan.dp > 1)
+  bool single_bucket = false; // a chunk simulated with one bucket
+  for (int chunk = 0; chunk < plan.chunk_count(); ++chunk)
+    single_bucket = single_bucket || !plan.buckets_chunk(chunk);
+  if (single_bucket && plan.dp > 1 && plan.zero_stage < 3)
     refuse_plan_field(inputs, "framework.buckets_first_chunk_only",
                       "true with pp " + std::to_string(plan.pp) +
-                          ": DeepSpeed's pipeline engine reduces every stage's gradients in buckets "
-                          "(pipe/engine.py:300); set it false and simulate again");
+                          ": DeepSpeed's engine reduces every stage's gradients in buckets (pipe/engine.py:300, "
+                          "engine.py allreduce_gradients); set it false and simulate again");
   nlohmann::json zero   = {{"stage", plan.zero_stage}};
   const double elements = plan.gradient_bucket_bytes() / plan.gradient_reduction_bytes(); // buckets count elements
   if (plan.zero_stage == 0) {

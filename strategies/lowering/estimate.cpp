@@ -542,9 +542,12 @@ private:
 
   /// Collective time of stage `s`'s `bytes` split in buckets of the plan's size (the lowering's packing), or one
   /// per chunk where the framework does not bucket them (Plan::buckets_chunk), the bytes `slowdown` times slower
-  /// than a group's alone, plus each bucket's call.
+  /// than a group's alone, plus each bucket's call. Under interleaving a stage's later chunks reduce during its
+  /// first chunk's backward, which this counts as after it: an upper bound.
   double bucketed_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown, int s) const
   {
+    if (bytes <= 0) // the lowering issues nothing
+      return 0;
     if (!plan_.buckets_chunk(s))
       return plan_.virtual_stages *
              (transfer_seconds(group, op, bytes / plan_.virtual_stages, slowdown) + call_seconds(group, op));

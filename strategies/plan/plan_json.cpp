@@ -496,8 +496,8 @@ FrameworkSettings read_framework(const JsonInput& input)
   if (!object)
     return settings;
   input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
-                    "buckets_first_chunk_only", "tied_embedding_all_reduce", "scatter_gather_sends", "sends_attention_mask", "partitioned_sends",
-                    "blocking_sends",
+                    "buckets_first_chunk_only", "tied_embedding_all_reduce", "scatter_gather_sends",
+                    "sends_attention_mask", "partitioned_sends", "blocking_sends",
                     "gather_per_tensor", "prefetch_params", "cuda_context_gib", "communicator_buffer_mib",
                     "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast",
                     "fp32_gradient_accumulation"});

@@ -124,6 +124,11 @@ TEST_CASE("DeepSpeed's ZeRO defaults as its code has them: nothing it ignores at
   pipelined.plan.framework.buckets_first_chunk_only = true;
   CHECK_THROWS_WITH_AS(deepspeed_config(pipelined.inputs()),
                        doctest::Contains("best.json: framework.buckets_first_chunk_only: true with pp 4"), InputError);
+  // Without a pipeline too: reducing after the backward (ZeRO-0's only way), the setting makes one bucket.
+  ExportCase alone                              = deepspeed_case(1, 1, 16);
+  alone.plan.framework.buckets_first_chunk_only = true;
+  CHECK_THROWS_WITH_AS(deepspeed_config(alone.inputs()),
+                       doctest::Contains("best.json: framework.buckets_first_chunk_only: true with pp 1"), InputError);
 
   ExportCase sharded      = deepspeed_case(1, 1, 16);
   sharded.plan.zero_stage = 3;
