@@ -110,7 +110,7 @@ std::string Liveness::blame(double grace_s) const
 {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
   while (true) {
-    std::vector<std::string> failed, stale;
+    std::vector<std::string> failed, stale, silent; // silent: no heartbeat yet
     for (int r = 0; r < world_size_; ++r) {
       if (r == rank_)
         continue;
@@ -122,23 +122,29 @@ std::string Liveness::blame(double grace_s) const
         continue;
       const double age = age_s(path("alive", r));
       if (age < 0) {
-        stale.push_back("rank " + std::to_string(r) + " never started");
+        silent.push_back("rank " + std::to_string(r) + " never started");
       } else if (age > kStaleSeconds) {
         char text[128];
         std::snprintf(text, sizeof text, "rank %d died or stopped answering (no heartbeat for %.1f s)", r, age);
         stale.push_back(text);
       }
     }
-    // A silent rank is the cause; the errors other ranks reported may only be their view of its death (their
-    // connections to it closed), so they are named only when no rank went silent within the grace period.
-    const bool settled = !stale.empty() || std::chrono::steady_clock::now() >= deadline;
-    if (settled) {
-      const auto& found = stale.empty() ? failed : stale;
+    // A rank whose heartbeat went stale is the cause; the errors other ranks reported may only be their view of
+    // its death (their connections to it closed), so they are named only when no rank went silent within the
+    // grace period. A rank without a heartbeat may have been killed before its first: the launcher, which saw
+    // it end, is believed first.
+    const auto joined = [](const std::vector<std::string>& entries) {
       std::string text;
-      for (const auto& entry : found)
+      for (const auto& entry : entries)
         text += (text.empty() ? "" : "; ") + entry;
       return text;
-    }
+    };
+    if (!stale.empty())
+      return joined(stale);
+    if (const std::string abort = dir_ + "/abort"; fs::exists(abort))
+      return "the launcher ended the run: " + first_line(abort);
+    if (std::chrono::steady_clock::now() >= deadline)
+      return joined(silent.empty() ? failed : silent);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }

@@ -31,8 +31,10 @@ public:
   void mark_done();
 
   /// The ranks to blame, as text: "rank 3 died or stopped answering (no heartbeat for 2.1 s)" as soon as a
-  /// rank's heartbeat goes stale within `grace_s`, otherwise the ranks that reported failures ("rank 2 failed:
-  /// ..."); empty when every rank looks healthy.
+  /// rank's heartbeat goes stale within `grace_s`; else the launcher's reason once it ends the run ("the launcher
+  /// ended the run: rank 2 (pid 81) was killed by signal 9"); else, after `grace_s`, the ranks without a
+  /// heartbeat ("rank 2 never started") or those that reported failures ("rank 2 failed: ..."); empty when
+  /// every rank looks healthy.
   std::string blame(double grace_s) const;
 
   /// Tells every rank meeting in `dir` that the run is over, and why ("rank 2 (pid 81) was killed by signal 9").
