@@ -36,6 +36,12 @@ std::string first_line(const std::string& file)
   return line;
 }
 
+/// The file the launcher writes its reason to when it ends the run (Liveness::abort_run).
+std::string abort_file(const std::string& dir) { return dir + "/abort"; }
+
+/// How a rank says that the launcher ended the run, for `reason`.
+std::string ended_by_launcher(const std::string& reason) { return "the launcher ended the run: " + reason; }
+
 void write_text(const std::string& file, const std::string& text)
 {
   const std::string temporary = file + ".tmp";
@@ -61,12 +67,12 @@ Liveness::Liveness(std::string dir, int rank, int world_size, OnAbort on_abort)
   write_text(path("alive", rank_), "");
   thread_ = std::thread([this] {
     const std::string file  = path("alive", rank_);
-    const std::string abort = dir_ + "/abort";
+    const std::string abort = abort_file(dir_);
     while (beating_) {
       ::utimensat(AT_FDCWD, file.c_str(), nullptr, 0);
       if (on_abort_ && fs::exists(abort)) {
         const std::string reason = first_line(abort);
-        if (mark_failed("the launcher ended the run: " + reason))
+        if (mark_failed(ended_by_launcher(reason)))
           on_abort_(reason);
         return;
       }
@@ -98,7 +104,7 @@ bool Liveness::mark_failed(const std::string& message)
 
 void Liveness::abort_run(const std::string& dir, const std::string& reason)
 {
-  write_text(dir + "/abort", reason);
+  write_text(abort_file(dir), reason);
 }
 
 void Liveness::mark_done()
@@ -109,6 +115,12 @@ void Liveness::mark_done()
 std::string Liveness::blame(double grace_s) const
 {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  const auto joined   = [](const std::vector<std::string>& entries) {
+    std::string text;
+    for (const auto& entry : entries)
+      text += (text.empty() ? "" : "; ") + entry;
+    return text;
+  };
   while (true) {
     std::vector<std::string> failed, stale, silent; // silent: no heartbeat yet
     for (int r = 0; r < world_size_; ++r) {
@@ -133,16 +145,10 @@ std::string Liveness::blame(double grace_s) const
     // its death (their connections to it closed), so they are named only when no rank went silent within the
     // grace period. A rank without a heartbeat may have been killed before its first: the launcher, which saw
     // it end, is believed first.
-    const auto joined = [](const std::vector<std::string>& entries) {
-      std::string text;
-      for (const auto& entry : entries)
-        text += (text.empty() ? "" : "; ") + entry;
-      return text;
-    };
     if (!stale.empty())
       return joined(stale);
-    if (const std::string abort = dir_ + "/abort"; fs::exists(abort))
-      return "the launcher ended the run: " + first_line(abort);
+    if (const std::string abort = abort_file(dir_); fs::exists(abort))
+      return ended_by_launcher(first_line(abort));
     if (std::chrono::steady_clock::now() >= deadline)
       return joined(silent.empty() ? failed : silent);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -88,10 +88,7 @@ nlohmann::json deepspeed_engine_config(const ExportInputs& inputs)
   config["communication_data_type"] =
       strategies::reduces_in_fp32(framework, plan.dtype) ? "fp32" : std::string(dtype_name(plan.dtype));
 
-  bool single_bucket = false; // a chunk simulated with one bucket
-  for (int chunk = 0; chunk < plan.chunk_count(); ++chunk)
-    single_bucket = single_bucket || !plan.buckets_chunk(chunk);
-  if (single_bucket && plan.dp > 1 && plan.zero_stage < 3)
+  if (has_single_bucket_chunk(plan) && plan.dp > 1 && plan.zero_stage < 3)
     refuse_plan_field(inputs, "framework.buckets_first_chunk_only",
                       "true with pp " + std::to_string(plan.pp) +
                           ": DeepSpeed's engine reduces every stage's gradients in buckets (pipe/engine.py:300, "

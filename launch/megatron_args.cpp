@@ -168,8 +168,9 @@ void add_data_parallel(std::vector<Argument>& args, const ExportInputs& inputs)
   if (plan.dp > 1 && plan.zero_stage < 3) {
     // Bucketed on pipeline rank 0's first chunk only (distributed_data_parallel.py l.186, training.py l.1139),
     // and nowhere without --overlap-grad-reduce (training.py l.1129).
-    const bool single_buckets = plan.chunk_count() > 1 || !plan.framework.reduce_during_backward;
-    if (!plan.framework.buckets_first_chunk_only && single_buckets)
+    Plan as_megatron                               = plan;
+    as_megatron.framework.buckets_first_chunk_only = true;
+    if (!plan.framework.buckets_first_chunk_only && has_single_bucket_chunk(as_megatron))
       refuse_plan_field(inputs, "framework.buckets_first_chunk_only",
                         "false: Megatron-LM reduces in buckets only on pipeline rank 0's first chunk, and only with "
                         "--overlap-grad-reduce (every other chunk in one bucket); leave the setting at its default "

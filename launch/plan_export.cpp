@@ -130,6 +130,14 @@ void require_runnable_under(const ExportInputs& inputs, strategies::Framework fr
   }
 }
 
+bool has_single_bucket_chunk(const strategies::Plan& plan)
+{
+  for (int chunk = 0; chunk < plan.chunk_count(); ++chunk)
+    if (!plan.buckets_chunk(chunk))
+      return true;
+  return false;
+}
+
 std::vector<int> blocks_per_stage(const ExportInputs& inputs, std::string_view framework)
 {
   const Plan& plan      = *inputs.plan;

@@ -51,6 +51,10 @@ std::vector<ExportFile> export_plan(const ExportInputs& inputs, ExportFormat for
 /// that framework's behaviour (`framework`). Throws InputError naming the field; `who` names the framework.
 void require_runnable_under(const ExportInputs& inputs, strategies::Framework framework, std::string_view who);
 
+/// Whether some chunk of `plan` reduces its gradients in one bucket (Plan::buckets_chunk), which only Megatron-LM
+/// does.
+bool has_single_bucket_chunk(const strategies::Plan& plan);
+
 /// Transformer blocks on each stage, or each model chunk with virtual stages (the embedding and the head are not
 /// blocks). Throws InputError when a boundary falls inside a block split into attention and MLP layers.
 std::vector<int> blocks_per_stage(const ExportInputs& inputs, std::string_view framework);
