@@ -706,8 +706,8 @@ private:
       if (plan_.shards_optimizer_states())
         gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), shared, s);
     }
-    const double one_bucket = std::min(bytes, plan_.gradient_bucket_bytes());
-    const double last = plan_.buckets_chunk(s) ? bucketed_seconds(group, op, one_bucket, slowdown, s) : reduce;
+    // A stage reduced in one bucket overlaps nothing: then reduce is the answer.
+    const double last     = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown, s);
     return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
   }
 
