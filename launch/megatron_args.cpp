@@ -31,7 +31,7 @@ void add_experts(std::vector<Argument>& args, const models::TransformerShape& sh
                       "--dtype bf16");
   if (shape.shared_expert_gate)
     refuse_model_field(inputs, "model_type",
-                       shape.family + "'s shared-expert gate has no Megatron-LM core_v0.13.0 flag "
+                       shape.type_name() + "'s shared-expert gate has no Megatron-LM core_v0.13.0 flag "
                        "(--moe-shared-expert-gate came with core_v0.16), so the launched model would lack it");
   add(args, "--num-experts", shape.experts);
   add(args, "--moe-router-topk", shape.experts_per_token);
@@ -221,11 +221,11 @@ const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, c
                        "launched model would differ");
   if (shape.parallel_residual)
     refuse_model_field(inputs, "model_type",
-                       shape.family + "'s attention and MLP run in parallel on one residual, which " + who +
+                       shape.type_name() + "'s attention and MLP run in parallel on one residual, which " + who +
                            "'s GPT blocks have no option for");
   if (shape.position_offset > 0)
     refuse_model_field(inputs, "model_type",
-                       shape.family + "'s learned positions start " + std::to_string(shape.position_offset) +
+                       shape.type_name() + "'s learned positions start " + std::to_string(shape.position_offset) +
                            " rows in, which " + who + "'s learned absolute embedding has no option for");
   return shape;
 }

@@ -36,14 +36,14 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   const models::TransformerShape& shape = megatron_gpt_shape(inputs, kWho);
   if (shape.mixture_of_experts())
     refuse_model_field(inputs, "model_type",
-                       shape.family + " is a mixture of experts: " + kWho +
+                       shape.type_name() + " is a mixture of experts: " + kWho +
                            "'s --num-experts runs DeepSpeed-MoE's gate and dispatch, not the grouped experts "
                            "simulated");
   if (shape.latent_attention())
     refuse_model_field(inputs, "kv_lora_rank", "multi-latent attention has no " + kWho + " flag");
   if (shape.qkv_bias && !shape.biases)
     refuse_model_field(inputs, "model_type",
-                       shape.family + "'s biases on the query, key and value alone have no " + kWho +
+                       shape.type_name() + "'s biases on the query, key and value alone have no " + kWho +
                            " flag (--disable-bias-linear drops them all)");
   add_gpt_dimensions(args, shape);
   if (shape.kv_heads != shape.heads)

@@ -434,6 +434,7 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
   HfModel model;
   TransformerShape& shape = model.shape;
   shape.family            = family.family;
+  shape.model_type        = family.model_type;
   shape.name              = config.string_or("_name_or_path", "");
   if (shape.name.empty())
     shape.name = default_name.empty() ? std::string(family.model_type) : default_name;

@@ -3,9 +3,11 @@
 #include "core/error.hpp"
 #include "export_fixture.hpp"
 #include "framework_checks.hpp"
+#include "models/workload.hpp"
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
 using namespace hetsim;
@@ -155,6 +157,20 @@ TEST_CASE("what Megatron-DeepSpeed cannot run is refused in one line naming the 
   ds.plan.framework = strategies::framework_defaults(strategies::Framework::deepspeed);
   CHECK_THROWS_WITH_AS(export_plan(ds.inputs(), ExportFormat::deepspeed),
                        doctest::Contains("--format megatron-deepspeed"), InputError);
+}
+
+TEST_CASE("a Hugging Face model Megatron-DeepSpeed cannot build is refused naming the config's own model type")
+{
+  const std::filesystem::path fixtures = std::filesystem::path(HETSIM_SOURCE_DIR) / "tests/models/data/hf";
+  auto refused = [&](const std::string& config, const std::string& said) {
+    ExportCase c = mds_case(1, 1, 16);
+    c.workload   = models::load_workload((fixtures / config).string());
+    CAPTURE(config);
+    CHECK_THROWS_WITH_AS(files_of(c), doctest::Contains(said.c_str()), InputError);
+  };
+  // Both read as the llama family; the message names what the file says.
+  refused("qwen2-7b.json", "model_type: qwen2's biases on the query, key and value alone");
+  refused("mixtral-8x7b.json", "model_type: mixtral is a mixture of experts");
 }
 
 TEST_CASE("the checks hold Megatron-DeepSpeed's own objections: its parser's list and validate_args, one rule at a "

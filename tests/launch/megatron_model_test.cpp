@@ -95,9 +95,9 @@ TEST_CASE("every Hugging Face fixture round-trips through Megatron-LM's model ar
       {"bert-base-uncased.json", "model_type: bert"},
       {"gemma-2-9b.json", "hidden_activation: a GeLU-gated MLP (GeGLU)"},
       {"gemma-2b.json", "hidden_activation: a GeLU-gated MLP (GeGLU)"},
-      {"qwen2-moe-57b-a14b.json", "shared-expert gate"},
+      {"qwen2-moe-57b-a14b.json", "model_type: qwen2_moe's shared-expert gate"},
       {"opt-125m.json", "activation_function: relu"},
-      {"pythia-1b.json", "attention and MLP run in parallel"},
+      {"pythia-1b.json", "model_type: gpt_neox's attention and MLP run in parallel"},
   };
   int round_trips = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kFixtures)) {
