@@ -64,6 +64,15 @@ std::string memory_status(const strategies::Candidate& c)
   return text;
 }
 
+/// "12.50 GiB more than device 3 (V100-SXM2-16GB) holds", for a candidate that does not fit.
+std::string overflow_text(const strategies::Candidate& c)
+{
+  char text[128];
+  std::snprintf(text, sizeof text, "%.2f GiB more than device %d (%s) holds",
+                c.memory_overflow->over_bytes() / units::kGiB, c.memory_overflow->device, c.memory_overflow->gpu.c_str());
+  return text;
+}
+
 std::string join(const std::vector<int>& values)
 {
   std::string text;
@@ -315,10 +324,13 @@ int run_search(const SearchOptions& options)
     std::cout << "candidates written to " << options.out_file << '\n';
   }
   if (rows.empty() || !rows.front().candidate->fits()) {
-    const auto& c = *rows.front().candidate;
+    // The fastest of them may overflow by the whole model; how far the nearest misses says what would help.
+    const auto closest = std::min_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+      return a.candidate->memory_overflow->over_bytes() < b.candidate->memory_overflow->over_bytes();
+    });
+    const auto& c = *closest->candidate;
     throw InfeasiblePlan("search: no candidate of planner " + std::string(info.name) +
-                         " fits in memory; the best needs " + memory_status(c) + " on device " +
-                         std::to_string(c.memory_overflow->device) +
+                         " fits in memory; the closest needs " + overflow_text(c) +
                          strategies::gpu_origin_clause(cluster.device(c.memory_overflow->device).gpu_origin) +
                          given_inputs);
   }

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -112,7 +114,7 @@ TEST_CASE("search: refusals are one line and exit 2")
            two_layers + ", --global-batch 7]"},
       {"model too large (names the cluster field that chose the GPU)",
        "--cluster " + kAmpCluster + " --model preset:llama-2-70b --global-batch 32 --planner megatron",
-       "fits in memory; the best needs OOM dev 0 (V100-SXM2-16GB) "},
+       "fits in memory; the closest needs "},
       {"model too large: the cluster field", "--cluster " + kAmpCluster + " --model preset:llama-2-70b --global-batch 32",
        "; its GPU is set by " + kAmpCluster + ": regions[0].nodes[0].gpu"},
       {"not one sequence fits: each GPU with its cluster field",
@@ -143,6 +145,36 @@ TEST_CASE("search: refusals are one line and exit 2")
     CHECK(last.rfind("hetsim: ", 0) == 0);
     CHECK(last.find(c.expected) != std::string::npos);
   }
+}
+
+TEST_CASE("search: when nothing fits, the refusal names the candidate that misses by the least")
+{
+  TempDir dir("nothing_fits");
+  const std::string out = dir.file("candidates.json");
+  const RunResult r     = run_hetsim("search --cluster " + kAmpCluster +
+                                     " --model preset:llama-2-70b --global-batch 32 --planner megatron --out " + out);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 2);
+  // Every candidate, with what it needs beyond its device, is in --out; the fastest misses by the most here.
+  const nlohmann::json candidates = nlohmann::json::parse(read_file(out));
+  REQUIRE(candidates.size() > 1);
+  double least = std::numeric_limits<double>::infinity(), fastest_miss = 0;
+  std::string least_device;
+  for (const auto& c : candidates) {
+    const auto& overflow = c.at("memory_overflow");
+    const double over    = overflow.at("needed_bytes").get<double>() - overflow.at("capacity_bytes").get<double>();
+    if (c.at("rank") == 1)
+      fastest_miss = over;
+    if (over < least) {
+      least        = over;
+      least_device = std::to_string(overflow.at("device").get<int>()) + " (" + overflow.at("gpu").get<std::string>();
+    }
+  }
+  CHECK(least < fastest_miss);
+  char expected[160];
+  std::snprintf(expected, sizeof expected, "the closest needs %.2f GiB more than device %s) holds", least / (1 << 30),
+                least_device.c_str());
+  CHECK(r.output.find(expected) != std::string::npos);
 }
 
 TEST_CASE("search: on AMP's heterogeneous cluster amp's best plan beats megatron's by at least 1.3x in simulation")
