@@ -17,7 +17,8 @@ void check_fsdp_runnable(const ExportInputs& inputs)
   const strategies::Plan& plan = *inputs.plan;
   const std::string rewrite = " needs the model rewritten for it (torch.distributed.tensor.parallel, "
                               "torch.distributed.pipelining), which an FSDP training script does not do; search "
-                              "with --framework megatron and export --format megatron to run it";
+                              "with --planner zero3 or deepspeed for the sharded data parallelism FSDP runs, or "
+                              "with --framework megatron and export --format megatron to run this plan";
   refuse_degree(inputs, "tp", plan.tp, "FSDP shards data-parallel ranks only; tensor parallelism" + rewrite);
   refuse_degree(inputs, "pp", plan.pp, "FSDP runs no pipeline; pipeline parallelism" + rewrite);
   refuse_degree(inputs, "cp", plan.cp, "FSDP has no ring attention; context parallelism" + rewrite);

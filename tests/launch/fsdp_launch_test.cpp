@@ -41,6 +41,10 @@ TEST_CASE("an FSDP plan launches through torchrun and Slurm when FSDP runs it: s
                          InputError);
     CHECK_THROWS_WITH_AS(export_plan(fsdp_case(1, 2, 8).inputs(), ExportFormat::torchrun),
                          doctest::Contains("best.json: pp: 2"), InputError);
+    // Where to find a plan FSDP runs: the planners that shard data parallelism (a model too large for ZeRO-0 on
+    // every GPU leaves the others with pipelines only).
+    CHECK_THROWS_WITH_AS(check_fsdp_runnable(fsdp_case(1, 2, 8).inputs()),
+                         doctest::Contains("search with --planner zero3 or deepspeed"), InputError);
     ExportCase context = fsdp_case(1, 1, 16);
     context.plan.cp    = 2;
     CHECK_THROWS_WITH_AS(check_fsdp_runnable(context.inputs()), doctest::Contains("best.json: cp: 2"), InputError);
