@@ -71,9 +71,9 @@ Liveness::Liveness(std::string dir, int rank, int world_size, OnAbort on_abort)
     while (beating_) {
       ::utimensat(AT_FDCWD, file.c_str(), nullptr, 0);
       if (on_abort_ && fs::exists(abort)) {
-        const std::string reason = first_line(abort);
-        if (mark_failed(ended_by_launcher(reason)))
-          on_abort_(reason);
+        const std::string message = ended_by_launcher(first_line(abort));
+        if (mark_failed(message))
+          on_abort_(message);
         return;
       }
       std::this_thread::sleep_for(std::chrono::duration<double>(kBeatSeconds));

@@ -14,9 +14,10 @@ namespace hetsim::exec {
 
 class Liveness {
 public:
-  /// Called from the heartbeat thread with the launcher's reason once it ends the run; must end the process
-  /// (the rank's own thread may be blocked inside the executor).
-  using OnAbort = std::function<void(const std::string& reason)>;
+  /// Called from the heartbeat thread once the launcher ends the run, with what the rank says of it ("the
+  /// launcher ended the run: " and the launcher's reason); must end the process (the rank's own thread may be
+  /// blocked inside the executor).
+  using OnAbort = std::function<void(const std::string& message)>;
 
   /// Starts the heartbeat of `rank`. Throws InputError when `dir` already holds this rank's files (another run's).
   Liveness(std::string dir, int rank, int world_size, OnAbort on_abort = {});

@@ -43,7 +43,7 @@ traces::Trace run_rank(Executor& executor, const RankSetup& setup, const Workloa
   const std::string rank_name = "rank " + std::to_string(setup.rank) + ": ";
   Liveness::OnAbort on_abort;
   if (options.end_process)
-    on_abort = [&](const std::string& reason) { options.end_process(rank_name + "the launcher ended the run: " + reason); };
+    on_abort = [&](const std::string& message) { options.end_process(rank_name + message); };
   Liveness liveness(setup.store_dir, setup.rank, setup.world_size, on_abort);
   int current_task = -1;
   auto fail = [&](const std::string& what) -> RankFailure {
