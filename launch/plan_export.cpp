@@ -117,9 +117,8 @@ void require_runnable_under(const ExportInputs& inputs, strategies::Framework fr
                           " setting; such a plan runs under `hetsim run` only");
   if (plan.shards_layers())
     refuse_plan_field(inputs, "layer_sharding",
-                      "per-layer sharding (OSDP) is not a " + who +
-                          " setting: it shards whole models (ZeRO/FSDP stages); set zero_stage instead and simulate "
-                          "again");
+                      "per-layer sharding (OSDP) is not what the export writes for " + who +
+                          ": one ZeRO/FSDP stage for the whole model; set zero_stage instead and simulate again");
   if (plan.framework.name != framework) {
     const std::string wanted(strategies::framework_name(framework));
     refuse_plan_field(inputs, "framework",
