@@ -64,12 +64,14 @@ std::string memory_status(const strategies::Candidate& c)
   return text;
 }
 
-/// "12.50 GiB more than device 3 (V100-SXM2-16GB) holds", for a candidate that does not fit.
+/// "12.50 GiB more than its fullest device, 3 (V100-SXM2-16GB), holds", for a candidate that does not fit (other
+/// devices may be over too).
 std::string overflow_text(const strategies::Candidate& c)
 {
-  char text[128];
-  std::snprintf(text, sizeof text, "%.2f GiB more than device %d (%s) holds",
-                c.memory_overflow->over_bytes() / units::kGiB, c.memory_overflow->device, c.memory_overflow->gpu.c_str());
+  char text[256];
+  std::snprintf(text, sizeof text, "%.2f GiB more than its fullest device, %d (%s), holds",
+                c.memory_overflow->over_bytes() / units::kGiB, c.memory_overflow->device,
+                c.memory_overflow->gpu.c_str());
   return text;
 }
 
@@ -323,8 +325,8 @@ int run_search(const SearchOptions& options)
     write_file_atomically(options.out_file, out.dump(1) + "\n");
     std::cout << "candidates written to " << options.out_file << '\n';
   }
-  if (rows.empty() || !rows.front().candidate->fits()) {
-    // The fastest of them may overflow by the whole model; how far the nearest misses says what would help.
+  if (!rows.front().candidate->fits()) { // rows is not empty (ranked is not); fitting candidates rank first
+    // Then none fits. The fastest may overflow by the whole model; how far the nearest misses says what would help.
     const auto closest = std::min_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
       return a.candidate->memory_overflow->over_bytes() < b.candidate->memory_overflow->over_bytes();
     });

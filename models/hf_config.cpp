@@ -350,8 +350,8 @@ constexpr std::array kFamilies{
     Family{"mixtral", "Mixtral", "llama", read_mixtral, true},
     Family{"deepseek_v2", "DeepseekV2", "llama", read_deepseek, true},
     Family{"deepseek_v3", "DeepseekV3", "llama", read_deepseek, true},
+    Family{"gemma2", "Gemma2", "llama", read_gemma2, true}, // before Gemma, whose prefix it starts with
     Family{"gemma", "Gemma", "llama", read_gemma, true},
-    Family{"gemma2", "Gemma2", "llama", read_gemma2, true},
     Family{"falcon", "Falcon", "falcon", read_falcon, true},
     Family{"gpt_neox", "GPTNeoX", "gpt_neox", read_gpt_neox, true},
     Family{"opt", "OPT", "opt", read_opt, false},

@@ -14,7 +14,8 @@ struct TransformerShape {
 
   std::string name;
   std::string family; ///< "llama", "gpt2", "bert", "falcon", "gpt_neox", "opt" (the operators' family)
-  /// The config's own model type ("qwen2", "mixtral", "gemma2", ...; empty for a shape built in code).
+  /// The config's own model type ("qwen2", "mixtral", "gemma2", ...), or the one its `architectures` name when
+  /// it gives none; empty for a shape built in code.
   std::string model_type;
   /// What a message about the model file calls its type: the config's model_type, else the family.
   const std::string& type_name() const { return model_type.empty() ? family : model_type; }

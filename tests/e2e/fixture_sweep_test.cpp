@@ -1,5 +1,6 @@
 /// End-to-end: every Hugging Face fixture under every framework, from search to export to replay. Each step
-/// either succeeds or refuses in one line; an exported plan is one its framework's own checks accept; and the
+/// either succeeds or refuses in one line; Megatron-LM, DeepSpeed and Megatron-DeepSpeed exports pass their
+/// framework's own checks, and an FSDP plan's torchrun scripts parse (and pass shellcheck where installed); the
 /// best plan replays under `simulate` at the time the search gave it.
 
 #include "cli_runner.hpp"
@@ -27,9 +28,24 @@ void check_one_line_refusal(const RunResult& r)
   CHECK(last.rfind("hetsim: ", 0) == 0);
 }
 
-/// What the framework's own checks at the pinned release say of the exported files.
+/// What the framework's own checks at the pinned release say of the exported files; for a launcher's scripts,
+/// what bash (and shellcheck, where installed) says of them.
 std::vector<std::string> objections(const std::string& format, const fs::path& out, const nlohmann::json& plan)
 {
+  if (format == "torchrun") {
+    static const bool shellcheck = run_command("command -v shellcheck > /dev/null").exit_code == 0;
+    std::vector<std::string> said;
+    for (const auto& file : fs::directory_iterator(out))
+      if (file.path().extension() == ".sh") {
+        const std::string script = file.path().string();
+        if (const RunResult r = run_command("bash -n " + script); r.exit_code != 0)
+          said.push_back(script + " does not parse: " + r.output);
+        if (shellcheck)
+          if (const RunResult r = run_command("shellcheck -s bash " + script); r.exit_code != 0)
+            said.push_back(script + ": " + r.output);
+      }
+    return said;
+  }
   namespace checks = hetsim::launch::testing;
   const int world  = static_cast<int>(plan["placement"].size());
   std::vector<std::string> said;
@@ -81,7 +97,9 @@ TEST_CASE("every Hugging Face fixture under every framework: search, export and 
       const RunResult simulate = run_hetsim("simulate " + inputs + " --plan " + best + " --report " + report);
       INFO(simulate.output);
       REQUIRE(simulate.exit_code == 0);
-      const double searched = nlohmann::json::parse(read_file(candidates)).at(0).at("simulated_s").get<double>();
+      const nlohmann::json searched_row = nlohmann::json::parse(read_file(candidates)).at(0);
+      REQUIRE_MESSAGE(!searched_row.at("simulated_s").is_null(), "the best plan was ranked by its estimate only");
+      const double searched = searched_row.at("simulated_s").get<double>();
       CHECK(nlohmann::json::parse(read_file(report))["iteration_time_s"].get<double>() ==
             doctest::Approx(searched).epsilon(1e-9));
       ++replayed;

@@ -112,7 +112,7 @@ TEST_CASE("search: refusals are one line and exit 2")
        "--cluster " + kAmpCluster + " --model " + two_layers + " --global-batch 7 --planner zero3",
        "zero3: global batch 7 is not divisible by the 16 devices [--cluster " + kAmpCluster + ", --model " +
            two_layers + ", --global-batch 7]"},
-      {"model too large (names the cluster field that chose the GPU)",
+      {"model too large: the closest candidate",
        "--cluster " + kAmpCluster + " --model preset:llama-2-70b --global-batch 32 --planner megatron",
        "fits in memory; the closest needs "},
       {"model too large: the cluster field", "--cluster " + kAmpCluster + " --model preset:llama-2-70b --global-batch 32",
@@ -155,7 +155,8 @@ TEST_CASE("search: when nothing fits, the refusal names the candidate that misse
                                      " --model preset:llama-2-70b --global-batch 32 --planner megatron --out " + out);
   INFO(r.output);
   REQUIRE(r.exit_code == 2);
-  // Every candidate, with what it needs beyond its device, is in --out; the fastest misses by the most here.
+  // Every candidate, with what it needs beyond its fullest device, is in --out; here the fastest misses by more
+  // than the closest.
   const nlohmann::json candidates = nlohmann::json::parse(read_file(out));
   REQUIRE(candidates.size() > 1);
   double least = std::numeric_limits<double>::infinity(), fastest_miss = 0;
@@ -172,8 +173,8 @@ TEST_CASE("search: when nothing fits, the refusal names the candidate that misse
   }
   CHECK(least < fastest_miss);
   char expected[160];
-  std::snprintf(expected, sizeof expected, "the closest needs %.2f GiB more than device %s) holds", least / (1 << 30),
-                least_device.c_str());
+  std::snprintf(expected, sizeof expected, "the closest needs %.2f GiB more than its fullest device, %s), holds",
+                least / (1 << 30), least_device.c_str());
   CHECK(r.output.find(expected) != std::string::npos);
 }
 

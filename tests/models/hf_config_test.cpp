@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 using namespace hetsim::models;
@@ -106,6 +108,24 @@ TEST_CASE("the family comes from architectures when model_type is absent")
   gpt2.erase("model_type");
   gpt2["architectures"] = {"GPT2LMHeadModel"};
   CHECK(shape_of(gpt2).family == "gpt2");
+}
+
+TEST_CASE("every fixture reads as the same model type from its architectures alone")
+{
+  const std::filesystem::path fixtures = std::filesystem::path(HETSIM_SOURCE_DIR) / "tests/models/data/hf";
+  for (const auto& entry : std::filesystem::directory_iterator(fixtures)) {
+    if (entry.path().extension() != ".json")
+      continue; // SOURCES.md
+    CAPTURE(entry.path().filename().string());
+    json config = json::parse(std::ifstream(entry.path()));
+    REQUIRE(config.contains("architectures"));
+    const TransformerShape given = shape_of(config);
+    config.erase("model_type");
+    const TransformerShape inferred = shape_of(config);
+    CHECK(inferred.model_type == given.model_type);
+    CHECK(inferred.sandwich_norms == given.sandwich_norms); // Gemma-2's "Gemma2..." also starts with "Gemma"
+    CHECK(inferred.layers == given.layers);
+  }
 }
 
 TEST_CASE("gpt2 configs")
