@@ -41,6 +41,13 @@ inline RunResult run_hetsim(const std::string& args)
   return run_command(std::string(HETSIM_CLI_PATH) + " " + args);
 }
 
+/// The last line of a command's output, without its newline: where the CLI's error goes, after any progress.
+inline std::string last_line(const std::string& output)
+{
+  const std::string text = !output.empty() && output.back() == '\n' ? output.substr(0, output.size() - 1) : output;
+  return text.substr(text.rfind('\n') + 1);
+}
+
 inline std::string read_file(const fs::path& path)
 {
   std::ifstream in(path, std::ios::binary);

@@ -1,7 +1,7 @@
 /// End-to-end: `hetsim export` of the best plan of every planner family, in every format.
 
 #include "cli_runner.hpp"
-#include "framework_checks.hpp"
+#include "export_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -24,8 +24,7 @@ const std::string kAmpInputs  = "--cluster " + kAmpCluster + " --model " + kAmpM
 TEST_CASE("export: every planner's best plan in every format, or one line naming the field it cannot express")
 {
   TempDir dir("export");
-  const bool shellcheck = run_command("command -v shellcheck > /dev/null").exit_code == 0;
-  if (!shellcheck)
+  if (!has_shellcheck())
     MESSAGE("shellcheck not installed: scripts are only parsed (bash -n)");
   int checked = 0;
   for (const std::string framework : {"megatron", "deepspeed", "megatron-deepspeed"})
@@ -63,33 +62,9 @@ TEST_CASE("export: every planner's best plan in every format, or one line naming
         REQUIRE(r.exit_code == 0);
         // Poplar's and Whale's per-replica batches are no framework setting; a launcher runs any command.
         CHECK((launcher || !per_replica_batches));
-        for (const auto& file : fs::directory_iterator(out))
-          if (file.path().extension() == ".sh" || file.path().extension() == ".sbatch") {
-            CAPTURE(file.path());
-            CHECK(run_command("bash -n " + file.path().string()).exit_code == 0); // parses
-            if (shellcheck) { // scripts/setup.sh installs it; its warnings are a script's bugs
-              const RunResult lint = run_command("shellcheck -s bash " + file.path().string() + " 2>&1");
-              INFO(lint.output);
-              CHECK(lint.exit_code == 0);
-            }
-          }
-        if (!launcher) { // what the framework itself would say of the files, at the pinned release
-          const int world = static_cast<int>(plan["placement"].size());
-          namespace checks = hetsim::launch::testing;
-          std::vector<std::string> objections;
-          if (format == "megatron")
-            objections = checks::megatron_objections(
-                checks::read_megatron_args_sh(read_file(fs::path(out) / "megatron_args.sh"), world));
-          if (format == "megatron-deepspeed")
-            objections = checks::megatron_deepspeed_objections(
-                checks::read_megatron_args_sh(read_file(fs::path(out) / "megatron_deepspeed_args.sh"), world));
-          if (format != "megatron") // DeepSpeed's config, under DeepSpeed or Megatron-DeepSpeed
-            for (const std::string& objection :
-                 checks::deepspeed_objections(nlohmann::json::parse(read_file(fs::path(out) / "ds_config.json")), world,
-                                              plan["pp"].get<int>(), plan["tp"].get<int>()))
-              objections.push_back(objection);
-          for (const std::string& objection : objections)
-            FAIL_CHECK(format << " objects: " << objection);
+        for (const std::string& objection : export_objections(format, out, plan))
+          FAIL_CHECK(objection);
+        if (!launcher) {
           ++checked;
           continue;
         }

@@ -1,17 +1,15 @@
 /// End-to-end: every Hugging Face fixture under every framework, from search to export to replay. Each step
-/// either succeeds or refuses in one line; Megatron-LM, DeepSpeed and Megatron-DeepSpeed exports pass their
-/// framework's own checks, and an FSDP plan's torchrun scripts parse (and pass shellcheck where installed); the
-/// best plan replays under `simulate` at the time the search gave it.
+/// either succeeds or refuses in one line; every export's scripts parse (and pass shellcheck where installed)
+/// and Megatron-LM, DeepSpeed and Megatron-DeepSpeed exports pass their framework's own checks (an FSDP plan
+/// goes out as torchrun scripts); the best plan replays under `simulate` at the time the search gave it.
 
 #include "cli_runner.hpp"
-#include "framework_checks.hpp"
+#include "export_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <string>
-#include <vector>
 
 using namespace hetsim::e2e;
 
@@ -24,43 +22,7 @@ const fs::path kFixtures      = fs::path(HETSIM_SOURCE_DIR) / "tests/models/data
 void check_one_line_refusal(const RunResult& r)
 {
   CHECK(r.exit_code == 2);
-  const std::string last = r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1);
-  CHECK(last.rfind("hetsim: ", 0) == 0);
-}
-
-/// What the framework's own checks at the pinned release say of the exported files; for a launcher's scripts,
-/// what bash (and shellcheck, where installed) says of them.
-std::vector<std::string> objections(const std::string& format, const fs::path& out, const nlohmann::json& plan)
-{
-  if (format == "torchrun") {
-    static const bool shellcheck = run_command("command -v shellcheck > /dev/null").exit_code == 0;
-    std::vector<std::string> said;
-    for (const auto& file : fs::directory_iterator(out))
-      if (file.path().extension() == ".sh") {
-        const std::string script = file.path().string();
-        if (const RunResult r = run_command("bash -n " + script); r.exit_code != 0)
-          said.push_back(script + " does not parse: " + r.output);
-        if (shellcheck)
-          if (const RunResult r = run_command("shellcheck -s bash " + script); r.exit_code != 0)
-            said.push_back(script + ": " + r.output);
-      }
-    return said;
-  }
-  namespace checks = hetsim::launch::testing;
-  const int world  = static_cast<int>(plan["placement"].size());
-  std::vector<std::string> said;
-  if (format == "megatron")
-    said = checks::megatron_objections(checks::read_megatron_args_sh(read_file(out / "megatron_args.sh"), world));
-  if (format == "megatron-deepspeed")
-    said = checks::megatron_deepspeed_objections(
-        checks::read_megatron_args_sh(read_file(out / "megatron_deepspeed_args.sh"), world));
-  if (format == "deepspeed" || format == "megatron-deepspeed") {
-    const auto config = nlohmann::json::parse(read_file(out / "ds_config.json"));
-    for (const std::string& objection :
-         checks::deepspeed_objections(config, world, plan["pp"].get<int>(), plan["tp"].get<int>()))
-      said.push_back(objection);
-  }
-  return said;
+  CHECK(last_line(r.output).rfind("hetsim: ", 0) == 0);
 }
 
 } // namespace
@@ -114,8 +76,8 @@ TEST_CASE("every Hugging Face fixture under every framework: search, export and 
         CHECK(exported_run.output.find("hetsim: " + model + ": ") != std::string::npos);
         continue;
       }
-      for (const std::string& objection : objections(format, out, plan))
-        FAIL_CHECK(format << " objects: " << objection);
+      for (const std::string& objection : export_objections(format, out, plan))
+        FAIL_CHECK(objection);
       ++exported;
     }
   }

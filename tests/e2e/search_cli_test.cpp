@@ -139,9 +139,7 @@ TEST_CASE("search: refusals are one line and exit 2")
     const RunResult r = run_hetsim("search " + c.args + " --top 0");
     INFO(r.output);
     CHECK(r.exit_code == 2);
-    // The error is the last line, after any progress.
-    std::string last = r.output.substr(0, r.output.size() - 1);
-    last             = last.substr(last.rfind('\n') + 1);
+    const std::string last = last_line(r.output); // the error, after any progress
     CHECK(last.rfind("hetsim: ", 0) == 0);
     CHECK(last.find(c.expected) != std::string::npos);
   }
