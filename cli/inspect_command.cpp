@@ -7,6 +7,8 @@
 #include "core/error.hpp"
 #include "core/gpu_spec.hpp"
 #include "core/units.hpp"
+#include "costmodel/attention_speed.hpp"
+#include "costmodel/prediction_band.hpp"
 #include "models/workload.hpp"
 #include "strategies/plan/framework_sources.hpp"
 #include "strategies/plan/plan_json.hpp"
@@ -23,6 +25,26 @@ void print_link(const char* label, const Link& link)
   std::printf("%s %.4g Gb/s, %.4g ms", label, link.bandwidth_bytes_per_s / units::kGbps, link.latency_s * 1e3);
 }
 
+/// Per catalog GPU: its compute capability, where its kernel constants come from with the range a step priced
+/// with them has measured in, and which attention kernel runs for SDPA and Transformer Engine, measured or not.
+void inspect_gpu_provenance()
+{
+  std::printf("where each GPU's figures come from (costmodel/prediction_band.cpp, costmodel/attention_speed.cpp):\n");
+  for (const GpuSpec& gpu : gpu_catalog()) {
+    const costmodel::ConstantsProvenance p = costmodel::constants_provenance(gpu, nullptr);
+    std::printf("%-16s %-5s constants %s (-%.0f%%/+%.0f%%: %s)\n", gpu.name.c_str(),
+                gpu.compute_capability > 0 ? ("sm" + std::to_string(gpu.compute_capability)).c_str() : "-",
+                costmodel::origin_name(p.origin), 100 * p.below, 100 * p.above, p.source.c_str());
+    for (const models::AttentionKernel asked : {models::AttentionKernel::sdpa, models::AttentionKernel::te_fused}) {
+      const costmodel::AttentionRun run    = costmodel::attention_run(asked, gpu, false);
+      const costmodel::AttentionSpeed speed = costmodel::attention_speed(run.kernel, gpu);
+      std::printf("%-22s attention %s runs %s, %s: %s\n", "", std::string(models::attention_kernel_name(asked)).c_str(),
+                  std::string(models::attention_kernel_name(run.kernel)).c_str(),
+                  speed.measured ? "measured" : "unmeasured", speed.source);
+    }
+  }
+}
+
 void inspect_gpus()
 {
   std::printf("%-16s %8s %9s %11s %11s %5s %5s  %s\n", "gpu", "mem GiB", "HBM GB/s", "fp16 TFLOP", "fp32 TFLOP",
@@ -36,7 +58,8 @@ void inspect_gpus()
                 gpu.peak_flops_fp32 / units::kTera, gpu.multiprocessors, gpu.bf16 ? "yes" : "no", aliases.c_str());
   }
   std::printf("fp16 is the dense tensor-core peak, also bf16's where the GPU takes bf16; a cluster file names a "
-              "GPU by catalog name or alias, or gives its own figures\n");
+              "GPU by catalog name or alias, or gives its own figures\n\n");
+  inspect_gpu_provenance();
 }
 
 void inspect_frameworks()

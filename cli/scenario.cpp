@@ -4,6 +4,7 @@
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "costmodel/attention_speed.hpp"
 #include "costmodel/link_class.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/scale.hpp"
@@ -136,6 +137,40 @@ void print_calibration_confidence(const std::vector<std::string>& lines)
 {
   for (const std::string& line : lines)
     std::cout << "calibration: " << line << '\n';
+}
+
+std::vector<std::string> report_calibration_match(const costmodel::Calibration& calibration, const std::string& file,
+                                                  const Cluster& cluster)
+{
+  std::set<std::string> fitted;
+  for (const auto& [gpu, constants] : calibration.kernels)
+    fitted.insert(gpu);
+  for (const auto& [gpu, points] : calibration.efficiency_points)
+    fitted.insert(gpu);
+  std::vector<std::string> matched, unmatched;
+  for (const GpuSpec& gpu : cluster.gpus())
+    (fitted.count(gpu.name) ? matched : unmatched).push_back(gpu.name);
+  auto joined = [](const auto& names) {
+    std::string text;
+    for (const std::string& name : names)
+      text += (text.empty() ? "" : ", ") + name;
+    return text;
+  };
+  if (fitted.empty())
+    return matched;
+  if (matched.empty())
+    std::cerr << "warning: calibration " << file << " fits " << joined(fitted) << ", none of this cluster's GPUs ("
+              << joined(unmatched) << "): their compute is priced uncalibrated (its link classes still apply)\n";
+  else if (!unmatched.empty())
+    std::cout << "calibration: " << file << " fits " << joined(matched) << "; " << joined(unmatched)
+              << " priced uncalibrated\n";
+  return matched;
+}
+
+void print_attention_notes(const models::Workload& workload, const Cluster& cluster)
+{
+  for (const std::string& line : costmodel::attention_notes(workload, cluster))
+    std::cerr << "hetsim: note: " << line << '\n';
 }
 
 } // namespace hetsim::cli

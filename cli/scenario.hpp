@@ -86,4 +86,14 @@ std::vector<std::string> calibration_confidence(const costmodel::Calibration& ca
 /// Those lines on stdout, each after "calibration: ".
 void print_calibration_confidence(const std::vector<std::string>& lines);
 
+/// Which of `cluster`'s GPU types the calibration in `file` fitted compute constants for: a warning on stderr
+/// when it fitted some and none is in the cluster (its links still apply), a line on stdout naming those left
+/// uncalibrated when some are. Returns the cluster's GPU names it calibrates.
+std::vector<std::string> report_calibration_match(const costmodel::Calibration& calibration, const std::string& file,
+                                                  const Cluster& cluster);
+
+/// On stderr, one "hetsim: note:" line per GPU type that runs another attention kernel than the model asks for,
+/// or one whose speed there is unmeasured (costmodel::attention_notes).
+void print_attention_notes(const models::Workload& workload, const Cluster& cluster);
+
 } // namespace hetsim::cli

@@ -12,6 +12,7 @@
 #include "costmodel/layer_profile.hpp"
 #include "launch/plan_export.hpp"
 #include "sim/simulate/rescore.hpp"
+#include "strategies/lowering/band.hpp"
 #include "strategies/plan/plan_json.hpp"
 #include "strategies/planners/registry.hpp"
 #include "strategies/profiling/device_profiles.hpp"
@@ -128,6 +129,8 @@ struct Row {
   const strategies::Candidate* candidate = nullptr;
   std::optional<sim::Report> simulated;
   std::optional<GoodputFigures> goodput; ///< with --failures, of a simulated candidate
+  std::optional<costmodel::PredictionBand> band; ///< of a simulated candidate's time
+  bool overlaps_best = false; ///< its band reaches into the best's: the measured order may differ
 };
 
 nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
@@ -148,6 +151,11 @@ nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
                                {"needed_bytes", units::whole_bytes(c.memory_overflow->needed_bytes)},
                                {"capacity_bytes", units::whole_bytes(c.memory_overflow->capacity_bytes)}};
   json["note"] = c.note;
+  if (row.band) {
+    json["iteration_time_s_band"] = {row.band->low, row.band->high};
+    json["band_reasons"]          = row.band->reasons;
+    json["overlaps_best"]         = row.overlaps_best;
+  }
   if (row.goodput)
     json["goodput"] = goodput_to_json(*row.goodput);
   json["plan"] = strategies::plan_to_json(c.plan);
@@ -171,6 +179,8 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
     std::string status = memory_status(c);
     if (!c.note.empty())
       status += "; " + c.note;
+    if (rows[i].overlaps_best)
+      status += "; within the best's band";
     if (rows[i].goodput) {
       char goodput[96];
       std::snprintf(goodput, sizeof goodput, "; goodput %.4g tokens/s (%.1f%% kept)",
@@ -230,8 +240,11 @@ int run_search(const SearchOptions& options)
   apply_memory_options(options.memory_limit, options.workspace, problem);
 
   std::optional<costmodel::Calibration> calibration;
-  if (!options.calibration_file.empty())
+  if (!options.calibration_file.empty()) {
     calibration = costmodel::load_calibration(options.calibration_file);
+    report_calibration_match(*calibration, options.calibration_file, cluster);
+  }
+  print_attention_notes(workload, cluster);
   std::optional<costmodel::LayerProfile> profile;
   if (!options.profile_file.empty())
     profile = costmodel::load_layer_profile(options.profile_file, workload, cluster);
@@ -290,12 +303,21 @@ int run_search(const SearchOptions& options)
   std::vector<Row> rows;
   std::vector<bool> simulated(result.ranked.size(), false);
   for (std::size_t k : order) {
-    rows.push_back(Row{&result.ranked[rescored.index[k]], rescored.reports[k], goodput[k]});
+    rows.push_back(Row{&result.ranked[rescored.index[k]], rescored.reports[k], goodput[k], std::nullopt, false});
     simulated[rescored.index[k]] = true;
   }
   for (std::size_t i = 0; i < result.ranked.size(); ++i)
     if (!simulated[i])
-      rows.push_back(Row{&result.ranked[i], std::nullopt, std::nullopt});
+      rows.push_back(Row{&result.ranked[i], std::nullopt, std::nullopt, std::nullopt, false});
+
+  // Each simulated candidate's band, and whether it reaches the best's: then their measured order may differ.
+  const costmodel::ComputeModel compute(context.calibration, context.profile);
+  for (Row& row : rows)
+    if (row.simulated)
+      row.band = strategies::plan_band(row.candidate->plan, problem, compute, row.simulated->iteration_time_s);
+  if (!rows.empty() && rows.front().band)
+    for (std::size_t i = 1; i < rows.size(); ++i)
+      rows[i].overlaps_best = rows[i].band && rows[i].candidate->fits() && rows[i].band->low <= rows.front().band->high;
 
   const std::size_t infeasible = std::count_if(result.ranked.begin(), result.ranked.end(),
                                                [](const strategies::Candidate& c) { return !c.fits(); });
@@ -311,6 +333,9 @@ int run_search(const SearchOptions& options)
     std::cout << rescored.too_large.size() << " of the best by estimate are too large to replay and rank by their "
               << "estimate below the simulated ones; the first: " << rescored.too_large.front().second << '\n';
   print_table(rows, static_cast<std::size_t>(std::max(options.top_k, 10)), std::cout);
+  if (rows.front().band && rows.front().simulated)
+    std::cout << "best's iteration time band: " << rows.front().band->describe(rows.front().simulated->iteration_time_s)
+              << '\n';
   if (calibration && !rows.empty())
     print_calibration_confidence(calibration_confidence(*calibration, rows.front().candidate->plan, cluster, workload));
 

@@ -10,6 +10,7 @@
 #include "costmodel/layer_profile.hpp"
 #include "sim/report/report.hpp"
 #include "sim/simulate/simulate.hpp"
+#include "strategies/lowering/band.hpp"
 #include "strategies/lowering/estimate.hpp"
 #include "strategies/lowering/fold.hpp"
 #include "strategies/lowering/lower.hpp"
@@ -136,8 +137,12 @@ int run_simulate(SimulateOptions& options)
   std::optional<costmodel::LayerProfile> profile;
   if (!options.profile_file.empty())
     profile = costmodel::load_layer_profile(options.profile_file, scenario->workload, scenario->cluster);
-  if (calibration)
+  print_attention_notes(scenario->workload, scenario->cluster);
+  std::vector<std::string> calibrated_gpus;
+  if (calibration) {
+    calibrated_gpus = report_calibration_match(*calibration, options.calibration_file, scenario->cluster);
     apply_link_calibration(*scenario, *calibration);
+  }
   std::vector<sim::Slowdown> slowdowns;
   if (!options.slowdowns_file.empty())
     slowdowns = sim::load_slowdowns(options.slowdowns_file, scenario->cluster);
@@ -219,6 +224,10 @@ int run_simulate(SimulateOptions& options)
   const double analytic = strategies::estimate(plan, problem, compute).iteration_time_s;
   std::printf("analytic estimate: %.4g s (simulated / analytic = %.3f)\n", analytic,
               result.report.iteration_time_s / analytic);
+  const costmodel::PredictionBand band = strategies::plan_band(plan, problem, compute, result.report.iteration_time_s);
+  std::cout << "iteration time band: " << band.describe(result.report.iteration_time_s) << '\n';
+  const strategies::MemoryVerdict verdict = strategies::memory_verdict(memory);
+  std::cout << "memory: " << verdict.text() << '\n';
   std::vector<std::string> confidence;
   if (calibration)
     confidence = calibration_confidence(*calibration, plan, scenario->cluster, scenario->workload);
@@ -231,8 +240,13 @@ int run_simulate(SimulateOptions& options)
 
   if (!options.report_file.empty()) {
     nlohmann::json report = sim::report_to_json(result.report);
-    if (calibration)
+    report["iteration_time_s_band"] = {band.low, band.high};
+    report["band_reasons"]          = band.reasons;
+    report["memory_verdict"]        = verdict.name();
+    if (calibration) {
       report["calibration_confidence"] = confidence;
+      report["calibrated_gpus"]        = calibrated_gpus;
+    }
     if (goodput)
       report["goodput"] = goodput_to_json(*goodput);
     if (effects)

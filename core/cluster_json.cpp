@@ -5,6 +5,7 @@
 #include "core/presets.hpp"
 #include "core/units.hpp"
 
+#include <cmath>
 #include <map>
 
 namespace hetsim {
@@ -73,7 +74,7 @@ GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
 {
   spec.allow_only(
       {"name", "memory_gib", "memory_bandwidth_GBps", "peak_tflops_fp16", "peak_tflops_fp32", "multiprocessors",
-       "bf16"});
+       "bf16", "compute_capability"});
   GpuSpec gpu;
   gpu.name                         = spec.string_or("name", name);
   gpu.memory_bytes                 = spec.at("memory_gib").positive_number() * units::kGiB;
@@ -83,6 +84,13 @@ GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
   if (auto multiprocessors = spec.find("multiprocessors"))
     gpu.multiprocessors = multiprocessors->positive_int();
   gpu.bf16 = spec.boolean_or("bf16", true); // docs/inputs.md: a GPU given inline takes bf16 unless it says otherwise
+  // As nvidia-smi --query-gpu=compute_cap writes it (8.0, 9.0); which attention kernels run there follows.
+  if (auto capability = spec.find("compute_capability")) {
+    const double version = capability->positive_number();
+    if (version < 3 || version >= 20 || std::fabs(version * 10 - std::round(version * 10)) > 1e-9)
+      capability->fail("a CUDA compute capability as major.minor, e.g. 8.0 or 9.0");
+    gpu.compute_capability = static_cast<int>(std::lround(version * 10));
+  }
   return gpu;
 }
 

@@ -8,11 +8,13 @@ namespace hetsim {
 namespace {
 
 GpuSpec make(const char* name, double memory_gib, double bandwidth_gbytes, double fp16_tflops, double fp32_tflops,
-             int multiprocessors, bool bf16 = true)
+             int multiprocessors, int compute_capability, bool bf16 = true)
 {
-  return GpuSpec{name,      memory_gib * units::kGiB, bandwidth_gbytes * units::kGBps, fp16_tflops * units::kTera,
-                 fp32_tflops * units::kTera, multiprocessors, bf16};
+  return GpuSpec{name,  memory_gib * units::kGiB, bandwidth_gbytes * units::kGBps, fp16_tflops * units::kTera,
+                 fp32_tflops * units::kTera, multiprocessors, bf16, compute_capability};
 }
+
+constexpr int kNotCuda = 0;
 
 constexpr bool kNoBf16 = false;
 
@@ -24,7 +26,8 @@ const std::vector<std::pair<std::string, std::string>>& aliases()
       {"A100", "A100-SXM4-40GB"},        {"A100-40GB", "A100-SXM4-40GB"},     {"A100-80GB", "A100-SXM4-80GB"},
       {"A800", "A800-SXM4-80GB"},        {"A40-48GB", "A40"},                 {"H100", "H100-SXM5-80GB"},
       {"H100-80GB", "H100-SXM5-80GB"},   {"H200", "H200-SXM-141GB"},          {"T4-16GB", "T4"},
-      {"GH200", "GH200-96GB"},
+      {"GH200", "GH200-96GB"},          {"A10-24GB", "A10"},                 {"L4-24GB", "L4"},
+      {"L40S-48GB", "L40S"},
       {"MI250X-128GB", "MI250X"},        {"Ascend910", "Ascend-910"},
   };
   return list;
@@ -32,39 +35,46 @@ const std::vector<std::pair<std::string, std::string>>& aliases()
 
 } // namespace
 
+// Compute capabilities from NVIDIA's CUDA GPUs table (developer.nvidia.com/cuda-gpus): Volta 7.0, Turing 7.5,
+// A100 8.0, GA102 (A40, A10, RTX 30) 8.6, Ada 8.9, Hopper 9.0.
 // Multiprocessors from the vendors' architecture whitepapers and product briefs (MI250X: 220 compute units
 // over its two dies; Ascend 910: 32 Da Vinci cores). bf16: the Volta and Turing whitepapers list fp16 tensor
 // cores only, and the Ascend 910's datasheet lists fp16 and int8; Ampere, Ada, Hopper and CDNA2 take bf16.
 const std::vector<GpuSpec>& gpu_catalog()
 {
   static const std::vector<GpuSpec> catalog = {
-      make("V100-SXM2-16GB", 16, 900, 125, 15.7, 80, kNoBf16),
-      make("V100-SXM2-32GB", 32, 900, 125, 15.7, 80, kNoBf16),
-      make("V100-PCIe-16GB", 16, 900, 112, 14, 80, kNoBf16),
-      make("V100-PCIe-32GB", 32, 900, 112, 14, 80, kNoBf16),
-      make("V100S-PCIe-32GB", 32, 1134, 130, 16.4, 80, kNoBf16),
-      make("T4", 16, 320, 65, 8.1, 40, kNoBf16),
-      make("A100-SXM4-40GB", 40, 1555, 312, 19.5, 108),
-      make("A100-SXM4-80GB", 80, 2039, 312, 19.5, 108),
-      make("A100-PCIe-40GB", 40, 1555, 312, 19.5, 108),
-      make("A100-PCIe-80GB", 80, 1935, 312, 19.5, 108),
-      make("A800-SXM4-80GB", 80, 2039, 312, 19.5, 108),
-      make("A40", 48, 696, 149.7, 37.4, 84),
+      make("V100-SXM2-16GB", 16, 900, 125, 15.7, 80, 70, kNoBf16),
+      make("V100-SXM2-32GB", 32, 900, 125, 15.7, 80, 70, kNoBf16),
+      make("V100-PCIe-16GB", 16, 900, 112, 14, 80, 70, kNoBf16),
+      make("V100-PCIe-32GB", 32, 900, 112, 14, 80, 70, kNoBf16),
+      make("V100S-PCIe-32GB", 32, 1134, 130, 16.4, 80, 70, kNoBf16),
+      make("T4", 16, 320, 65, 8.1, 40, 75, kNoBf16),
+      make("A100-SXM4-40GB", 40, 1555, 312, 19.5, 108, 80),
+      make("A100-SXM4-80GB", 80, 2039, 312, 19.5, 108, 80),
+      make("A100-PCIe-40GB", 40, 1555, 312, 19.5, 108, 80),
+      make("A100-PCIe-80GB", 80, 1935, 312, 19.5, 108, 80),
+      make("A800-SXM4-80GB", 80, 2039, 312, 19.5, 108, 80),
+      make("A40", 48, 696, 149.7, 37.4, 84, 86),
+      // Ada and Ampere inference cards people also train on (NVIDIA L4, L40S and A10 datasheets, dense tensor
+      // peaks without sparsity; SMs from the Ada and GA102 whitepapers).
+      make("A10", 24, 600, 125, 31.2, 72, 86),
+      make("L4", 24, 300, 121, 30.3, 58, 89),
+      make("L40S", 48, 864, 362, 91.6, 142, 89),
       // What cudaMemGetInfo gives a process on an H100 SXM 80GB (PyTorch's out-of-memory message: "a total
       // capacity of 79.18 GiB"; tests/data/h100), not the datasheet's round 80.
-      make("H100-SXM5-80GB", 79.18, 3350, 989, 67, 132),
-      make("H100-PCIe-80GB", 80, 2000, 756, 51, 114),
+      make("H100-SXM5-80GB", 79.18, 3350, 989, 67, 132, 90),
+      make("H100-PCIe-80GB", 80, 2000, 756, 51, 114, 90),
       // Likewise on an H200 SXM: "a total capacity of 139.80 GiB" (tests/data/h200), more than the datasheet's
       // 141 GB (131.3 GiB) says.
-      make("H200-SXM-141GB", 139.80, 4800, 989, 67, 132),
+      make("H200-SXM-141GB", 139.80, 4800, 989, 67, 132, 90),
       // GH200 Grace Hopper's GPU: the H100's compute (NVIDIA GH200 datasheet: 989 TFLOP/s dense fp16/bf16, 67
       // fp32) with 96 GB of HBM3 at 4 TB/s, or 144 GB of HBM3e at 4.9 TB/s; decimal like the H200.
-      GpuSpec{"GH200-96GB", 96e9, 4000 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},
-      GpuSpec{"GH200-144GB", 144e9, 4900 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132},
-      make("RTX-4090", 24, 1008, 165, 82.6, 128),
-      make("RTX-3060", 12, 360, 51, 12.7, 28),
-      make("MI250X", 128, 3277, 383, 47.9, 220),
-      make("Ascend-910", 32, 1200, 320, 0, 32, kNoBf16),
+      GpuSpec{"GH200-96GB", 96e9, 4000 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132, true, 90},
+      GpuSpec{"GH200-144GB", 144e9, 4900 * units::kGBps, 989 * units::kTera, 67 * units::kTera, 132, true, 90},
+      make("RTX-4090", 24, 1008, 165, 82.6, 128, 89),
+      make("RTX-3060", 12, 360, 51, 12.7, 28, 86),
+      make("MI250X", 128, 3277, 383, 47.9, 220, kNotCuda),
+      make("Ascend-910", 32, 1200, 320, 0, 32, kNotCuda, kNoBf16),
   };
   return catalog;
 }
@@ -110,6 +120,12 @@ const GpuSpec* find_gpu_by_device_name(const std::string& device)
     name = "T4";
   else if (has("A40"))
     name = "A40";
+  else if (has("L40S"))
+    name = "L40S";
+  else if (has("L4"))
+    name = "L4";
+  else if (has("A10"))
+    name = "A10";
   return name ? find_catalog_gpu(name) : nullptr;
 }
 

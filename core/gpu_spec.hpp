@@ -19,6 +19,9 @@ struct GpuSpec {
   int multiprocessors = 0;
   /// Whether the tensor cores take bfloat16 (Ampere and later, CDNA2); Volta and Turing have fp16 only.
   bool bf16 = true;
+  /// CUDA compute capability as major x 10 + minor (a V100 is 70, an H100 90), which decides the kernels a
+  /// library will run on it (FlashAttention 2 needs 80 or more); 0 when not an NVIDIA GPU or unknown.
+  int compute_capability = 0;
 
   double peak_flops(Dtype dtype) const { return dtype == Dtype::fp32 ? peak_flops_fp32 : peak_flops_fp16; }
 };

@@ -1,5 +1,7 @@
 #include "costmodel/kernel_time.hpp"
 
+#include "costmodel/attention_speed.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -48,15 +50,7 @@ double depth_splits(const GpuSpec& gpu, double tiles, double k)
 // (cutlass_75_tensorop_bf16_s1688gemm_*_align1) at 95-151 TFLOP/s, 0.10-0.15 of peak, at every size (kernel
 // sweep and traces): 0.12. Elsewhere unmeasured: the 16-bit CUDA-core rate, a quarter of tensor peak on V100,
 // T4 and A100, bounds a kernel that cannot feed the tensor cores.
-// Hopper attention (attention_seconds): cuDNN's causal flash kernels, the ones PyTorch's SDPA runs, timed on an
-// H200 (tests/data/h200: the cuda executor's traces and PyTorch's alone, bf16, no dropout, GPT-2 medium's and
-// Llama's shapes, head sizes 64 and 128, 1,024 to 4,096 tokens). The products' ceiling is 0.8, what a large
-// product reaches on this chip (790-800 TFLOP/s on random data); the softmax's depth, 74, and the backward's
-// ceiling, 0.65, are fitted to those 18 kernels (within -11% to +21% of each). The depth is what the exponentials
-// alone predict within 20%: 3.9 TFLOP/s of them against 989 of products (FlashAttention-3, Shah et al. 2024,
-// sec. 3.1) make a score's exp cost 254 FLOPs of products, 63 of head size at 4 FLOPs per score and head
-// dimension. Left out: dropout's random numbers, which took GPT-2 medium's forward from 109 to 240 us a layer at
-// 16 x 1,024 tokens (the H100 traces, attention dropout 0.1) and left its backward as it was.
+// Attention kernels have figures of their own, per kernel and architecture: costmodel/attention_speed.cpp.
 // H100 streaming: c = a + b reaches 3.06 TB/s, 0.915 of 3.35, from 128 MB up (kernel_sweep.json).
 KernelConstants kernel_constants(const GpuSpec& gpu)
 {
@@ -73,9 +67,6 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     c.gemm_ceiling      = 0.7;
     c.tile_m            = 256;
     c.unaligned_ceiling = 0.12;
-    c.attention_ceiling          = 0.8;
-    c.attention_backward_ceiling = 0.65;
-    c.attention_softmax_depth    = 74;
     c.memory_efficiency = 0.915;
   } else if (starts_with(n, "cpu")) {
     // A CPU core running the cpu executor: Eigen's register block in a baseline x86-64 build (two SSE packets
@@ -125,17 +116,32 @@ double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, do
   return std::max(flops / (gpu.peak_flops(dtype) * efficiency), memory_seconds(gpu, c, bytes));
 }
 
-double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, double flops, double sequence,
-                         double head_size, bool backward, Dtype dtype, double bytes)
+double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, models::AttentionKernel kernel, double flops,
+                         double sequence, double head_size, bool backward, Dtype dtype, double bytes)
 {
-  const double ceiling = backward ? c.attention_backward_ceiling : c.attention_ceiling;
+  const AttentionSpeed speed = attention_speed(kernel, gpu);
+  if (!speed.fused) {
+    // Op by op over the whole square: the two products per head (four in backward, twice the forward's FLOPs
+    // where FlashAttention's backward is counted at 2.5), and every score through memory.
+    const double forward_flops = backward ? flops / 2.5 : flops;
+    const double heads  = head_size > 0 && sequence > 0 ? forward_flops / (4 * sequence * sequence * head_size) : 0;
+    const double passes = backward ? 2 : 1;
+    const double products = passes * (matmul_seconds(gpu, c, sequence, sequence, head_size, heads, dtype) +
+                                      matmul_seconds(gpu, c, sequence, head_size, sequence, heads, dtype));
+    const double scores = passes * speed.score_bytes * heads * sequence * sequence * dtype_bytes(dtype) / 2.0;
+    return products + memory_seconds(gpu, c, scores + bytes);
+  }
+  const bool fitted   = c.attention_ceiling > 0 && c.attention_backward_ceiling > 0;
+  const double ceiling = fitted ? (backward ? c.attention_backward_ceiling : c.attention_ceiling)
+                                : (backward ? speed.backward_ceiling : speed.forward_ceiling);
   if (ceiling <= 0 || head_size <= 0)
     return std::max(flops / (gpu.peak_flops(dtype) * c.gemm_ceiling), memory_seconds(gpu, c, bytes));
-  // A causal kernel computes the key tiles at or left of the diagonal only: of n x n tiles of 128 (cuDNN's
-  // kernels take 128 keys at a time), n (n + 1) / 2.
-  const double tiles    = std::max(1.0, std::ceil(sequence / 128));
+  // A causal kernel computes the key tiles at or left of the diagonal only: of n x n tiles, n (n + 1) / 2.
+  const double tiles    = std::max(1.0, std::ceil(sequence / speed.key_tile));
   const double computed = flops * (tiles + 1) / (2 * tiles);
-  const double efficiency = ceiling * head_size / (head_size + c.attention_softmax_depth);
+  const double depth    = c.attention_softmax_depth > 0 ? c.attention_softmax_depth : speed.softmax_depth;
+  const double keys       = sequence * (tiles + 1) / (2 * tiles); // what a query tile sees, on average
+  const double efficiency = ceiling * head_size / (head_size + depth) * keys / (keys + speed.key_overhead);
   return std::max(computed / (gpu.peak_flops(dtype) * efficiency), memory_seconds(gpu, c, bytes));
 }
 
@@ -157,7 +163,8 @@ double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models
     return matmul_seconds(gpu, c, kernel.m, kernel.n, kernel.k, kernel.batch, dtype, operands);
   }
   case models::Kernel::Kind::fused_attention:
-    return attention_seconds(gpu, c, kernel.flops, kernel.m, kernel.k, kernel.backward, dtype, bytes);
+    return attention_seconds(gpu, c, attention_run(kernel.attention, gpu, kernel.explicit_mask).kernel, kernel.flops,
+                             kernel.m, kernel.k, kernel.backward, dtype, bytes);
   case models::Kernel::Kind::stream:
     return memory_seconds(gpu, c, bytes);
   }

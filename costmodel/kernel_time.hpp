@@ -17,12 +17,12 @@ struct KernelConstants {
   double memory_efficiency = 0.85; ///< fraction of datasheet bandwidth a streaming kernel reaches
   double tile_m = 128, tile_n = 128; ///< output tile of one thread block of the library's usual kernel
   double k_overhead        = 64;    ///< a tile's fixed cost (pipeline fill, epilogue) in units of its depth
-  /// Fused causal attention (attention_seconds): the fraction of dense peak its products reach forward and
-  /// backward at a large head size, over the key tiles a causal kernel computes. Negative: unmeasured; the
-  /// whole s x s square at the matrix-product ceiling.
+  /// Fitted by a calibration, for the fused attention kernel its traces ran: the fraction of dense peak its
+  /// products reach forward and backward at a large head size, over the key tiles a causal kernel computes.
+  /// Negative: not fitted; each kernel's own figures (costmodel/attention_speed.hpp).
   double attention_ceiling          = -1;
   double attention_backward_ceiling = -1;
-  /// What each score's softmax costs, whatever the head size, in head size's worth of products.
+  /// What each score's softmax costs, whatever the head size, in head size's worth of products; 0: the kernel's.
   double attention_softmax_depth = 0;
   /// Fraction of dense peak a product reaches when a dimension is not a multiple of 16 bytes (8 16-bit
   /// elements): the library cannot use its tensor-core kernels' vector loads and falls back. Negative: no
@@ -46,10 +46,11 @@ double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, do
 /// The same, aligned as its n and k are.
 double matmul_seconds(const GpuSpec& gpu, const KernelConstants& c, double m, double n, double k, double batch,
                       Dtype dtype);
-/// A fused causal attention kernel (forward, or `backward`) whose products are `flops` over the whole s x s square
-/// of `sequence` tokens with heads of `head_size`, moving `bytes` (16-bit, already rescaled for `dtype`).
-double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, double flops, double sequence,
-                         double head_size, bool backward, Dtype dtype, double bytes);
+/// Attention kernel `kernel` (one that runs on `gpu`: costmodel::attention_run), forward or `backward`, whose
+/// products are `flops` over the whole s x s square of `sequence` tokens with heads of `head_size`, moving `bytes`
+/// (16-bit, already rescaled for `dtype`). A calibration's fitted attention ceilings replace the kernel's.
+double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, models::AttentionKernel kernel, double flops,
+                         double sequence, double head_size, bool backward, Dtype dtype, double bytes);
 /// A kernel that streams `bytes` through memory.
 double memory_seconds(const GpuSpec& gpu, const KernelConstants& c, double bytes);
 

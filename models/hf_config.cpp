@@ -411,6 +411,37 @@ void read_torch_dtype(const JsonInput& config, HfModel& model)
   }
 }
 
+/// "attention": the kernel by name (models/attention_kernel.hpp); or the older "flash_attention": true for the
+/// framework's fused kernel, false for none; or neither, the family's default.
+template <typename Assume>
+void read_attention(const JsonInput& config, const Family& family, TransformerShape& shape, Assume assume)
+{
+  auto flash = config.find("flash_attention");
+  if (auto attention = config.find("attention")) {
+    const auto kernel = parse_attention_kernel(attention->string());
+    if (!kernel)
+      attention->fail("one of " + attention_kernel_names() + " (or \"default\": the framework's)");
+    if (flash)
+      flash->fail("no \"flash_attention\" beside \"attention\" (which already says whether the kernel is fused)");
+    shape.attention       = *kernel;
+    shape.flash_attention = *kernel == AttentionKernel::framework_default ? family.flash_attention
+                                                                           : !keeps_scores(*kernel);
+    return;
+  }
+  if (flash) {
+    shape.flash_attention = flash->boolean();
+    return;
+  }
+  shape.flash_attention = family.flash_attention;
+  assume(std::string("attention not given: ") +
+         (family.flash_attention ? "the framework's fused kernel (SDPA under Hugging Face modules, Transformer "
+                                   "Engine's under Megatron-LM)"
+                                 : "unfused, scores kept (eager under Hugging Face modules, the fused softmax "
+                                   "under Megatron-LM)") +
+         " for " + std::string(family.model_type) + " (set \"attention\": one of " + attention_kernel_names() +
+         ")");
+}
+
 } // namespace
 
 bool is_hf_config(const nlohmann::json& json)
@@ -446,15 +477,8 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
     assume("torch_dtype float32: plans, searches and profiles that name no dtype train in fp32 (--dtype, or the "
            "plan's \"dtype\", to change it)");
 
-  // "flash_attention" is our extension too: how the model is trained, not what it is.
-  if (auto flash = config.find("flash_attention"))
-    shape.flash_attention = flash->boolean();
-  else {
-    shape.flash_attention = family.flash_attention;
-    assume(std::string("flash_attention not given: ") + (family.flash_attention ? "on" : "off") + " for " +
-           std::string(family.model_type) + " (set \"flash_attention\": " +
-           (family.flash_attention ? "false" : "true") + " to change it)");
-  }
+  // "attention" and "flash_attention" are our extensions too: how the model is trained, not what it is.
+  read_attention(config, family, shape, assume);
   // "fused_gelu" is our extension too. Hugging Face's gelu_new (GPT-2's activation) is a Python expression,
   // so eager PyTorch runs it op by op; Megatron-LM fuses it with the bias.
   const std::string activation = config.string_or(
@@ -510,6 +534,7 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
   if (auto window = config.find("sliding_window"); window && !window->value().is_null() &&
                                                    config.boolean_or("use_sliding_window", true)) {
     const int tokens = size_field(*window);
+    shape.sliding_window = tokens;
     if (tokens < shape.seq_len)
       assume("sliding_window " + std::to_string(tokens) + " is shorter than seq_len " +
              std::to_string(shape.seq_len) + ": attention is modelled over the whole sequence (an overestimate)");

@@ -26,8 +26,8 @@ struct HfModel {
 
 /// The transformer shape described by a Hugging Face config; unknown families are an InputError listing the
 /// supported ones and the layer-list format. Our extensions: "seq_len" (the length trained on; otherwise the
-/// config's maximum positions, an assumption) and "flash_attention" (otherwise the family's default, an
-/// assumption).
+/// config's maximum positions, an assumption) and "attention" (the kernel by name, models/attention_kernel.hpp;
+/// or the older "flash_attention" true or false; otherwise the family's default, an assumption).
 HfModel read_hf_config(const JsonInput& config, const std::string& default_name = "");
 
 /// Comma-separated supported values of "model_type", for messages.

@@ -77,6 +77,8 @@ std::vector<Kernel> priced_kernels(const Operator& op, int tp, double samples, b
     kernel.batch = op.count * samples / divisor;
     kernel.flops = op.fixed_flops_per_sample * samples / divisor * (backward ? 2.5 : 1);
     kernel.bytes = op.bytes_per_sample * samples / divisor * (backward ? 2 : 1);
+    kernel.attention     = op.attention;
+    kernel.explicit_mask = op.explicit_mask;
     return {kernel};
   }
   case OperatorKind::memory_bound: {

@@ -2,6 +2,8 @@
 /// One kernel-level step of a layer's forward pass: the unit the cost model prices and the executors run. A
 /// layer's parameters, FLOPs, bytes moved and saved activations are sums over its operators (layer_totals).
 
+#include "models/attention_kernel.hpp"
+
 #include <string>
 #include <vector>
 
@@ -71,6 +73,11 @@ struct Operator {
   /// parallelism they pass round the group's ring while the kernel runs (ring attention), and their gradients
   /// back round it in backward.
   double key_value_bytes_per_sample = 0;
+  /// Fused attention: the kernel the model or plan asked for (the GPU may run another: costmodel/attention_speed),
+  /// and whether the framework hands it an explicit mask (a sliding window shorter than the sequence), which
+  /// rules out the kernels that take only a causal flag.
+  AttentionKernel attention = AttentionKernel::framework_default;
+  bool explicit_mask        = false;
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;
@@ -111,6 +118,9 @@ struct Kernel {
   bool weight_gradient = false;
   /// A backward pass's kernel: fused attention's backward is its own kernel, at its own efficiency.
   bool backward = false;
+  /// Fused attention: the kernel asked for and whether it is handed an explicit mask (Operator::attention).
+  AttentionKernel attention = AttentionKernel::framework_default;
+  bool explicit_mask        = false;
 };
 
 /// The kernels of one forward (backward = false) or backward pass of `op` over `samples` sequences on one

@@ -205,6 +205,15 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     fused.bytes_per_sample       = 2 * d.s * (q + k + v + context_width) + 4 * d.a * d.s;
     fused.saved_bytes_per_sample = 2 * d.s * (q + k + v) + 4 * d.a * d.s;
     fused.key_value_bytes_per_sample = 2 * d.s * (k + v);
+    // Unnamed, the framework's: SDPA under Hugging Face modules (their attn_implementation default since
+    // transformers 4.36), Transformer Engine's under Megatron-LM (--transformer-impl transformer_engine).
+    fused.attention = shape.attention != AttentionKernel::framework_default ? shape.attention
+                      : shape.eager                                         ? AttentionKernel::sdpa
+                                                                            : AttentionKernel::te_fused;
+    // Hugging Face builds an explicit mask once the window is shorter than the sequence
+    // (AttentionMaskConverter._ignore_causal_mask_sdpa keeps is_causal only while key_value_length <
+    // sliding_window), and a mask rules out the causal-only kernels.
+    fused.explicit_mask = shape.sliding_window > 0 && shape.sliding_window <= shape.seq_len;
     if (shape.eager) {
       // PyTorch's SDPA keeps its output too, which its backward reads; under autocast the queries and keys a
       // rotary embedding made fp32 (its cos and sin follow the fp32 stream) are cast to 16-bit first.

@@ -1,6 +1,8 @@
 #pragma once
 /// What a transformer is, whatever the family it was read from: the figures a framework's model arguments name.
 
+#include "models/attention_kernel.hpp"
+
 #include <numeric>
 #include <string>
 #include <vector>
@@ -60,6 +62,11 @@ struct TransformerShape {
   bool sandwich_norms = false;
   bool pooler          = false; ///< bert: dense + tanh on the first token
   bool flash_attention = false; ///< fused attention keeps no seq x seq score matrices for backward
+  /// The fused attention kernel the file names ("attention"); framework_default: the framework's (SDPA under
+  /// Hugging Face modules, Transformer Engine's under Megatron-LM's). Which one a GPU runs: costmodel/attention_speed.
+  AttentionKernel attention = AttentionKernel::framework_default;
+  /// Tokens a sliding-window attention sees (Mistral's and Qwen2's sliding_window); 0: the whole causal prefix.
+  int sliding_window = 0;
   /// The MLP's GeLU is one fused kernel that keeps its input (Megatron-LM's bias-GeLU); otherwise the tanh
   /// approximation's eight elementwise operations run one by one (Hugging Face's gelu_new in eager PyTorch).
   bool fused_gelu = true;

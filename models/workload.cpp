@@ -174,4 +174,21 @@ Workload with_modules(const Workload& workload, bool eager, bool autocast)
   return rebuilt_from(workload, shape, [](const std::string&) { return true; });
 }
 
+Workload with_attention(const Workload& workload, AttentionKernel kernel, const std::string& field)
+{
+  if (!workload.shape)
+    throw InputError(field + ": the model '" + workload.name +
+                     "' is a layer list, whose attention is in its figures; give it a Hugging Face config to "
+                     "choose its attention kernel");
+  if (workload.shape->attention == kernel)
+    return workload;
+  TransformerShape shape = *workload.shape;
+  shape.attention        = kernel;
+  if (kernel != AttentionKernel::framework_default)
+    shape.flash_attention = !keeps_scores(kernel);
+  return rebuilt_from(workload, shape, [](const std::string& line) {
+    return line.find(": attention not given") == std::string::npos;
+  });
+}
+
 } // namespace hetsim::models

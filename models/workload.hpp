@@ -101,5 +101,9 @@ Workload with_seq_len(const Workload& workload, int seq_len, const std::string& 
 /// The workload as a framework runs it (TransformerShape::eager, autocast): rebuilt from its transformer shape;
 /// a layer list, whose figures are given, is returned as it is.
 Workload with_modules(const Workload& workload, bool eager, bool autocast);
+/// The workload with attention run by `kernel` (a plan's choice over the model file's): rebuilt from its
+/// transformer shape, with the s x s scores kept where that kernel keeps them; a layer list is an InputError
+/// naming `field`.
+Workload with_attention(const Workload& workload, AttentionKernel kernel, const std::string& field);
 
 } // namespace hetsim::models

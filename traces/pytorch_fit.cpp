@@ -1,5 +1,7 @@
 #include "traces/pytorch_fit.hpp"
 
+#include "costmodel/attention_speed.hpp"
+
 #include "core/dtype.hpp"
 
 #include <algorithm>
@@ -200,12 +202,15 @@ PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace
   refit_ceiling(unaligned, c.unaligned_ceiling, c.gemm_ceiling, "unaligned-product ceiling");
 
   // Fused attention: forward and backward ceilings, each what its calls' time at a ceiling of 1 over the time
-  // they took; the softmax's depth stays the family's (0 where the family has none).
+  // they took, for the kernel PyTorch's SDPA runs on this GPU; the softmax's depth stays that kernel's.
   struct AttentionCall {
     double measured, at_full_ceiling;
     bool backward;
   };
   std::vector<AttentionCall> attention_calls;
+  const models::AttentionKernel sdpa_kernel = costmodel::attention_run(models::AttentionKernel::sdpa, gpu, false).kernel;
+  if (c.attention_softmax_depth <= 0)
+    c.attention_softmax_depth = costmodel::attention_speed(sdpa_kernel, gpu).softmax_depth;
   costmodel::KernelConstants full = c;
   full.attention_ceiling = full.attention_backward_ceiling = 1;
   for (const Call& call : calls_of(traces, ProfiledKind::attention)) {
@@ -227,7 +232,7 @@ PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace
     fit.min_tokens      = fit.min_tokens == 0 ? tokens : std::min(fit.min_tokens, tokens);
     const bool backward = call.first->op.find("backward") != std::string::npos;
     attention_calls.push_back(
-        {call.seconds, costmodel::attention_seconds(gpu, full, flops, q[2], q[3], backward, dtype, 0), backward});
+        {call.seconds, costmodel::attention_seconds(gpu, full, sdpa_kernel, flops, q[2], q[3], backward, dtype, 0), backward});
   }
   for (const bool backward : {false, true}) {
     double at_full = 0, measured = 0;

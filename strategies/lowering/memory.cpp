@@ -316,6 +316,46 @@ const DeviceMemory* largest_overflow(const std::vector<DeviceMemory>& memory)
   return worst;
 }
 
+MemoryVerdict memory_verdict(const std::vector<DeviceMemory>& memory)
+{
+  MemoryVerdict verdict;
+  for (const DeviceMemory& m : memory)
+    if (m.capacity_bytes > 0 && (!verdict.fullest || m.total_bytes() / m.capacity_bytes >
+                                                         verdict.fullest->total_bytes() / verdict.fullest->capacity_bytes))
+      verdict.fullest = &m;
+  if (!verdict.fullest)
+    return verdict;
+  const double share = verdict.fullest->total_bytes() / verdict.fullest->capacity_bytes;
+  verdict.kind = share > 1 ? MemoryVerdict::Kind::does_not_fit
+               : share > kMemoryAtRiskShare ? MemoryVerdict::Kind::at_risk
+                                            : MemoryVerdict::Kind::fits;
+  return verdict;
+}
+
+const char* MemoryVerdict::name() const
+{
+  switch (kind) {
+  case Kind::fits: return "fits";
+  case Kind::at_risk: return "at risk";
+  case Kind::does_not_fit: return "does not fit";
+  }
+  return "";
+}
+
+std::string MemoryVerdict::text() const
+{
+  if (!fullest)
+    return name();
+  char share[32];
+  std::snprintf(share, sizeof share, " (%.0f%%)", 100 * fullest->total_bytes() / fullest->capacity_bytes);
+  std::string line = std::string(name()) + ": device " + std::to_string(fullest->device) + " (" + fullest->gpu +
+                     ") needs " + gib(fullest->total_bytes()) + " of " + gib(fullest->capacity_bytes) + share;
+  if (kind == Kind::at_risk)
+    line += ", within the memory model's measured error of capacity (-4% to +9%) and the caching allocator's "
+            "fragmentation near it: a run may fail";
+  return line;
+}
+
 void check_memory(const std::vector<DeviceMemory>& memory)
 {
   const DeviceMemory* worst = largest_overflow(memory);

@@ -74,4 +74,18 @@ const DeviceMemory* largest_overflow(const std::vector<DeviceMemory>& memory);
 /// Throws InfeasiblePlan naming the device with the largest overflow and the bytes over.
 void check_memory(const std::vector<DeviceMemory>& memory);
 
+/// Whether a plan's memory fits with a margin: "fits", "at risk" (its fullest device within the memory model's
+/// measured error of capacity, where a measured run may still fail) or "does not fit".
+struct MemoryVerdict {
+  enum class Kind { fits, at_risk, does_not_fit } kind = Kind::fits;
+  const DeviceMemory* fullest = nullptr; ///< the device with the least room left, relative to its capacity
+  std::string text() const;              ///< "at risk: device 3 (A100-SXM4-80GB) needs 75.1 of 79.2 GiB (95%) ..."
+  const char* name() const;              ///< "fits", "at risk", "does not fit"
+};
+/// The predicted peak is within -4% to +9% of the measured one on the shared H100 and H200 runs
+/// (docs/fidelity.md), and a measured run failed at 74.7 GiB predicted of 79.2 (94%): the caching allocator
+/// fragments near capacity. Above this share of capacity a plan is at risk.
+inline constexpr double kMemoryAtRiskShare = 0.91;
+MemoryVerdict memory_verdict(const std::vector<DeviceMemory>& memory);
+
 } // namespace hetsim::strategies

@@ -73,7 +73,8 @@ bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype)
 
 models::Workload run_by(const models::Workload& workload, const FrameworkSettings& settings, Dtype dtype)
 {
-  return models::with_modules(workload, settings.eager_modules, settings.autocast && dtype != Dtype::fp32);
+  const models::Workload run = models::with_modules(workload, settings.eager_modules, settings.autocast && dtype != Dtype::fp32);
+  return settings.attention ? models::with_attention(run, *settings.attention, "plan framework.attention") : run;
 }
 
 std::string_view framework_name(Framework framework)

@@ -68,6 +68,9 @@ struct FrameworkSettings {
   /// data-parallel ranks even without ZeRO (DeepSpeed's BF16_Optimizer, chosen by data_types.grad_accum_dtype).
   /// Unset: DeepSpeed's default, fp32 accumulation with bf16 and ZeRO off.
   std::optional<bool> fp32_gradient_accumulation;
+  /// The attention kernel the plan runs (models/attention_kernel.hpp), over the model file's; unset: the model
+  /// file's, or the framework's default (SDPA under Hugging Face modules, Transformer Engine's under Megatron-LM).
+  std::optional<models::AttentionKernel> attention;
   /// Memory held beyond the model: CUDA context and loaded kernels, NCCL's buffers per communicator the device
   /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations.
   double cuda_context_bytes         = 0.5 * (1 << 30);

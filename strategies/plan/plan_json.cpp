@@ -500,7 +500,12 @@ FrameworkSettings read_framework(const JsonInput& input)
                     "sends_attention_mask", "partitioned_sends", "blocking_sends",
                     "gather_per_tensor", "prefetch_params", "cuda_context_gib", "communicator_buffer_mib",
                     "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast",
-                    "fp32_gradient_accumulation"});
+                    "fp32_gradient_accumulation", "attention"});
+  if (auto attention = input.find("attention")) {
+    settings.attention = models::parse_attention_kernel(attention->string());
+    if (!settings.attention)
+      attention->fail("one of " + models::attention_kernel_names() + " (or \"default\": the framework's)");
+  }
   if (auto fp32 = input.find("fp32_gradient_reduction"))
     settings.fp32_gradient_reduction = fp32->boolean();
   if (auto fp32 = input.find("fp32_gradient_accumulation")) {
@@ -565,6 +570,8 @@ nlohmann::json framework_json(const FrameworkSettings& s)
     json["fp32_gradient_reduction"] = *s.fp32_gradient_reduction;
   if (s.fp32_gradient_accumulation)
     json["fp32_gradient_accumulation"] = *s.fp32_gradient_accumulation;
+  if (s.attention)
+    json["attention"] = models::attention_kernel_name(*s.attention);
   return json;
 }
 

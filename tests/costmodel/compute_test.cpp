@@ -137,14 +137,15 @@ TEST_CASE("causal attention is priced as cuDNN's flash kernels ran on an H200")
                                {64, 4096, 128, 476.8, 1442.2}};
   const GpuSpec& h200     = *find_catalog_gpu("H200");
   const KernelConstants c = kernel_constants(h200);
+  const auto cudnn        = models::AttentionKernel::cudnn; // what SDPA runs on Hopper
   double total_error      = 0;
   for (const Measured& m : measured) {
     CAPTURE(m.sequence);
     CAPTURE(m.heads);
     const double flops = 4 * m.sequence * m.sequence * m.head_size * m.heads; // the whole square, forward
     const double forward =
-        attention_seconds(h200, c, flops, m.sequence, m.head_size, false, Dtype::bf16, 0) / (m.forward_us * 1e-6);
-    const double backward = attention_seconds(h200, c, 2.5 * flops, m.sequence, m.head_size, true, Dtype::bf16, 0) /
+        attention_seconds(h200, c, cudnn, flops, m.sequence, m.head_size, false, Dtype::bf16, 0) / (m.forward_us * 1e-6);
+    const double backward = attention_seconds(h200, c, cudnn, 2.5 * flops, m.sequence, m.head_size, true, Dtype::bf16, 0) /
                             (m.backward_us * 1e-6);
     CHECK(forward == doctest::Approx(1).epsilon(0.25));
     CHECK(backward == doctest::Approx(1).epsilon(0.25));
@@ -155,8 +156,8 @@ TEST_CASE("causal attention is priced as cuDNN's flash kernels ran on an H200")
   const double whole = 4 * 4096.0 * 4096 * 128 * 256 / (h200.peak_flops(Dtype::bf16) * 0.4);
   CHECK(whole > 2 * 2169.8e-6);
   // A head size of 128 uses the products better than 64: the softmax's cost per score does not grow with it.
-  const double per_flop_64  = attention_seconds(h200, c, 1e12, 2048, 64, false, Dtype::bf16, 0);
-  const double per_flop_128 = attention_seconds(h200, c, 1e12, 2048, 128, false, Dtype::bf16, 0);
+  const double per_flop_64  = attention_seconds(h200, c, cudnn, 1e12, 2048, 64, false, Dtype::bf16, 0);
+  const double per_flop_128 = attention_seconds(h200, c, cudnn, 1e12, 2048, 128, false, Dtype::bf16, 0);
   CHECK(per_flop_128 < 0.8 * per_flop_64);
 }
 

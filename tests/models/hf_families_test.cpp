@@ -53,7 +53,7 @@ TEST_CASE("what a config leaves unsaid is said: the sequence length, flash atten
   const Workload llama = load_workload(fixture("llama-3.2-1b.json"));
   CHECK(llama.seq_len == 131072);
   REQUIRE(llama.assumptions.size() == 2);
-  CHECK(llama.assumptions[0].find("llama-3.2-1b.json: flash_attention not given: on") != std::string::npos);
+  CHECK(llama.assumptions[0].find("llama-3.2-1b.json: attention not given: the framework's fused kernel") != std::string::npos);
   CHECK(llama.assumptions[1].find("seq_len not given: training at the model's maximum of 131072") !=
         std::string::npos);
   const Workload shorter = with_seq_len(llama, 4096, "--seq-len");

@@ -1,0 +1,54 @@
+#pragma once
+/// The range a predicted step time falls in, from the measured error of each mechanism that priced it: the GPU
+/// generation's kernel constants (measured on it, taken from public runs on it, or carried over from another),
+/// the attention kernel on that architecture, and communication across nodes. Each error is a row of
+/// docs/fidelity.md; prediction_band.cpp names the row. Errors of independent mechanisms add in quadrature, and
+/// a plan's band is its least certain GPU's.
+
+#include "core/gpu_spec.hpp"
+#include "costmodel/calibration.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hetsim::costmodel {
+
+/// How the kernel constants of a GPU came to be.
+enum class ConstantsOrigin {
+  measured,    ///< fitted or checked on traces of this generation (Hopper: tests/data/h100, h200)
+  published,   ///< checked against published runs on this generation (A100: Megatron-LM's SC'21 tables)
+  carried,     ///< another generation's, scaled by this one's datasheet
+  unknown,     ///< no NVIDIA architecture HetSim knows (an inline GPU without a compute capability, AMD, Ascend)
+  calibrated,  ///< fitted by the user's calibration to traces of this GPU
+};
+
+/// A GPU's constants: where they come from, and how far a step priced with them has measured from the truth,
+/// as measured / predicted - 1 at the low and high end.
+struct ConstantsProvenance {
+  ConstantsOrigin origin = ConstantsOrigin::unknown;
+  double below = 0, above = 0; ///< fractions: the truth lies in [1 - below, 1 + above] x the prediction
+  std::string source;
+};
+ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* calibration);
+const char* origin_name(ConstantsOrigin origin);
+
+/// What one GPU type of the plan contributes.
+struct BandDevice {
+  const GpuSpec* gpu = nullptr;
+  /// Of its layer time, the share in attention kernels whose speed on this architecture is unmeasured.
+  double unmeasured_attention_share = 0;
+  std::string attention_kernel; ///< the kernel that runs there, for the reason line
+};
+
+struct PredictionBand {
+  double low = 0, high = 0;          ///< seconds
+  std::vector<std::string> reasons;  ///< what widens it, one phrase each
+  /// "45.5 s (38.9-52.1 s; A100 constants from published runs, ...)"
+  std::string describe(double point_s) const;
+};
+
+/// The band around `point_s` for a plan on `devices`, spanning several nodes or not.
+PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& devices, bool multi_node,
+                               const Calibration* calibration);
+
+} // namespace hetsim::costmodel

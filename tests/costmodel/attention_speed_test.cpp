@@ -1,0 +1,122 @@
+#include "costmodel/attention_speed.hpp"
+#include "costmodel/kernel_time.hpp"
+#include "costmodel/prediction_band.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace hetsim;
+using namespace hetsim::costmodel;
+using models::AttentionKernel;
+
+namespace {
+
+const GpuSpec& gpu(const char* name)
+{
+  const GpuSpec* spec = find_catalog_gpu(name);
+  REQUIRE(spec != nullptr);
+  return *spec;
+}
+
+/// TFLOP/s of a causal forward and backward as the FlashAttention papers count it (half the square; the
+/// backward 2.5 times the forward), at 16k tokens in total as their benchmarks run (batch x sequence).
+double causal_tflops(const GpuSpec& g, AttentionKernel kernel, double sequence, double head_size)
+{
+  const KernelConstants c = kernel_constants(g);
+  const double heads      = 2048 / head_size * 16384 / sequence;
+  const double square     = 4 * sequence * sequence * head_size * heads; // the whole square, forward
+  const double seconds    = attention_seconds(g, c, kernel, square, sequence, head_size, false, Dtype::bf16, 0) +
+                         attention_seconds(g, c, kernel, 2.5 * square, sequence, head_size, true, Dtype::bf16, 0);
+  return 3.5 * square / 2 / seconds / 1e12;
+}
+
+} // namespace
+
+TEST_CASE("each attention kernel runs where its own code lets it, and otherwise the framework's fallback runs")
+{
+  const GpuSpec& v100 = gpu("V100-SXM2-32GB");
+  const GpuSpec& t4   = gpu("T4");
+  const GpuSpec& a100 = gpu("A100-SXM4-80GB");
+  const GpuSpec& h100 = gpu("H100");
+  // SDPA: cuDNN on Hopper, flash on Ampere, the memory-efficient kernel on Volta and Turing.
+  CHECK(attention_run(AttentionKernel::sdpa, h100, false).kernel == AttentionKernel::cudnn);
+  CHECK(attention_run(AttentionKernel::sdpa, a100, false).kernel == AttentionKernel::flash2);
+  CHECK(attention_run(AttentionKernel::sdpa, v100, false).kernel == AttentionKernel::mem_efficient);
+  CHECK(attention_run(AttentionKernel::sdpa, t4, false).kernel == AttentionKernel::mem_efficient);
+  CHECK(attention_run(AttentionKernel::sdpa, v100, false).reason.empty()); // SDPA's own choice, nothing to say
+  // An explicit mask (a sliding window shorter than the sequence) rules out flash and SDPA's cuDNN choice.
+  const AttentionRun masked = attention_run(AttentionKernel::sdpa, h100, true);
+  CHECK(masked.kernel == AttentionKernel::mem_efficient);
+  CHECK(masked.reason.find("explicit mask") != std::string::npos);
+  // FlashAttention 2 needs sm80: on a V100 the line says so and what is priced instead.
+  const AttentionRun flash_on_v100 = attention_run(AttentionKernel::flash2, v100, false);
+  CHECK(flash_on_v100.kernel == AttentionKernel::mem_efficient);
+  CHECK(flash_on_v100.reason.find("sm70") != std::string::npos);
+  CHECK(flash_on_v100.reason.find("sm80") != std::string::npos);
+  CHECK(attention_run(AttentionKernel::flash2, a100, false).reason.empty());
+  // FlashAttention 3 is Hopper's alone; Transformer Engine takes cuDNN on Hopper, flash-attn on Ampere, and
+  // keeps the scores below sm80.
+  CHECK(attention_run(AttentionKernel::flash3, a100, false).kernel == AttentionKernel::flash2);
+  CHECK(attention_run(AttentionKernel::flash3, h100, false).kernel == AttentionKernel::flash3);
+  CHECK(attention_run(AttentionKernel::te_fused, h100, false).kernel == AttentionKernel::cudnn);
+  CHECK(attention_run(AttentionKernel::te_fused, a100, false).kernel == AttentionKernel::flash2);
+  CHECK(attention_run(AttentionKernel::te_fused, v100, false).kernel == AttentionKernel::fused_softmax);
+}
+
+TEST_CASE("attention kernels against the papers' charts they were fitted to, and their order")
+{
+  const GpuSpec& a100 = gpu("A100-SXM4-80GB");
+  const GpuSpec& h100 = gpu("H100");
+  // FlashAttention-2 paper, A100, causal forward + backward (TFLOP/s): head 64 at 512 and 16k tokens, head 128.
+  CHECK(causal_tflops(a100, AttentionKernel::flash2, 512, 64) == doctest::Approx(88).epsilon(0.08));
+  CHECK(causal_tflops(a100, AttentionKernel::flash2, 16384, 64) == doctest::Approx(171).epsilon(0.08));
+  CHECK(causal_tflops(a100, AttentionKernel::flash2, 2048, 128) == doctest::Approx(155).epsilon(0.08));
+  CHECK(causal_tflops(a100, AttentionKernel::mem_efficient, 4096, 128) == doctest::Approx(87).epsilon(0.1));
+  // The same paper's H100 chart: FlashAttention 2 there reaches a third of peak, not A100's two thirds.
+  CHECK(causal_tflops(h100, AttentionKernel::flash2, 8192, 128) == doctest::Approx(308).epsilon(0.08));
+  // On one GPU the kernels keep the order the papers measured: FA3 > cuDNN > FA2 > xformers > eager.
+  const double fa3   = causal_tflops(h100, AttentionKernel::flash3, 4096, 128);
+  const double cudnn = causal_tflops(h100, AttentionKernel::cudnn, 4096, 128);
+  const double fa2   = causal_tflops(h100, AttentionKernel::flash2, 4096, 128);
+  const double xf    = causal_tflops(h100, AttentionKernel::mem_efficient, 4096, 128);
+  const double eager = causal_tflops(h100, AttentionKernel::eager, 4096, 128);
+  CHECK(fa3 > cudnn);
+  CHECK(cudnn > fa2);
+  CHECK(fa2 > xf);
+  CHECK(xf > eager);
+  // Eager attention on the A100 (the FA2 paper's "PyTorch" bars: 32 TFLOP/s at 4k, head 128): products plus
+  // every score through memory, within 25%.
+  CHECK(causal_tflops(a100, AttentionKernel::eager, 4096, 128) == doctest::Approx(32).epsilon(0.25));
+  // What nobody measured says so.
+  CHECK(attention_speed(AttentionKernel::flash2, a100).measured);
+  CHECK_FALSE(attention_speed(AttentionKernel::mem_efficient, gpu("V100")).measured);
+  CHECK_FALSE(attention_speed(AttentionKernel::flash2, gpu("L40S")).measured);
+}
+
+TEST_CASE("a prediction's band widens with what priced it unmeasured")
+{
+  const GpuSpec& h100 = gpu("H100");
+  const GpuSpec& a100 = gpu("A100-80GB");
+  const GpuSpec& v100 = gpu("V100");
+  const PredictionBand measured = prediction_band(10, {BandDevice{&h100, 0, "cudnn"}}, false, nullptr);
+  CHECK(measured.low == doctest::Approx(9.4));
+  CHECK(measured.high == doctest::Approx(10.9));
+  const PredictionBand published = prediction_band(10, {BandDevice{&a100, 0, "flash2"}}, false, nullptr);
+  CHECK(published.high > measured.high);
+  // A mixed cluster takes its least certain GPU's band; an unmeasured attention kernel and communication
+  // across nodes each widen it, and each reason is named.
+  const PredictionBand mixed =
+      prediction_band(10, {BandDevice{&a100, 0, "flash2"}, BandDevice{&v100, 0.3, "mem_efficient"}}, true, nullptr);
+  CHECK(mixed.high > prediction_band(10, {BandDevice{&v100, 0, ""}}, false, nullptr).high);
+  CHECK(mixed.low < 10);
+  const std::string text = mixed.describe(10);
+  CHECK(text.find("A100-SXM4-80GB constants published runs") != std::string::npos);
+  CHECK(text.find("V100-SXM2-16GB attention (mem_efficient, 30% of its compute) unmeasured") != std::string::npos);
+  CHECK(text.find("across nodes") != std::string::npos);
+  // A calibration fitted to this GPU's traces counts as measured.
+  Calibration calibration;
+  calibration.kernels["A100-SXM4-80GB"] = kernel_constants(a100);
+  CHECK(constants_provenance(a100, &calibration).origin == ConstantsOrigin::calibrated);
+  CHECK(constants_provenance(v100, &calibration).origin == ConstantsOrigin::carried);
+}

@@ -1,0 +1,90 @@
+// What a newcomer planning on a mixed cluster of older GPUs is told: which attention kernel runs where, how
+// sure the step time is, whether memory fits with a margin, and that a calibration for another GPU is not used.
+
+#include "cli_runner.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+using namespace hetsim::e2e;
+
+namespace {
+
+const char* kMixedCluster = R"({"name": "a100-v100", "regions": [{"nodes": [
+  {"name": "ampere", "gpu": "A100-SXM4-80GB", "devices": 4, "nic": {"bandwidth_gbps": 100}},
+  {"name": "volta", "gpu": "V100-SXM2-32GB", "devices": 4, "nic": {"bandwidth_gbps": 100}}]}]})";
+
+// A Llama-2-style model cut to 8 blocks, trained with FlashAttention 2 as a Hugging Face user asks for it.
+const char* kModel = R"({"model_type": "llama", "hidden_size": 2048, "intermediate_size": 5504,
+  "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 8, "vocab_size": 32000,
+  "max_position_embeddings": 4096, "seq_len": 2048, "torch_dtype": "float16", "attention": "flash2"})";
+
+// Stage 0 on the A100s, stage 1 on the V100s.
+const char* kPlan = R"({"tp": 1, "pp": 2, "dp": 4, "stage_starts": [0, 6], "micro_batch": 1, "global_batch": 32,
+  "zero_stage": 0, "schedule": "1f1b", "recompute": false, "dtype": "fp16", "framework": "deepspeed"})";
+
+} // namespace
+
+TEST_CASE("a mixed A100 and V100 plan says which attention runs where, with a band and a memory verdict")
+{
+  TempDir dir("stack_fidelity");
+  const std::string inputs = "--cluster " + dir.file("cluster.json", kMixedCluster) + " --model " +
+                             dir.file("model.json", kModel) + " --plan " + dir.file("plan.json", kPlan);
+  const std::string report_file = (dir.path / "report.json").string();
+  const RunResult run = run_hetsim("simulate " + inputs + " --report " + report_file + " 2>&1");
+  REQUIRE(run.exit_code == 0);
+  // FlashAttention 2 does not run on the V100s: one line says so and what is priced instead.
+  CHECK(run.output.find("flash2 does not run on V100-SXM2-32GB (sm70; FlashAttention 2 needs sm80 or later); "
+                        "priced as mem_efficient") != std::string::npos);
+  CHECK(run.output.find("attention on A100-SXM4-80GB") == std::string::npos); // it runs there, measured
+  CHECK(run.output.find("iteration time band: ") != std::string::npos);
+  CHECK(run.output.find("memory: fits: device") != std::string::npos);
+
+  const nlohmann::json report = nlohmann::json::parse(read_file(report_file));
+  const double point = report.at("iteration_time_s");
+  const auto band    = report.at("iteration_time_s_band");
+  REQUIRE(band.size() == 2);
+  CHECK(band[0].get<double>() < point);
+  CHECK(band[1].get<double>() > point);
+  // The V100's constants are another generation's: the band is wide, and says why.
+  CHECK(band[1].get<double>() > 1.4 * point);
+  const std::string reasons = report.at("band_reasons").dump();
+  CHECK(reasons.find("V100-SXM2-32GB constants carried over") != std::string::npos);
+  CHECK(reasons.find("mem_efficient") != std::string::npos);
+  CHECK(report.at("memory_verdict") == "fits");
+
+  // The same model asking for the stack's default runs SDPA's choice on each GPU, with no fallback line.
+  nlohmann::json sdpa = nlohmann::json::parse(kModel);
+  sdpa["attention"]   = "sdpa";
+  const std::string sdpa_inputs = "--cluster " + dir.file("cluster.json") + " --model " +
+                                  dir.file("sdpa.json", sdpa.dump()) + " --plan " + dir.file("plan.json");
+  const RunResult default_run = run_hetsim("simulate " + sdpa_inputs + " 2>&1");
+  REQUIRE(default_run.exit_code == 0);
+  CHECK(default_run.output.find("does not run on") == std::string::npos);
+  CHECK(default_run.output.find("attention on V100-SXM2-32GB: mem_efficient; its speed there is unmeasured") !=
+        std::string::npos);
+}
+
+TEST_CASE("a calibration for a GPU the cluster does not have is one warning line, not silence")
+{
+  TempDir dir("stack_calibration");
+  const std::string calibration =
+      dir.file("h100_cal.json", R"({"kernels": {"H100-SXM5-80GB": {"gemm_ceiling": 0.7, "memory_efficiency": 0.9}}})");
+  const std::string inputs = "--cluster " + dir.file("cluster.json", kMixedCluster) + " --model " +
+                             dir.file("model.json", kModel) + " --plan " + dir.file("plan.json", kPlan);
+  const RunResult run = run_hetsim("simulate " + inputs + " --calibration " + calibration + " 2>&1");
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("warning: calibration " + calibration +
+                        " fits H100-SXM5-80GB, none of this cluster's GPUs (A100-SXM4-80GB, V100-SXM2-32GB)") !=
+        std::string::npos);
+  // An unknown attention kernel is one line naming the file, the field and the choices, exit code 2.
+  nlohmann::json bad = nlohmann::json::parse(kModel);
+  bad["attention"]   = "flash4";
+  const std::string bad_model = dir.file("bad.json", bad.dump());
+  const RunResult refused =
+      run_hetsim("simulate --cluster " + dir.file("cluster.json") + " --model " + bad_model + " --plan " +
+                 dir.file("plan.json") + " 2>&1");
+  CHECK(refused.exit_code == 2);
+  CHECK(last_line(refused.output).find("attention") != std::string::npos);
+  CHECK(last_line(refused.output).find("flash2") != std::string::npos);
+}
