@@ -36,9 +36,9 @@ const char* origin_name(ConstantsOrigin origin)
 {
   switch (origin) {
   case ConstantsOrigin::measured: return "measured";
-  case ConstantsOrigin::published: return "published runs";
+  case ConstantsOrigin::published: return "from published runs";
   case ConstantsOrigin::carried: return "carried over";
-  case ConstantsOrigin::unknown: return "unknown architecture";
+  case ConstantsOrigin::unknown: return "of an unknown architecture";
   case ConstantsOrigin::calibrated: return "calibrated";
   }
   return "";

@@ -101,7 +101,9 @@ void add_rotary(std::vector<Argument>& args, const models::TransformerShape& sha
 
 void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
 {
-  const models::TransformerShape& shape = megatron_gpt_shape(inputs, "Megatron-LM core_v0.13.0");
+  // Its default --transformer-impl transformer_engine with --attention-backend auto: Transformer Engine's choice.
+  const models::TransformerShape& shape =
+      megatron_gpt_shape(inputs, "Megatron-LM core_v0.13.0", models::AttentionKernel::te_fused);
   add_gpt_dimensions(args, shape);
   if (shape.qkv_bias && !shape.biases) // Qwen2: biases on the query, key and value projections only
     args.push_back({"--add-qkv-bias", ""});
@@ -196,7 +198,8 @@ void refuse_model_field(const ExportInputs& inputs, const std::string& field, co
   throw InputError(inputs.model_origin + ": " + field + ": " + why + "; export --format deepspeed or torchrun");
 }
 
-const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, const std::string& who)
+const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, const std::string& who,
+                                                   models::AttentionKernel attention)
 {
   if (!inputs.workload->shape)
     throw InputError(inputs.model_origin + ": a layer list has no transformer shape for " + who +
@@ -223,6 +226,19 @@ const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, c
     refuse_model_field(inputs, "model_type",
                        shape.type_name() + "'s attention and MLP run in parallel on one residual, which " + who +
                            "'s GPT blocks have no option for");
+  if (shape.flash_attention && shape.attention != models::AttentionKernel::framework_default &&
+      shape.attention != attention)
+    refuse_model_field(inputs, "attention",
+                       std::string(models::attention_kernel_name(shape.attention)) + " was simulated, where " + who +
+                           " as exported runs " + std::string(models::attention_kernel_name(attention)));
+  if (shape.loss != models::LossKernel::framework_default && shape.loss != models::LossKernel::megatron)
+    refuse_model_field(inputs, "loss",
+                       std::string(models::loss_kernel_name(shape.loss)) + " was simulated, where " + who +
+                           " as exported runs its vocabulary-parallel fp32 cross entropy");
+  if (shape.alibi)
+    refuse_model_field(inputs, "model_type",
+                       shape.type_name() + "'s ALiBi positions have no " + who +
+                           " flag (its GPT blocks take learned absolute or rotary positions)");
   if (shape.position_offset > 0)
     refuse_model_field(inputs, "model_type",
                        shape.type_name() + "'s learned positions start " + std::to_string(shape.position_offset) +

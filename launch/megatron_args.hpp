@@ -25,8 +25,11 @@ std::string format_arg(double value);
 
 /// The model's transformer shape as Megatron-LM's GPT model code builds it, shared by Megatron-LM and
 /// Megatron-DeepSpeed (`who` names the one in messages): throws InputError, naming the model field, for a layer
-/// list, unfused GeLU, BERT, a GeLU-gated or ReLU MLP, a parallel residual and offset learned positions.
-const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, const std::string& who);
+/// list, unfused GeLU, BERT, a GeLU-gated or ReLU MLP, a parallel residual, offset learned positions, ALiBi, and
+/// a fused attention kernel other than `attention` (the one the launched model runs) or a loss other than
+/// Megatron-LM's vocabulary-parallel cross entropy.
+const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, const std::string& who,
+                                                   models::AttentionKernel attention);
 
 /// --num-layers, --hidden-size, --ffn-hidden-size, --num-attention-heads and, for a head other than hidden /
 /// heads, --kv-channels: flags Megatron-LM's and Megatron-DeepSpeed's parsers share.

@@ -33,7 +33,7 @@ std::string join(const std::vector<int>& values)
 /// with an int theta and no scaling, GQA as key-value heads, biases on every linear layer or none.
 void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
 {
-  const models::TransformerShape& shape = megatron_gpt_shape(inputs, kWho);
+  const models::TransformerShape& shape = megatron_gpt_shape(inputs, kWho, models::AttentionKernel::flash2);
   if (shape.mixture_of_experts())
     refuse_model_field(inputs, "model_type",
                        shape.type_name() + " is a mixture of experts: " + kWho +

@@ -6,13 +6,14 @@
 namespace hetsim::models {
 namespace {
 
-constexpr std::array<std::pair<AttentionKernel, std::string_view>, 9> kNames{{
+constexpr std::array<std::pair<AttentionKernel, std::string_view>, 10> kNames{{
     {AttentionKernel::framework_default, "default"},
     {AttentionKernel::sdpa, "sdpa"},
     {AttentionKernel::flash2, "flash2"},
     {AttentionKernel::flash3, "flash3"},
     {AttentionKernel::cudnn, "cudnn"},
     {AttentionKernel::mem_efficient, "mem_efficient"},
+    {AttentionKernel::triton, "triton"},
     {AttentionKernel::te_fused, "te_fused"},
     {AttentionKernel::eager, "eager"},
     {AttentionKernel::fused_softmax, "fused_softmax"},

@@ -16,6 +16,7 @@ enum class AttentionKernel {
   flash3,        ///< FlashAttention 3 (flash-attn's hopper/ kernels)
   cudnn,         ///< cuDNN's fused flash attention (through SDPA or Transformer Engine)
   mem_efficient, ///< the memory-efficient kernel (xformers' CUTLASS kernels, SDPA's EFFICIENT_ATTENTION)
+  triton,        ///< FlashAttention's Triton kernel (flash_attn_triton.py; MosaicML's attn_impl "triton")
   te_fused,      ///< Transformer Engine's DotProductAttention, which picks flash-attn or cuDNN per GPU
   eager,         ///< products, softmax and dropout op by op (Hugging Face "eager", SDPA's math backend)
   fused_softmax, ///< Megatron-LM's scale-mask-softmax kernel between two batched products, no flash

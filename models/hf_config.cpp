@@ -3,6 +3,8 @@
 #include "core/error.hpp"
 
 #include <array>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string_view>
@@ -330,6 +332,46 @@ void read_opt(const JsonInput& config, TransformerShape& shape)
   check_heads(config, shape, "hidden_size", "num_attention_heads", "num_attention_heads");
 }
 
+/// MPT as Hugging Face's MptModel runs it: ALiBi positions (no embedding table), one Wqkv module, LayerNorms and
+/// linears without biases under no_bias, a GeLU MLP of expansion_ratio x d_model, tied embeddings. Its own
+/// training code (llm-foundry) offers other attention types and rotary positions; MptModel has neither.
+void read_mpt(const JsonInput& config, TransformerShape& shape)
+{
+  shape.hidden          = size_field(config.at("d_model"));
+  shape.layers          = read_layer_count(config.at("n_layers"));
+  shape.heads           = size_field(config.at("n_heads"));
+  shape.kv_heads        = shape.heads;
+  shape.vocab           = size_field(config.at("vocab_size"));
+  shape.intermediate    = static_cast<int>(std::lround(config.positive_number_or("expansion_ratio", 4) * shape.hidden));
+  shape.seq_len         = size_or(config, "max_seq_len", 2048);
+  shape.max_positions   = 0;
+  shape.alibi           = true;
+  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
+  shape.biases          = !config.boolean_or("no_bias", true);
+  shape.norm_biases     = shape.biases; // MptBlock: norm_1.bias = None, norm_2.bias = None; MptModel: norm_f too
+  if (auto attention = config.find("attn_config")) {
+    if (!attention->value().is_object())
+      attention->fail("an object (MptAttentionConfig)");
+    if (attention->string_or("attn_type", "multihead_attention") != "multihead_attention")
+      attention->at("attn_type").fail("\"multihead_attention\" (Hugging Face's MptAttention has no other)");
+    if (!attention->boolean_or("alibi", true))
+      attention->at("alibi").fail("true (Hugging Face's MptModel has ALiBi positions only)");
+    if (attention->boolean_or("qk_ln", false))
+      attention->at("qk_ln").fail("false (norms on the queries and keys are not modelled)");
+    if (attention->boolean_or("prefix_lm", false))
+      attention->at("prefix_lm").fail("false (a prefix language model's bidirectional mask is not modelled)");
+    // MosaicML's own training code runs the kernel attn_impl names; "torch" is Hugging Face's eager MptAttention.
+    const std::string impl = attention->string_or("attn_impl", "torch");
+    if (impl == "flash")
+      shape.attention = AttentionKernel::flash2;
+    else if (impl == "triton")
+      shape.attention = AttentionKernel::triton;
+    else if (impl != "torch")
+      attention->at("attn_impl").fail("\"torch\", \"flash\" or \"triton\"");
+  }
+  check_heads(config, shape, "d_model", "n_heads", "n_heads");
+}
+
 struct Family {
   std::string_view model_type;
   std::string_view architecture_prefix; ///< for configs that only list "architectures"
@@ -354,6 +396,8 @@ constexpr std::array kFamilies{
     Family{"gemma", "Gemma", "llama", read_gemma, true},
     Family{"falcon", "Falcon", "falcon", read_falcon, true},
     Family{"gpt_neox", "GPTNeoX", "gpt_neox", read_gpt_neox, true},
+    // Hugging Face's MptAttention is eager: scores, ALiBi bias and softmax op by op.
+    Family{"mpt", "Mpt", "mpt", read_mpt, false},
     Family{"opt", "OPT", "opt", read_opt, false},
     Family{"gpt2", "GPT2", "gpt2", read_gpt2, false},
     Family{"bert", "Bert", "bert", read_bert, false},
@@ -383,8 +427,15 @@ const Family& find_family(const JsonInput& config)
   }
   JsonInput first = config.at("architectures").at(std::size_t{0});
   const std::string architecture = first.string();
+  // Case aside: MosaicML's own files name "MPTForCausalLM" where Hugging Face's class is "MptForCausalLM".
+  auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (char& c : out)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
   for (const auto& family : kFamilies)
-    if (architecture.starts_with(family.architecture_prefix))
+    if (lower(architecture).starts_with(lower(family.architecture_prefix)))
       return family;
   first.fail("an architecture of a supported family (" + supported_hf_families() + ")" +
              std::string(kLayerListHint));
@@ -432,6 +483,10 @@ void read_attention(const JsonInput& config, const Family& family, TransformerSh
     shape.flash_attention = flash->boolean();
     return;
   }
+  if (shape.attention != AttentionKernel::framework_default) { // the family's own field named it (MPT's attn_impl)
+    shape.flash_attention = !keeps_scores(shape.attention);
+    return;
+  }
   shape.flash_attention = family.flash_attention;
   assume(std::string("attention not given: ") +
          (family.flash_attention ? "the framework's fused kernel (SDPA under Hugging Face modules, Transformer "
@@ -477,8 +532,14 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
     assume("torch_dtype float32: plans, searches and profiles that name no dtype train in fp32 (--dtype, or the "
            "plan's \"dtype\", to change it)");
 
-  // "attention" and "flash_attention" are our extensions too: how the model is trained, not what it is.
+  // "attention", "flash_attention" and "loss" are our extensions too: how the model is trained, not what it is.
   read_attention(config, family, shape, assume);
+  if (auto loss = config.find("loss")) {
+    const auto kernel = parse_loss_kernel(loss->string());
+    if (!kernel)
+      loss->fail("one of " + loss_kernel_names());
+    shape.loss = *kernel;
+  }
   // "fused_gelu" is our extension too. Hugging Face's gelu_new (GPT-2's activation) is a Python expression,
   // so eager PyTorch runs it op by op; Megatron-LM fuses it with the bias.
   const std::string activation = config.string_or(

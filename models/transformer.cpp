@@ -28,7 +28,7 @@ Dims dims_of(const TransformerShape& shape)
 
 double norm_params(const TransformerShape& shape)
 {
-  return shape.rms_norm ? shape.hidden : 2.0 * shape.hidden;
+  return shape.rms_norm || !shape.norm_biases ? shape.hidden : 2.0 * shape.hidden;
 }
 
 Operator linear(std::string name, TensorSplit split, double rows, double out, double in, bool bias)
@@ -141,7 +141,8 @@ Operator norm(std::string name, const TransformerShape& shape, bool with_params 
   const double r = stream_bytes(shape);
   Operator op    = memory_bound(std::move(name), TensorSplit::replicated, 2 * r * d.s * d.h, r * d.s * d.h, r * d.s * d.h,
                                 with_params ? norm_params(shape) : 0);
-  op.tensors     = with_params ? (shape.rms_norm ? 1 : 2) : 0; // a scale, and a bias unless RMSNorm
+  // A scale, and a bias unless RMSNorm or a bias-free LayerNorm.
+  op.tensors     = with_params ? (shape.rms_norm || !shape.norm_biases ? 1 : 2) : 0;
   if (shape.eager && shape.rms_norm) {
     op.bytes_per_sample       = (shape.autocast ? 28 : 36) * d.s * d.h;
     op.saved_bytes_per_sample = (shape.autocast ? 8 : 6) * d.s * d.h;
@@ -217,7 +218,7 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     if (shape.eager) {
       // PyTorch's SDPA keeps its output too, which its backward reads; under autocast the queries and keys a
       // rotary embedding made fp32 (its cos and sin follow the fp32 stream) are cast to 16-bit first.
-      const bool casts = shape.autocast && shape.max_positions == 0;
+      const bool casts = shape.autocast && shape.rotary();
       fused.saved_bytes_per_sample += 2 * d.s * context_width;
       make_eager(fused, shape, 1 + (casts ? 2 : 0), 2 + (casts ? 2 : 0));
       if (casts)
@@ -244,6 +245,12 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     Operator softmax = memory_bound("softmax", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s,
                                      2 * d.a * d.s * d.s);
     softmax.selectively_recomputed = true;
+    if (shape.alibi && shape.eager) {
+      // Hugging Face's MptAttention adds the ALiBi bias to the scores, one more pass over them.
+      Operator bias = memory_bound("alibi_bias", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s, 0);
+      bias.selectively_recomputed = true;
+      ops.push_back(bias);
+    }
     ops.push_back(softmax);
     Operator dropout = memory_bound("attention_dropout", TensorSplit::heads, 5 * d.a * d.s * d.s, 2 * d.a * d.s * d.s,
                                      d.a * d.s * d.s);
@@ -316,12 +323,13 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     return latent_attention_operators(shape);
   const Dims d        = dims_of(shape);
   const double head   = d.q / d.a;
-  const bool rotary   = shape.max_positions == 0;
+  const bool rotary   = shape.rotary();
   std::vector<Operator> ops;
   Operator qkv = linear("qkv", TensorSplit::columns, d.s, d.q + 2 * d.kv, d.h, shape.biases || shape.qkv_bias);
   qkv.saved_bytes_per_sample = 2 * d.s * d.h;
   // GPT-2's c_attn and GPT-NeoX's and Falcon's query_key_value are one module; the others call q, k and v apart.
-  const bool one_module = shape.family == "gpt2" || shape.family == "gpt_neox" || shape.family == "falcon";
+  const bool one_module =
+      shape.family == "gpt2" || shape.family == "gpt_neox" || shape.family == "falcon" || shape.family == "mpt";
   make_eager_linear(qkv, shape, one_module ? 1 : 3, true);
   ops.push_back(qkv);
   if (rotary) { // rotates Q and K in place
@@ -575,6 +583,46 @@ Operator eager_cross_entropy(const TransformerShape& shape)
   return loss;
 }
 
+/// One kernel on the 16-bit logits, fp32 inside (flash-attn's CrossEntropyLoss, which MosaicML's
+/// fused_crossentropy is): reads the logits (2sv) and keeps them with an fp32 log-sum-exp per token for backward,
+/// which reads them again and writes a 16-bit gradient (not in place, flash-attn's default): no fp32 logits.
+Operator fused_cross_entropy(const TransformerShape& shape)
+{
+  const Dims d  = dims_of(shape);
+  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 2 * d.s * d.v, 2 * d.s * d.v,
+                               2 * d.s * d.v + 4 * d.s);
+  loss.transient_bytes_per_sample = 2 * d.s * d.v; // the 16-bit logit gradient
+  return loss;
+}
+
+/// Liger's fused linear cross entropy: the output product and the loss run together over chunks of tokens
+/// (chunk = BT / ceil(V / H) rounded up to a power of two), each chunk's logits written, turned into their
+/// gradient in place and multiplied back at once, so no full logits are held: 2 bytes written, 2 read twice
+/// and 2 written per logit, and one chunk's logits (up to 4sh per sample, the power of two) alive at a time.
+/// The products' FLOPs stay the logits operator's (forward and backward), all run in the forward here.
+Operator fused_linear_cross_entropy(const TransformerShape& shape)
+{
+  const Dims d  = dims_of(shape);
+  Operator loss = memory_bound("cross_entropy", TensorSplit::heads, 8 * d.s * d.v, 4 * d.s * d.h, 0);
+  loss.transient_bytes_per_sample = 4 * d.s * d.h;
+  return loss;
+}
+
+Operator cross_entropy(const TransformerShape& shape)
+{
+  const LossKernel kernel = shape.loss != LossKernel::framework_default ? shape.loss
+                            : shape.eager                               ? LossKernel::eager
+                                                                        : LossKernel::megatron;
+  switch (kernel) {
+  case LossKernel::eager: return eager_cross_entropy(shape);
+  case LossKernel::fused: return fused_cross_entropy(shape);
+  case LossKernel::fused_linear: return fused_linear_cross_entropy(shape);
+  case LossKernel::megatron:
+  case LossKernel::framework_default: break;
+  }
+  return megatron_cross_entropy(shape);
+}
+
 Layer head_layer(const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
@@ -590,7 +638,7 @@ Layer head_layer(const TransformerShape& shape)
   logits.saved_bytes_per_sample = 2 * d.s * d.h;
   make_eager_linear(logits, shape, 1, true);
   ops.push_back(logits);
-  ops.push_back(shape.eager ? eager_cross_entropy(shape) : megatron_cross_entropy(shape));
+  ops.push_back(cross_entropy(shape));
   if (shape.pooler) // the first token only
     ops.push_back(linear("pooler", TensorSplit::replicated, 1, d.h, d.h, true));
   // The head ends the model: its output is the loss, one fp32 number.

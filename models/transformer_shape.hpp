@@ -2,6 +2,7 @@
 /// What a transformer is, whatever the family it was read from: the figures a framework's model arguments name.
 
 #include "models/attention_kernel.hpp"
+#include "models/loss_kernel.hpp"
 
 #include <numeric>
 #include <string>
@@ -29,7 +30,11 @@ struct TransformerShape {
   int intermediate     = 0; ///< MLP width
   int vocab            = 0;
   int seq_len          = 0;
-  int max_positions    = 0; ///< learned position embeddings (gpt2, bert, opt); 0 for rotary (llama)
+  int max_positions    = 0; ///< learned position embeddings (gpt2, bert, opt); 0 for rotary (llama) or ALiBi
+  /// ALiBi (MPT): a per-head linear bias on the scores instead of any position embedding or rotation.
+  bool alibi = false;
+  /// Rotary positions: no learned table and no ALiBi.
+  bool rotary() const { return max_positions == 0 && !alibi; }
   int position_offset  = 0; ///< learned position rows before the first position (OPT: 2)
   /// Rotary positions (max_positions 0): the base of their frequencies (rope_theta), the share of a head's width
   /// they turn (GPT-NeoX's rotary_pct), and the context extension the config names (rope_scaling's type,
@@ -55,6 +60,7 @@ struct TransformerShape {
   bool qkv_bias        = false; ///< biases on the query, key and value projections even without `biases` (Qwen2)
   bool tied_embeddings = true;  ///< output projection shares the input embedding
   bool rms_norm        = false; ///< llama RMSNorm: a scale and no bias
+  bool norm_biases     = true;  ///< a LayerNorm has a bias beside its scale (MPT's no_bias drops both kinds)
   bool post_norm       = false; ///< bert: norms after each sublayer and on the embeddings, none before the output
   /// Falcon-7B: attention and MLP run in parallel on one shared norm's output (one norm per block, not two).
   bool shared_block_norm = false;
@@ -65,6 +71,9 @@ struct TransformerShape {
   /// The fused attention kernel the file names ("attention"); framework_default: the framework's (SDPA under
   /// Hugging Face modules, Transformer Engine's under Megatron-LM's). Which one a GPU runs: costmodel/attention_speed.
   AttentionKernel attention = AttentionKernel::framework_default;
+  /// The loss kernel the file names ("loss"); framework_default: eager under Hugging Face modules, megatron
+  /// under Megatron-LM's.
+  LossKernel loss = LossKernel::framework_default;
   /// Tokens a sliding-window attention sees (Mistral's and Qwen2's sliding_window); 0: the whole causal prefix.
   int sliding_window = 0;
   /// The MLP's GeLU is one fused kernel that keeps its input (Megatron-LM's bias-GeLU); otherwise the tanh

@@ -74,7 +74,23 @@ bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype)
 models::Workload run_by(const models::Workload& workload, const FrameworkSettings& settings, Dtype dtype)
 {
   const models::Workload run = models::with_modules(workload, settings.eager_modules, settings.autocast && dtype != Dtype::fp32);
-  return settings.attention ? models::with_attention(run, *settings.attention, "plan framework.attention") : run;
+  if (settings.attention)
+    return models::with_attention(run, *settings.attention, "plan framework.attention");
+  // A family trained with a fused kernel and none named: the framework's own. One that keeps its scores stays so.
+  if (run.shape && run.shape->flash_attention && run.shape->attention == models::AttentionKernel::framework_default)
+    return models::with_attention(run, default_attention(settings.name), "framework");
+  return run;
+}
+
+models::AttentionKernel default_attention(Framework framework)
+{
+  switch (framework) {
+  case Framework::megatron: return models::AttentionKernel::te_fused;
+  case Framework::megatron_deepspeed: return models::AttentionKernel::flash2;
+  case Framework::deepspeed:
+  case Framework::fsdp: return models::AttentionKernel::sdpa;
+  }
+  return models::AttentionKernel::sdpa;
 }
 
 std::string_view framework_name(Framework framework)

@@ -104,6 +104,10 @@ inline constexpr double kBf16AccumulationLaunchesPerTensor = 2;
 /// `workload` as `settings` runs it in `dtype`: Hugging Face's eager modules or Megatron-LM's fused ones, under
 /// autocast or not (fp32 training has nothing to cast).
 models::Workload run_by(const models::Workload& workload, const FrameworkSettings& settings, Dtype dtype);
+/// The fused attention kernel a framework runs when neither the model file nor the plan names one: SDPA under
+/// Hugging Face modules (DeepSpeed, FSDP), Transformer Engine's under Megatron-LM, FlashAttention 2 under
+/// Megatron-DeepSpeed (whose export writes --use-flash-attn-v2).
+models::AttentionKernel default_attention(Framework framework);
 
 /// "megatron", "deepspeed", "fsdp" or "megatron-deepspeed", as in plan files.
 std::string_view framework_name(Framework framework);

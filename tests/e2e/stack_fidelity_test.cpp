@@ -69,7 +69,8 @@ TEST_CASE("a calibration for a GPU the cluster does not have is one warning line
 {
   TempDir dir("stack_calibration");
   const std::string calibration =
-      dir.file("h100_cal.json", R"({"kernels": {"H100-SXM5-80GB": {"gemm_ceiling": 0.7, "memory_efficiency": 0.9}}})");
+      dir.file("h100_cal.json", R"({"kernels": {"H100-SXM5-80GB": {"gemm_ceiling": 0.7, "memory_efficiency": 0.9,
+                                               "launch_gap_s": 3e-6, "host_dispatch_s": 28e-6}}})");
   const std::string inputs = "--cluster " + dir.file("cluster.json", kMixedCluster) + " --model " +
                              dir.file("model.json", kModel) + " --plan " + dir.file("plan.json", kPlan);
   const RunResult run = run_hetsim("simulate " + inputs + " --calibration " + calibration + " 2>&1");

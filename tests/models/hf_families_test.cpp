@@ -53,7 +53,8 @@ TEST_CASE("what a config leaves unsaid is said: the sequence length, flash atten
   const Workload llama = load_workload(fixture("llama-3.2-1b.json"));
   CHECK(llama.seq_len == 131072);
   REQUIRE(llama.assumptions.size() == 2);
-  CHECK(llama.assumptions[0].find("llama-3.2-1b.json: attention not given: the framework's fused kernel") != std::string::npos);
+  CHECK(llama.assumptions[0].find("llama-3.2-1b.json: attention not given: the framework's fused kernel") !=
+        std::string::npos);
   CHECK(llama.assumptions[1].find("seq_len not given: training at the model's maximum of 131072") !=
         std::string::npos);
   const Workload shorter = with_seq_len(llama, 4096, "--seq-len");
@@ -210,4 +211,51 @@ TEST_CASE("rotary positions as each family's config gives them")
   REQUIRE(pythia.shape);
   CHECK(pythia.shape->rotary_percent == 0.25); // rotary_pct, GPTNeoXConfig's default too
   CHECK(pythia.shape->rope_scaling.empty());
+}
+
+TEST_CASE("MPT as Hugging Face's MptModel runs it: ALiBi, no biases, one Wqkv module, eager attention")
+{
+  const Workload mpt = load_workload(fixture("mpt-7b-instruct.json"));
+  REQUIRE(mpt.shape.has_value());
+  CHECK(mpt.shape->alibi);
+  CHECK_FALSE(mpt.shape->rotary());
+  CHECK_FALSE(mpt.shape->biases);
+  CHECK(mpt.shape->intermediate == 4 * 4096);
+  CHECK(mpt.seq_len == 2048);
+  // 32 blocks of 12 x 4096^2 weights and two bias-free norms, the tied 50,432-row embedding, the final norm.
+  CHECK(mpt.total_params() == doctest::Approx(6'649'286'656).epsilon(1e-6));
+  // No rotation and no position table; the eager scores take the ALiBi bias in one more pass.
+  bool rotary = false, alibi = false, fused = false;
+  for (const Layer& layer : mpt.layers)
+    for (const Operator& op : layer.operators) {
+      rotary = rotary || op.name == "rotary";
+      alibi  = alibi || op.name == "alibi_bias";
+      fused  = fused || op.kind == OperatorKind::fused_attention;
+    }
+  CHECK_FALSE(rotary);
+  CHECK(alibi == mpt.shape->eager);
+  CHECK_FALSE(fused); // MptAttention keeps its scores
+}
+
+TEST_CASE("MPT's attn_impl says which kernel MosaicML's training code runs")
+{
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(fixture("mpt-7b-instruct.json")));
+  config["attn_config"]["attn_impl"] = "triton";
+  const Workload triton = workload_from_json(config, "mpt.json");
+  CHECK(triton.shape->attention == AttentionKernel::triton);
+  CHECK(triton.shape->flash_attention); // a fused kernel: no scores kept
+  config["attn_config"]["attn_impl"] = "flash";
+  CHECK(workload_from_json(config, "mpt.json").shape->attention == AttentionKernel::flash2);
+  config["attention"] = "eager"; // the file's own choice wins
+  CHECK_FALSE(workload_from_json(config, "mpt.json").shape->flash_attention);
+}
+
+TEST_CASE("MPT's options Hugging Face's MptModel does not have are refused in one line")
+{
+  const std::string text = R"({"model_type": "mpt", "d_model": 1024, "n_heads": 16, "n_layers": 4,
+    "vocab_size": 50432, "attn_config": {"alibi": false}})";
+  CHECK_THROWS_WITH_AS(workload_from_json(nlohmann::json::parse(text), "mpt.json"),
+                       "mpt.json: attn_config.alibi: expected true (Hugging Face's MptModel has ALiBi positions only), "
+                       "got boolean",
+                       hetsim::InputError);
 }
