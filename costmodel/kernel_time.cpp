@@ -32,10 +32,10 @@ double depth_splits(const GpuSpec& gpu, double tiles, double k)
 
 } // namespace
 
-// The ceilings are the fraction of dense tensor-core peak that cuBLAS reaches on large fp16 products, as
-// microbenchmark studies (e.g. Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
-// Microbenchmarking", 2018) and vendor GEMM benchmarks report it: about 0.8 on V100 and A100; lower on T4,
-// which clocks down under its 70 W cap; about 0.7 of H100's 989 TFLOP/s. Memory efficiency: STREAM-like
+// The ceilings are the fraction of dense tensor-core peak that cuBLAS reaches on large fp16 products: about 0.8
+// on the A100 (Bekman's maximum achievable matmul table, ml-engineering: 271 of 312 TFLOP/s at its best shape,
+// a few percent less on ordinary ones), 0.67 on the V100 (below); lower on T4, which clocks down under its 70 W
+// cap (unmeasured); about 0.7 of H100's 989 TFLOP/s (the shared kernel sweep). Memory efficiency: STREAM-like
 // copies reach 85-90% of datasheet bandwidth (BabelStream on V100 and A100). Tiles: cuBLAS' usual
 // 128 x 128 thread-block tile on Volta and Turing, 256 x 128 on Ampere and Hopper. Launch gap: a few
 // microseconds between dependent kernels on one stream; host dispatch: eager PyTorch spends on the order of
@@ -57,9 +57,15 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
   KernelConstants c;
   const std::string& n = gpu.name;
   if (starts_with(n, "V100")) {
-    c.gemm_ceiling = 0.8;
+    // cuBLAS' fp16 tensor-core GEMM on a V100: 83 TFLOP/s of 125 (Markidis et al., "NVIDIA Tensor Core
+    // Programmability, Performance & Precision", IPDPSW 2018), and 84 through torch.matmul on square products
+    // (chsasank/device-benchmarks): 0.67, where 0.8 had been carried over from the A100.
+    c.gemm_ceiling = 0.67;
   } else if (starts_with(n, "T4")) {
     c.gemm_ceiling = 0.55;
+    // Device-to-device copies reach 240 of 320 GB/s on the T4's GDDR6 (CUDA's bandwidthTest and a torch copy,
+    // both 240): 0.75, against HBM parts' 0.85.
+    c.memory_efficiency = 0.75;
   } else if (starts_with(n, "A100") || starts_with(n, "A800") || starts_with(n, "A40")) {
     c.gemm_ceiling = 0.8;
     c.tile_m       = 256;

@@ -63,6 +63,12 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
   if (starts_with(n, "A100") || starts_with(n, "A800"))
     return {ConstantsOrigin::published, 0.09, 0.15,
             "Megatron-LM's published A100 runs (SC'21 Table 1, within 10%); no trace of this GPU"};
+  if (starts_with(n, "V100"))
+    return {ConstantsOrigin::carried, 0.25, 0.45,
+            "its GEMM ceiling from published cuBLAS benchmarks, the rest another generation's; no step checked"};
+  if (starts_with(n, "T4"))
+    return {ConstantsOrigin::carried, 0.25, 0.45,
+            "its memory efficiency from published copies, the rest another generation's; no step checked"};
   if (gpu.compute_capability > 0)
     return {ConstantsOrigin::carried, 0.25, 0.45,
             "another generation's fractions of peak applied to this GPU's datasheet; unmeasured here"};

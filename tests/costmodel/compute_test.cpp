@@ -38,10 +38,10 @@ TEST_CASE("attention-shaped products and elementwise kernels are priced by their
 {
   const GpuSpec& v100     = *find_catalog_gpu("V100");
   const KernelConstants c = kernel_constants(v100);
-  // Scores of 16 heads over 2,048 tokens with a head size of 64: 4 bytes of matrices per FLOP... the output alone
+  // Scores of 16 heads over 2,048 tokens with a head size of 32: 2 bytes of matrices per FLOP... the output alone
   // is 2 x 16 x 2048^2 bytes.
-  const double seconds = matmul_seconds(v100, c, 2048, 2048, 64, 16, Dtype::fp16);
-  const double bytes   = 2.0 * (2048 * 64 + 64 * 2048 + 2048.0 * 2048) * 16;
+  const double seconds = matmul_seconds(v100, c, 2048, 2048, 32, 16, Dtype::fp16);
+  const double bytes   = 2.0 * (2048 * 32 + 32 * 2048 + 2048.0 * 2048) * 16;
   CHECK(seconds == doctest::Approx(bytes / (v100.memory_bandwidth_bytes_per_s * c.memory_efficiency)));
   models::Operator softmax;
   softmax.bytes_per_sample = 1e8;
@@ -191,12 +191,12 @@ TEST_CASE("fitted kernel constants price a GPU's layers, even beside fitted effi
   const models::Workload gpt   = models::build_transformer(models::testing::gpt_shape(2));
   const auto json              = nlohmann::json::parse(R"({
     "efficiency": {"V100-SXM2-16GB": [[1024, 0.05]]},
-    "kernels": {"V100-SXM2-16GB": {"gemm_ceiling": 0.4, "memory_efficiency": 0.85, "launch_gap_s": 3e-6,
+    "kernels": {"V100-SXM2-16GB": {"gemm_ceiling": 0.335, "memory_efficiency": 0.85, "launch_gap_s": 3e-6,
                                    "host_dispatch_s": 1e-5}}})");
   const Calibration fitted     = calibration_from_json(json, "cal.json");
   const Calibration efficiency = calibration_from_json(nlohmann::json::parse(R"({"efficiency": {"V100-SXM2-16GB": [[1024, 0.05]]}})"), "cal.json");
-  CHECK(ComputeModel(&fitted).constants(v100).gemm_ceiling == doctest::Approx(0.4));
-  CHECK(ComputeModel().constants(v100).gemm_ceiling == doctest::Approx(0.8));
+  CHECK(ComputeModel(&fitted).constants(v100).gemm_ceiling == doctest::Approx(0.335));
+  CHECK(ComputeModel().constants(v100).gemm_ceiling == doctest::Approx(0.67));
   // Half the family's ceiling: a block whose time is mostly products takes well over 1.4 times as long.
   const double family = ComputeModel().layers_seconds(v100, gpt, 1, 2, 1, 8, Dtype::fp16, false);
   const double slower = ComputeModel(&fitted).layers_seconds(v100, gpt, 1, 2, 1, 8, Dtype::fp16, false);

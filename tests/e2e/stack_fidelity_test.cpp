@@ -89,3 +89,15 @@ TEST_CASE("a calibration for a GPU the cluster does not have is one warning line
   CHECK(last_line(refused.output).find("attention") != std::string::npos);
   CHECK(last_line(refused.output).find("flash2") != std::string::npos);
 }
+
+TEST_CASE("inspect gpus says, per GPU, where its constants come from and which attention kernel runs there")
+{
+  const RunResult gpus = run_hetsim("inspect gpus");
+  REQUIRE(gpus.exit_code == 0);
+  CHECK(gpus.output.find("H100-SXM5-80GB   sm90  constants measured (-6%/+9%") != std::string::npos);
+  CHECK(gpus.output.find("A100-SXM4-80GB   sm80  constants from published runs (-9%/+15%") != std::string::npos);
+  CHECK(gpus.output.find("V100-SXM2-16GB   sm70  constants carried over (-25%/+45%") != std::string::npos);
+  CHECK(gpus.output.find("MI250X           -     constants of an unknown architecture") != std::string::npos);
+  CHECK(gpus.output.find("attention sdpa runs mem_efficient, unmeasured") != std::string::npos);
+  CHECK(gpus.output.find("attention te_fused runs cudnn, measured: H200 traces") != std::string::npos);
+}

@@ -89,7 +89,7 @@ TEST_CASE("a 1F1B pipeline's steady state replayed once and repeated gives the i
       // transfers of 16 replicas meeting on shared NICs: the replay settles slowly, finds no steady state in its
       // shortened run and replays every micro-batch
       {"case1_datacenter_on_demand", "gpt2-medium",
-       {{"tp", 1}, {"pp", 4}, {"dp", 16}, {"micro_batch", 1}, {"grad_accum", 72}, {"zero_stage", 1}}, false},
+       {{"tp", 1}, {"pp", 4}, {"dp", 16}, {"micro_batch", 2}, {"grad_accum", 72}, {"zero_stage", 1}}, false},
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.preset));
