@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "costmodel/attention_speed.hpp"
 #include "strategies/lowering/pass_order.hpp"
 
 #include <algorithm>
@@ -109,9 +110,34 @@ DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int s
 
 namespace {
 
+/// Per sample, what a layer's fused attention keeps on `gpu` beyond its own figures where that GPU runs a kernel
+/// that keeps the scores instead (Transformer Engine below sm80 takes its unfused attention), and the backward's
+/// score gradients: the unfused operators' 5as^2 kept (softmax output, dropout mask and output; Korthikanti et
+/// al. 2022, eq. 1) and 4as^2 short-lived. Zero where the fused kernel runs, or with no GPU known yet.
+struct ScoreBytes {
+  double kept = 0, transient = 0;
+};
+ScoreBytes fallback_score_bytes(const models::Layer& layer, const GpuSpec* gpu)
+{
+  ScoreBytes bytes;
+  if (!gpu)
+    return bytes;
+  for (const models::Operator& op : layer.operators)
+    if (op.kind == models::OperatorKind::fused_attention &&
+        models::keeps_scores(costmodel::attention_run(op.attention, *gpu, op.explicit_mask).kernel)) {
+      bytes.kept += 5 * op.count * op.m * op.n;
+      bytes.transient = std::max(bytes.transient, 4 * op.count * op.m * op.n);
+    }
+  return bytes;
+}
+
 DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica)
 {
   const auto& layers            = problem.workload->layers;
+  // The GPU this stage's replica runs on, once the plan places it: the attention kernel that runs depends on it.
+  const GpuSpec* gpu = problem.cluster && static_cast<int>(plan.placement.size()) == plan.world_size()
+                           ? &problem.cluster->gpu_of(plan.device(stage, replica, 0))
+                           : nullptr;
   const double weight_bytes     = dtype_bytes(plan.dtype); // per parameter, weights and gradients
   const double optimizer_bytes  = optimizer_bytes_per_parameter(plan.dtype);
   const double activation_scale = dtype_bytes(plan.dtype) / 2.0; // layer figures are 16-bit
@@ -145,8 +171,9 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
       // Without sequence parallelism the replicated operators keep whole activations on every TP member, and
       // the block's input and output are whole too.
       const double replicated = split ? 0 : layers[l].replicated_saved_bytes_per_sample;
+      const ScoreBytes scores = fallback_score_bytes(layers[l], gpu); // selective recompute reruns them
       const double held = plan.selective_recompute ? layers[l].selective_saved_bytes_per_sample
-                                                   : layers[l].saved_activation_bytes_per_sample;
+                                                   : layers[l].saved_activation_bytes_per_sample + scores.kept;
       const double kept = (held - replicated) / plan.tp + replicated;
       saved += kept;
       if (models::recomputed(*problem.workload, l)) {
@@ -157,7 +184,7 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
       }
       if (autocast)
         cast_weights += autocast_weight_elements(layers[l], plan.tp);
-      transient     = std::max(transient, layers[l].transient_bytes_per_sample / plan.tp);
+      transient     = std::max(transient, std::max(layers[l].transient_bytes_per_sample, scores.transient) / plan.tp);
     }
     chunk_saved.back()    = saved - chunk_saved.back();
     chunk_boundary.back() = boundary - chunk_boundary.back();

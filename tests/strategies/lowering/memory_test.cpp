@@ -435,3 +435,25 @@ TEST_CASE("GPT-3 175B under Megatron-LM: model states and first-stage activation
     CHECK(at_step / (shard * (zero == 0 ? 20 : 4 + 16.0 / dp)) == doctest::Approx(1).epsilon(0.01));
   }
 }
+
+TEST_CASE("a GPU whose framework falls back to an attention that keeps its scores holds them")
+{
+  // Transformer Engine's fused attention needs sm80: on a V100 Megatron-LM's blocks keep the s x s scores.
+  models::TransformerShape shape = models::testing::gpt_shape(2);
+  shape.flash_attention          = true;
+  shape.attention                = models::AttentionKernel::te_fused;
+  const models::Workload workload = models::build_transformer(shape);
+  auto activations = [&](const char* gpu, bool selective) {
+    const Cluster cluster = make_cluster(1, 2, *find_catalog_gpu(gpu));
+    Plan plan             = make_plan(cluster, workload, 1, 1, 2);
+    plan.selective_recompute = selective;
+    return plan_memory(plan, make_problem(cluster, workload))[0];
+  };
+  const double s = shape.seq_len, a = shape.heads;
+  // Two blocks, one micro-batch of one sequence in flight: 5as^2 kept per block, 16-bit.
+  CHECK(activations("V100", false).activation_bytes - activations("A100-80GB", false).activation_bytes ==
+        doctest::Approx(2 * 5 * a * s * s));
+  CHECK(activations("V100", false).transient_bytes > activations("A100-80GB", false).transient_bytes);
+  // Selective recompute reruns the scores instead of keeping them.
+  CHECK(activations("V100", true).activation_bytes == doctest::Approx(activations("A100-80GB", true).activation_bytes));
+}
