@@ -3,6 +3,7 @@
 ///   constexpr EnumNames<Dtype, 2> kNames{{{{Dtype::fp16, "fp16"}, {Dtype::fp32, "fp32"}}}};
 
 #include <array>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -29,6 +30,15 @@ struct EnumNames {
         return true;
       }
     return false;
+  }
+
+  /// Every name, comma-separated, for messages.
+  std::string joined() const
+  {
+    std::string text;
+    for (const auto& [e, n] : entries)
+      text += (text.empty() ? "" : ", ") + std::string(n);
+    return text;
   }
 };
 

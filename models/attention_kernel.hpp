@@ -22,7 +22,7 @@ enum class AttentionKernel {
   fused_softmax, ///< Megatron-LM's scale-mask-softmax kernel between two batched products, no flash
 };
 
-/// The name a file gives it ("flash2"); framework_default has none ("default").
+/// The name a file gives it ("flash2"; framework_default is "default").
 std::string_view attention_kernel_name(AttentionKernel kernel);
 /// The kernel a file names, or nullopt.
 std::optional<AttentionKernel> parse_attention_kernel(std::string_view name);

@@ -471,7 +471,7 @@ void read_attention(const JsonInput& config, const Family& family, TransformerSh
   if (auto attention = config.find("attention")) {
     const auto kernel = parse_attention_kernel(attention->string());
     if (!kernel)
-      attention->fail("one of " + attention_kernel_names() + " (or \"default\": the framework's)");
+      attention->fail("one of " + attention_kernel_names() + " (default: the framework's)");
     if (flash)
       flash->fail("no \"flash_attention\" beside \"attention\" (which already says whether the kernel is fused)");
     shape.attention       = *kernel;

@@ -504,7 +504,7 @@ FrameworkSettings read_framework(const JsonInput& input)
   if (auto attention = input.find("attention")) {
     settings.attention = models::parse_attention_kernel(attention->string());
     if (!settings.attention)
-      attention->fail("one of " + models::attention_kernel_names() + " (or \"default\": the framework's)");
+      attention->fail("one of " + models::attention_kernel_names() + " (default: the framework's)");
   }
   if (auto fp32 = input.find("fp32_gradient_reduction"))
     settings.fp32_gradient_reduction = fp32->boolean();

@@ -81,7 +81,7 @@ TEST_CASE("an attention kernel that keeps the scores has no fused operator, and 
 TEST_CASE("an unknown kernel name is one line naming the field and the choices")
 {
   CHECK_THROWS_WITH_AS(workload_from_json(llama("attention", "flash4"), "m.json"),
-                       doctest::Contains("m.json: attention: expected one of sdpa, flash2, flash3"),
+                       doctest::Contains("m.json: attention: expected one of default, sdpa, flash2, flash3"),
                        hetsim::InputError);
   CHECK_THROWS_WITH_AS(workload_from_json(llama("loss", "chunked"), "m.json"),
                        doctest::Contains("m.json: loss: expected one of default, eager, megatron, fused, fused_linear"),
