@@ -15,10 +15,11 @@ std::string named(AttentionKernel kernel)
   return std::string(models::attention_kernel_name(kernel));
 }
 
-/// SDPA's choice, in PyTorch's order (sdp_utils.cpp, select_sdp_backend): cuDNN first on Hopper, where the
-/// shared H100 and H200 traces show its kernels under PyTorch 2.5+; then flash on sm80 to sm90
-/// (check_flash_attention_hardware_support), which takes no mask (check_for_attn_mask); then the
-/// memory-efficient kernel from sm50 (check_mem_efficient_hardware_support), which takes one; math last.
+/// SDPA's choice, in PyTorch's order (sdp_utils.cpp, select_sdp_backend): cuDNN first on Hopper when the cuDNN
+/// runtime is newer than 9.15 (check_prefer_cudnn_attention; the shared H200 traces: PyTorch 2.11, cuDNN 9.19,
+/// cuDNN's kernels); then flash from sm80 (check_flash_attention_hardware_support), which takes no mask
+/// (check_for_attn_mask); then the memory-efficient kernel from sm50, which takes one; math last. An older stack
+/// runs flash first on Hopper too (FlashAttention 2's era): such a model names "flash2".
 AttentionKernel sdpa_choice(int capability, bool explicit_mask)
 {
   if (capability >= 90 && !explicit_mask)
