@@ -101,3 +101,30 @@ TEST_CASE("inspect gpus says, per GPU, where its constants come from and which a
   CHECK(gpus.output.find("attention sdpa runs mem_efficient, unmeasured") != std::string::npos);
   CHECK(gpus.output.find("attention te_fused runs cudnn, measured: H200 traces") != std::string::npos);
 }
+
+TEST_CASE("search gives every candidate a memory verdict and every simulated one a band")
+{
+  TempDir dir("stack_search");
+  const std::string out = (dir.path / "candidates.json").string();
+  const RunResult run   = run_hetsim("search --cluster " + dir.file("cluster.json", kMixedCluster) + " --model " +
+                                   dir.file("model.json", kModel) + " --global-batch 32 --out " + out + " 2>&1");
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("best's iteration time band: ") != std::string::npos);
+  const nlohmann::json candidates = nlohmann::json::parse(read_file(out));
+  REQUIRE(!candidates.empty());
+  int banded = 0;
+  for (const auto& c : candidates) {
+    const std::string verdict = c.at("memory_verdict");
+    CHECK((verdict == "fits" || verdict == "at risk" || verdict == "does not fit"));
+    CHECK((verdict == "does not fit") == !c.at("fits").get<bool>());
+    if (c.at("simulated_s").is_null())
+      continue;
+    ++banded;
+    const double simulated = c.at("simulated_s");
+    CHECK(c.at("iteration_time_s_band")[0].get<double>() < simulated);
+    CHECK(c.at("iteration_time_s_band")[1].get<double>() > simulated);
+    CHECK(c.contains("overlaps_best"));
+  }
+  CHECK(banded > 0);
+  CHECK_FALSE(candidates[0].at("overlaps_best").get<bool>()); // the best does not overlap itself
+}
