@@ -9,6 +9,7 @@
 
 #include "core/cluster.hpp"
 #include "core/gpu_spec.hpp"
+#include "costmodel/kernel_time.hpp"
 #include "models/attention_kernel.hpp"
 #include "models/workload.hpp"
 
@@ -49,6 +50,12 @@ struct AttentionSpeed {
   const char* source = "";
   bool measured      = false;
 };
+
+/// Whether a calibration fitted the attention ceilings of `c` (both directions), which then replace the kernel's.
+inline bool attention_fitted(const KernelConstants& c)
+{
+  return c.attention_ceiling > 0 && c.attention_backward_ceiling > 0;
+}
 
 /// The speed of `kernel` (one that runs: attention_run's answer) on `gpu`'s architecture.
 AttentionSpeed attention_speed(models::AttentionKernel kernel, const GpuSpec& gpu);

@@ -8,11 +8,6 @@
 namespace hetsim::costmodel {
 namespace {
 
-bool starts_with(const std::string& name, const char* prefix)
-{
-  return name.rfind(prefix, 0) == 0;
-}
-
 /// Useful share of the tiles covering `extent` (the last tile is partly empty).
 double tile_fill(double extent, double tile)
 {
@@ -56,25 +51,25 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
 {
   KernelConstants c;
   const std::string& n = gpu.name;
-  if (starts_with(n, "V100")) {
+  if (n.starts_with("V100")) {
     // cuBLAS' fp16 tensor-core GEMM on a V100: 83 TFLOP/s of 125 (Markidis et al., "NVIDIA Tensor Core
     // Programmability, Performance & Precision", IPDPSW 2018), and 84 through torch.matmul on square products
     // (chsasank/device-benchmarks): 0.67, where 0.8 had been carried over from the A100.
     c.gemm_ceiling = 0.67;
-  } else if (starts_with(n, "T4")) {
+  } else if (n.starts_with("T4")) {
     c.gemm_ceiling = 0.55;
     // Device-to-device copies reach 240 of 320 GB/s on the T4's GDDR6 (CUDA's bandwidthTest and a torch copy,
     // both 240): 0.75, against HBM parts' 0.85.
     c.memory_efficiency = 0.75;
-  } else if (starts_with(n, "A100") || starts_with(n, "A800") || starts_with(n, "A40")) {
+  } else if (n.starts_with("A100") || n.starts_with("A800") || n.starts_with("A40")) {
     c.gemm_ceiling = 0.8;
     c.tile_m       = 256;
-  } else if (starts_with(n, "H100") || starts_with(n, "H200") || starts_with(n, "GH200")) {
+  } else if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200")) {
     c.gemm_ceiling      = 0.7;
     c.tile_m            = 256;
     c.unaligned_ceiling = 0.12;
     c.memory_efficiency = 0.915;
-  } else if (starts_with(n, "cpu")) {
+  } else if (n.starts_with("cpu")) {
     // A CPU core running the cpu executor: Eigen's register block in a baseline x86-64 build (two SSE packets
     // of 4 floats x 4 columns) is its tile, one core has no waves, and the core that issues a kernel is the one
     // that runs it, so there is no separate dispatch cost. The ceiling and launch gap are what `hetsim
@@ -137,8 +132,7 @@ double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, models::A
     const double scores = passes * speed.score_bytes * heads * sequence * sequence * dtype_bytes(dtype) / 2.0;
     return products + memory_seconds(gpu, c, scores + bytes);
   }
-  const bool fitted   = c.attention_ceiling > 0 && c.attention_backward_ceiling > 0;
-  const double ceiling = fitted ? (backward ? c.attention_backward_ceiling : c.attention_ceiling)
+  const double ceiling = attention_fitted(c) ? (backward ? c.attention_backward_ceiling : c.attention_ceiling)
                                 : (backward ? speed.backward_ceiling : speed.forward_ceiling);
   if (ceiling <= 0 || head_size <= 0)
     return std::max(flops / (gpu.peak_flops(dtype) * c.gemm_ceiling), memory_seconds(gpu, c, bytes));

@@ -7,11 +7,6 @@
 namespace hetsim::costmodel {
 namespace {
 
-bool starts_with(const std::string& name, const char* prefix)
-{
-  return name.rfind(prefix, 0) == 0;
-}
-
 /// What an unmeasured attention kernel may be off by: the kernels the papers time on one GPU differ from each
 /// other by 1.5 to 2 times at the same shape (FlashAttention-2 against xformers on the A100, 189 against 92
 /// TFLOP/s), and the carried-over figures are another GPU's fraction of peak. A share of the step this
@@ -57,16 +52,16 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
   if (calibration && (calibration->kernels.count(gpu.name) || calibration->calibrates(gpu.name)))
     return {ConstantsOrigin::calibrated, 0.06, 0.09, "fitted by the calibration to traces of this GPU"};
   const std::string& n = gpu.name;
-  if (starts_with(n, "H100") || starts_with(n, "H200") || starts_with(n, "GH200"))
+  if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200"))
     return {ConstantsOrigin::measured, 0.06, 0.09,
             "PyTorch profiler traces and steps on an H100 and an H200 (tests/data/h100, tests/data/h200)"};
-  if (starts_with(n, "A100") || starts_with(n, "A800"))
+  if (n.starts_with("A100") || n.starts_with("A800"))
     return {ConstantsOrigin::published, 0.09, 0.15,
             "Megatron-LM's published A100 runs (SC'21 Table 1, within 10%); no trace of this GPU"};
-  if (starts_with(n, "V100"))
+  if (n.starts_with("V100"))
     return {ConstantsOrigin::carried, 0.25, 0.45,
             "its GEMM ceiling from published cuBLAS benchmarks, the rest another generation's; no step checked"};
-  if (starts_with(n, "T4"))
+  if (n.starts_with("T4"))
     return {ConstantsOrigin::carried, 0.25, 0.45,
             "its memory efficiency from published copies, the rest another generation's; no step checked"};
   if (gpu.compute_capability > 0)

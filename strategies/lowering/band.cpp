@@ -14,7 +14,7 @@ double unmeasured_attention_share(const GpuSpec& gpu, const models::Workload& wo
                                   const costmodel::ComputeModel& compute, std::string& kernel_name)
 {
   const costmodel::KernelConstants c = compute.constants(gpu);
-  if (c.attention_ceiling > 0)
+  if (costmodel::attention_fitted(c))
     return 0;
   const double samples = plan.micro_batch.empty() ? 1.0 : static_cast<double>(plan.micro_batch.front());
   for (const models::Layer& layer : workload.layers) {
