@@ -81,13 +81,15 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
       JsonInput entry = kernels->at(gpu);
       entry.allow_only({"gemm_ceiling", "memory_efficiency", "tile_m", "tile_n", "k_overhead", "launch_gap_s",
                         "host_dispatch_s", "unaligned_ceiling", "attention_ceiling",
-                        "attention_backward_ceiling", "attention_softmax_depth"});
-      KernelConstants c;
+                        "attention_backward_ceiling", "attention_softmax_depth", "unvectorized_bytes_per_sm_s"});
+      // What the file leaves out stays the GPU family's (a file written before a constant existed).
+      const GpuSpec* known = find_catalog_gpu(gpu);
+      KernelConstants c    = known ? kernel_constants(*known) : KernelConstants{};
       // Fractions of a catalog GPU's datasheet peak and bandwidth: no kernel runs faster than the hardware. A
       // device a cluster file describes has the figures its author wrote, which a fit may pass.
       c.gemm_ceiling      = entry.at("gemm_ceiling").positive_number();
       c.memory_efficiency = entry.at("memory_efficiency").positive_number();
-      if (find_catalog_gpu(gpu))
+      if (known)
         for (const char* fraction : {"gemm_ceiling", "memory_efficiency"})
           if (entry.at(fraction).positive_number() > 1)
             entry.at(fraction).fail("a fraction of " + gpu + "'s datasheet figure in (0, 1]");
@@ -109,6 +111,9 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
       }
       if (auto unaligned = entry.find("unaligned_ceiling"))
         c.unaligned_ceiling = bounded_number(*unaligned, 1, kPositive);
+      // No multiprocessor moves 100 GB/s on its own (a Hopper SM about 18 through PyTorch's unvectorized loops).
+      if (auto rate = entry.find("unvectorized_bytes_per_sm_s"))
+        c.unvectorized_bytes_per_sm_s = bounded_number(*rate, 1e11, kPositive);
       c.launch_gap_s    = bounded_number(entry.at("launch_gap_s"), 1);
       c.host_dispatch_s = bounded_number(entry.at("host_dispatch_s"), 1);
       calibration.kernels[gpu] = c;
@@ -203,6 +208,8 @@ nlohmann::json calibration_to_json(const Calibration& calibration)
                            {"host_dispatch_s", c.host_dispatch_s}};
     if (c.unaligned_ceiling > 0)
       out["kernels"][gpu]["unaligned_ceiling"] = c.unaligned_ceiling;
+    if (c.unvectorized_bytes_per_sm_s > 0)
+      out["kernels"][gpu]["unvectorized_bytes_per_sm_s"] = c.unvectorized_bytes_per_sm_s;
     if (c.attention_ceiling > 0 && c.attention_backward_ceiling > 0) {
       out["kernels"][gpu]["attention_ceiling"]          = c.attention_ceiling;
       out["kernels"][gpu]["attention_backward_ceiling"] = c.attention_backward_ceiling;

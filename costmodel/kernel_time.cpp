@@ -25,12 +25,31 @@ double depth_splits(const GpuSpec& gpu, double tiles, double k)
   return std::max(1.0, std::min(std::floor(gpu.multiprocessors / tiles), std::floor(k / 512)));
 }
 
+/// How much longer a causal attention kernel takes than its work spread evenly over the multiprocessors: query
+/// tile i of n computes i + 1 key tiles (backward: key tile j, n - j query tiles), one thread block each per
+/// sequence and head, so the kernel lasts at least its longest block's n tiles. With few sequences x heads
+/// (FlashAttention-2's paper, sec. 3.2: below about the SM count the GPU is not filled) the average load per
+/// SM, bh n (n + 1) / 2 tiles over the SMs, is less than that: GPT-2 medium's 16 heads at 1,024 tokens and one
+/// sequence give 4.4 tiles an SM against the longest block's 8: 1.83 times, as the H100 traces' attention at
+/// one sequence took 1.83 times the time per FLOP it took at sixteen. At four sequences (17.5 tiles an SM) they
+/// took 1.24 times, which this bound leaves out: the last wave's tail, which a fit to the papers' charts holds.
+double causal_imbalance(const GpuSpec& gpu, double flops, double sequence, double head_size, double tiles,
+                        bool backward)
+{
+  if (gpu.multiprocessors <= 0 || sequence <= 0 || head_size <= 0)
+    return 1;
+  const double forward_flops = backward ? flops / 2.5 : flops;
+  const double blocks_per_row = forward_flops / (4 * sequence * sequence * head_size); // sequences x heads
+  const double average_load   = blocks_per_row * tiles * (tiles + 1) / 2 / gpu.multiprocessors;
+  return average_load > 0 ? std::max(1.0, tiles / average_load) : 1;
+}
+
 } // namespace
 
 // The ceilings are the fraction of dense tensor-core peak that cuBLAS reaches on large fp16 products: about 0.8
 // on the A100 (Bekman's maximum achievable matmul table, ml-engineering: 271 of 312 TFLOP/s at its best shape,
 // a few percent less on ordinary ones), 0.67 on the V100 (below); lower on T4, which clocks down under its 70 W
-// cap (unmeasured); about 0.7 of H100's 989 TFLOP/s (the shared kernel sweep). Memory efficiency: STREAM-like
+// cap (unmeasured); 0.83 on Hopper (below). Memory efficiency: STREAM-like
 // copies reach 85-90% of datasheet bandwidth (BabelStream on V100 and A100). Tiles: cuBLAS' usual
 // 128 x 128 thread-block tile on Volta and Turing, 256 x 128 on Ampere and Hopper. Launch gap: a few
 // microseconds between dependent kernels on one stream; host dispatch: eager PyTorch spends on the order of
@@ -47,25 +66,40 @@ double depth_splits(const GpuSpec& gpu, double tiles, double k)
 // T4 and A100, bounds a kernel that cannot feed the tensor cores.
 // Attention kernels have figures of their own, per kernel and architecture: costmodel/attention_speed.cpp.
 // H100 streaming: c = a + b reaches 3.06 TB/s, 0.915 of 3.35, from 128 MB up (kernel_sweep.json).
+// Elementwise kernels that cannot load in vectors (mixed dtypes, broadcast operands): in the H100 GPT-2 traces
+// (16 sequences) PyTorch's unrolled_elementwise_kernel moves 2.35 TB/s of the H100's 3.35, and on the H200, whose
+// memory is 43% faster but whose 132 SMs and clock are the H100's, the Llama-3.2-1B trace's unrolled kernels move
+// 2.35 TB/s and its generic strided ones 2.45 (kernels of 16 MB or more, less the launch gap; tests/data): the
+// same rate on both, so the SMs set it: 17.8 GB/s per SM at 1.98 GHz, 9.0 bytes per SM and clock cycle.
+// Elsewhere that per-cycle figure is carried over at each GPU's boost clock (its datasheet), unmeasured.
+constexpr double kUnvectorizedBytesPerSmCycle = 9.0;
+
 KernelConstants kernel_constants(const GpuSpec& gpu)
 {
   KernelConstants c;
   const std::string& n = gpu.name;
   if (n.starts_with("V100")) {
+    c.unvectorized_bytes_per_sm_s = kUnvectorizedBytesPerSmCycle * 1.53e9;
     // cuBLAS' fp16 tensor-core GEMM on a V100: 83 TFLOP/s of 125 (Markidis et al., "NVIDIA Tensor Core
     // Programmability, Performance & Precision", IPDPSW 2018), and 84 through torch.matmul on square products
     // (chsasank/device-benchmarks): 0.67, where 0.8 had been carried over from the A100.
     c.gemm_ceiling = 0.67;
   } else if (n.starts_with("T4")) {
     c.gemm_ceiling = 0.55;
+    c.unvectorized_bytes_per_sm_s = kUnvectorizedBytesPerSmCycle * 1.59e9;
     // Device-to-device copies reach 240 of 320 GB/s on the T4's GDDR6 (CUDA's bandwidthTest and a torch copy,
     // both 240): 0.75, against HBM parts' 0.85.
     c.memory_efficiency = 0.75;
   } else if (n.starts_with("A100") || n.starts_with("A800") || n.starts_with("A40")) {
     c.gemm_ceiling = 0.8;
     c.tile_m       = 256;
+    c.unvectorized_bytes_per_sm_s = kUnvectorizedBytesPerSmCycle * 1.41e9;
   } else if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200")) {
-    c.gemm_ceiling      = 0.7;
+    // The training step's own products: 0.831 fitted to the H100 GPT-2 traces' 1,008 products of 20 us or
+    // more, 0.846 to the H200 Llama-3.2-1B trace's 486 (`hetsim calibrate` on tests/data). The kernel sweep's
+    // 187 compute-bound shapes give 0.74 time-weighted: many are narrower than a training step's.
+    c.gemm_ceiling      = 0.83;
+    c.unvectorized_bytes_per_sm_s = kUnvectorizedBytesPerSmCycle * 1.98e9;
     c.tile_m            = 256;
     c.unaligned_ceiling = 0.12;
     c.memory_efficiency = 0.915;
@@ -142,12 +176,20 @@ double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, models::A
   const double depth    = c.attention_softmax_depth > 0 ? c.attention_softmax_depth : speed.softmax_depth;
   const double keys       = sequence * (tiles + 1) / (2 * tiles); // what a query tile sees, on average
   const double efficiency = ceiling * head_size / (head_size + depth) * keys / (keys + speed.key_overhead);
-  return std::max(computed / (gpu.peak_flops(dtype) * efficiency), memory_seconds(gpu, c, bytes));
+  const double seconds    = computed / (gpu.peak_flops(dtype) * efficiency);
+  return std::max(seconds * causal_imbalance(gpu, flops, sequence, head_size, tiles, backward),
+                  memory_seconds(gpu, c, bytes));
 }
 
 double memory_seconds(const GpuSpec& gpu, const KernelConstants& c, double bytes)
 {
   return bytes / (gpu.memory_bandwidth_bytes_per_s * c.memory_efficiency);
+}
+
+double unvectorized_seconds(const GpuSpec& gpu, const KernelConstants& c, double bytes)
+{
+  const double issued = c.unvectorized_bytes_per_sm_s * gpu.multiprocessors;
+  return std::max(memory_seconds(gpu, c, bytes), issued > 0 ? bytes / issued : 0.0);
 }
 
 double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models::Kernel& kernel, Dtype dtype)
@@ -166,7 +208,7 @@ double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models
     return attention_seconds(gpu, c, attention_run(kernel.attention, gpu, kernel.explicit_mask).kernel, kernel.flops,
                              kernel.m, kernel.k, kernel.backward, dtype, bytes);
   case models::Kernel::Kind::stream:
-    return memory_seconds(gpu, c, bytes);
+    return kernel.vectorized ? memory_seconds(gpu, c, bytes) : unvectorized_seconds(gpu, c, bytes);
   }
   return 0;
 }

@@ -28,6 +28,10 @@ struct KernelConstants {
   /// elements): the library cannot use its tensor-core kernels' vector loads and falls back. Negative: no
   /// such fallback (a CPU).
   double unaligned_ceiling = 0.25;
+  /// Bytes per second one multiprocessor moves through PyTorch's elementwise kernels that cannot load in vectors
+  /// (mixed dtypes, broadcast or strided operands: models::Kernel::vectorized): issue-bound, so the rate follows
+  /// the multiprocessors and their clock, not the memory. 0: no such limit.
+  double unvectorized_bytes_per_sm_s = 0;
   double launch_gap_s      = 3e-6;  ///< device idle between two back-to-back kernels
   double host_dispatch_s   = 28e-6; ///< host time to issue one kernel from the framework (eager PyTorch)
 };
@@ -53,6 +57,9 @@ double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, models::A
                          double sequence, double head_size, bool backward, Dtype dtype, double bytes);
 /// A kernel that streams `bytes` through memory.
 double memory_seconds(const GpuSpec& gpu, const KernelConstants& c, double bytes);
+/// The same on an elementwise path that loads one element at a time: the slower of the memory and the
+/// multiprocessors' rate.
+double unvectorized_seconds(const GpuSpec& gpu, const KernelConstants& c, double bytes);
 
 /// Device time of one kernel (without its launch gap); its bytes are 16-bit, rescaled for `dtype`.
 double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models::Kernel& kernel, Dtype dtype);

@@ -94,7 +94,14 @@ std::vector<Kernel> priced_kernels(const Operator& op, int tp, double samples, b
       kernel.bytes       += table;
       kernel.tensor_bytes = std::max(kernel.tensor_bytes, table);
     }
-    return {kernel};
+    const double share = backward ? op.unvectorized_share_backward : op.unvectorized_share_forward;
+    if (share <= 0)
+      return {kernel};
+    Kernel unvectorized      = kernel;
+    unvectorized.bytes       = kernel.bytes * share;
+    unvectorized.vectorized  = false;
+    kernel.bytes            -= unvectorized.bytes;
+    return {kernel, unvectorized};
   }
   }
   return {};
@@ -113,7 +120,16 @@ std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples,
     cast.name         = op.name + ".cast";
     cast.bytes        = cast_bytes;
     cast.tensor_bytes = cast_bytes * 4 / 6; // the fp32 side of a 6-byte-per-element copy
+    // fp32 to 16-bit loads in vectors (vectorized_elementwise_kernel in the H100 and H200 traces); 16-bit up to
+    // fp32 does not (unrolled_elementwise_kernel, at half the rate or less).
+    cast.vectorized = !backward;
     kernels.push_back(cast);
+  }
+  if (backward && op.gradient_sum_bytes_per_sample > 0) {
+    Kernel sum;
+    sum.name  = op.name + ".gradient_sum";
+    sum.bytes = op.gradient_sum_bytes_per_sample * samples / divisor;
+    kernels.push_back(sum);
   }
   for (Kernel& kernel : kernels)
     kernel.backward = backward;

@@ -64,6 +64,16 @@ struct Operator {
   /// per pass the bytes its weight casts move; backward casts the gradients back, the same again. Priced as
   /// one more memory-bound kernel.
   double cast_bytes_per_sample = 0, cast_fixed_bytes = 0;
+  /// Eager PyTorch, backward: bytes per sample of autograd's sums of the gradients of a tensor that several
+  /// operations read (each further reader's gradient is added into the first's: torch/csrc/autograd/
+  /// input_buffer.cpp), two read and one written per sum. Priced as one more memory-bound kernel.
+  double gradient_sum_bytes_per_sample = 0;
+  /// Eager PyTorch: the share of bytes_per_sample its kernels move on PyTorch's elementwise paths that cannot
+  /// load in vectors: operands of mixed dtypes, cast an element at a time (CUDALoops.cuh's
+  /// unrolled_elementwise_kernel), and broadcast or strided ones, indexed an element at a time (its generic
+  /// elementwise_kernel). The multiprocessors, not the memory, set their pace (costmodel/kernel_time.hpp).
+  /// Forward and backward apart: a mixed-dtype sum's gradient is a cast down, which loads in vectors.
+  double unvectorized_share_forward = 0, unvectorized_share_backward = 0;
   /// Megatron's selective recompute (Korthikanti et al. 2022, sec. 5) reruns this operator's forward in backward
   /// rather than keep what it saves: the sequence x sequence part of non-fused attention...
   bool selectively_recomputed = false;
@@ -118,6 +128,9 @@ struct Kernel {
   bool weight_gradient = false;
   /// A backward pass's kernel: fused attention's backward is its own kernel, at its own efficiency.
   bool backward = false;
+  /// A stream PyTorch runs on a path that loads in vectors; false: one element at a time
+  /// (Operator::unvectorized_share, and backward's casts of gradients up to fp32).
+  bool vectorized = true;
   /// Fused attention: the kernel asked for and whether it is handed an explicit mask (Operator::attention).
   AttentionKernel attention = AttentionKernel::framework_default;
   bool explicit_mask        = false;

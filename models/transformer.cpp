@@ -90,6 +90,8 @@ void make_eager_linear(Operator& op, const TransformerShape& shape, double modul
     op.cast_bytes_per_sample  = modules * 6 * op.m * op.k; // fp32 read, 16-bit written
     op.saved_bytes_per_sample = modules * 2 * op.m * op.k; // each call's own 16-bit copy
   }
+  // q, k and v read one input: backward sums their three input gradients, fp32 where each cast it.
+  op.gradient_sum_bytes_per_sample = (modules - 1) * 3 * (casts_input ? 4 : 2) * op.m * op.k;
   if (shape.autocast)
     op.cast_fixed_bytes = 6 * op.n * op.k * std::max(1.0, op.experts); // weights, fp32 read, 16-bit written
 }
@@ -127,6 +129,11 @@ Operator gelu(std::string name, const TransformerShape& shape, double elements)
   Operator op = shape.autocast ? memory_bound(std::move(name), TensorSplit::heads, 70 * elements, 4 * elements, 14 * elements)
                                : memory_bound(std::move(name), TensorSplit::heads, 36 * elements, 2 * elements, 8 * elements);
   make_eager(op, shape, shape.autocast ? 10 : 8, 15);
+  if (shape.eager && shape.autocast) {
+    // Of the 70 bytes: x cast up for pow (6), x + 0.044715x^3 and 0.5x(1 + tanh) each mixing the 16-bit x or 0.5x
+    // with fp32 (10 each) run unvectorized (the H100 GPT-2 traces' mixed-dtype mul and add); the rest is fp32.
+    op.unvectorized_share_forward = op.unvectorized_share_backward = 26.0 / 70;
+  }
   return op;
 }
 
@@ -147,8 +154,33 @@ Operator norm(std::string name, const TransformerShape& shape, bool with_params 
     op.bytes_per_sample       = (shape.autocast ? 28 : 36) * d.s * d.h;
     op.saved_bytes_per_sample = (shape.autocast ? 8 : 6) * d.s * d.h;
     make_eager(op, shape, shape.autocast ? 6 : 8, 10);
+    // x * rsqrt(mean) broadcasts a value per token over the row and weight * x a row over the tokens (8 + 8 of
+    // the 28 bytes under autocast); on a 16-bit stream also the cast up (6 + 8 + 4 of 36). Backward repeats the
+    // broadcast products.
+    op.unvectorized_share_forward = op.unvectorized_share_backward = shape.autocast ? 16.0 / 28 : 18.0 / 36;
+    op.gradient_sum_bytes_per_sample = 12 * d.s * d.h; // pow and the product both read the fp32 x
   } else {
     make_eager(op, shape, 1, 2);
+  }
+  return op;
+}
+
+/// Qwen3's q_norm and k_norm: RMSNorm over each head of the 16-bit queries and keys, `width` of them per token,
+/// each norm a scale of one head's width. Eager PyTorch runs it as Hugging Face's RMSNorm expression on a 16-bit
+/// input (the cast up, pow, mean, rsqrt and two products: 36 bytes per element, 18 of them unvectorized), keeps
+/// the fp32 input and the normalised value and sums the fp32 x's two gradients; fused, it reads and writes once.
+Operator qk_norm(const TransformerShape& shape, double width)
+{
+  const Dims d = dims_of(shape);
+  Operator op  = memory_bound("qk_norm", TensorSplit::heads, 4 * d.s * width, 2 * d.s * width, 2 * d.s * width,
+                              2 * shape.head_width());
+  op.tensors   = 2;
+  if (shape.eager) {
+    op.bytes_per_sample              = 36 * d.s * width;
+    op.saved_bytes_per_sample        = 6 * d.s * width;
+    op.gradient_sum_bytes_per_sample = 12 * d.s * width;
+    op.unvectorized_share_forward = op.unvectorized_share_backward = 18.0 / 36;
+    make_eager(op, shape, 2 * 8, 2 * 10); // the two norms
   }
   return op;
 }
@@ -168,6 +200,10 @@ Operator dropout_add(std::string name, const TransformerShape& shape)
                                       (dropout ? 5 : 0) * d.s * d.h + (2 + 2 * r) * d.s * d.h, r * d.s * d.h,
                                       dropout ? d.s * d.h : 0);
   make_eager(op, shape, dropout ? 2 : 1, dropout ? 3 : 2);
+  // Under autocast the 16-bit branch adds onto the fp32 stream: mixed dtypes, unvectorized (2 + 2r of the
+  // bytes). Its gradient casts down, vectorized.
+  if (shape.autocast)
+    op.unvectorized_share_forward = (2 + 2 * r) / ((dropout ? 5 : 0) + 2 + 2 * r);
   return op;
 }
 
@@ -332,13 +368,21 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
       shape.family == "gpt2" || shape.family == "gpt_neox" || shape.family == "falcon" || shape.family == "mpt";
   make_eager_linear(qkv, shape, one_module ? 1 : 3, true);
   ops.push_back(qkv);
+  if (shape.qk_norm)
+    ops.push_back(qk_norm(shape, d.q + d.kv));
   if (rotary) { // rotates Q and K in place
     Operator rotate = memory_bound("rotary", TensorSplit::heads, 4 * d.s * (d.q + d.kv),
                                    stream_bytes(shape) * d.s * (d.q + d.kv), 0);
     // Hugging Face's apply_rotary_pos_emb: x * cos + rotate_half(x) * sin (neg, cat, two products, a sum) on
     // the queries and the keys, in fp32 under autocast (cos and sin follow the fp32 stream).
-    if (shape.eager)
-      rotate.bytes_per_sample = (shape.autocast ? 32 : 18) * d.s * (d.q + d.kv);
+    // x * cos and rotate_half(x) * sin broadcast cos and sin over the heads (and mix a 16-bit x with fp32 ones
+    // under autocast), and rotate_half's neg reads a strided half: 16 of the 32 bytes (10 of 18 on 16 bits).
+    if (shape.eager) {
+      rotate.bytes_per_sample       = (shape.autocast ? 32 : 18) * d.s * (d.q + d.kv);
+      rotate.unvectorized_share_forward = rotate.unvectorized_share_backward = shape.autocast ? 16.0 / 32 : 10.0 / 18;
+      rotate.gradient_sum_bytes_per_sample = 6 * d.s * (d.q + d.kv); // x * cos and rotate_half(x) read the 16-bit x
+
+    }
     make_eager(rotate, shape, 10, 12);
     ops.push_back(rotate);
   }
@@ -365,6 +409,8 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
     ops.push_back(gate);
     Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases);
     make_eager_linear(up, shape, 1, true); // under autocast, a copy of its own
+    if (shape.eager) // the gate's and its input gradients summed, fp32 where each cast its own copy
+      up.gradient_sum_bytes_per_sample = 3 * (shape.autocast ? 4 : 2) * d.s * d.h;
     ops.push_back(up);
     // SiLU(gate) * up: reads both, writes the product; keeps gate output, SiLU output and up output. Eager
     // PyTorch runs the SiLU and the product apart: 10 bytes per element.

@@ -66,6 +66,9 @@ struct TransformerShape {
   bool shared_block_norm = false;
   /// Gemma-2: each sublayer's output is normalised too before its residual add (four norms per block).
   bool sandwich_norms = false;
+  /// Qwen3, Qwen3-MoE, Gemma 3: an RMSNorm over each head's queries and keys (q_norm, k_norm, of head_dim each)
+  /// before the rotary embedding.
+  bool qk_norm = false;
   bool pooler          = false; ///< bert: dense + tanh on the first token
   bool flash_attention = false; ///< fused attention keeps no seq x seq score matrices for backward
   /// The fused attention kernel the file names ("attention"); framework_default: the framework's (SDPA under

@@ -121,6 +121,16 @@ double elementwise_bytes(const ProfiledKernel& kernel)
   return kernel.op == "aten::copy_" ? total : total + largest * widest;
 }
 
+/// Whether PyTorch ran an elementwise call on its vectorized path: its unrolled (mixed dtypes) and generic
+/// (broadcast, strided) kernels load an element at a time (aten/src/ATen/native/cuda/CUDALoops.cuh).
+bool loads_in_vectors(const ProfiledKernel& kernel)
+{
+  const bool unrolled = kernel.name.find("unrolled_elementwise_kernel") != std::string::npos;
+  const bool generic  = kernel.name.find("elementwise_kernel<") != std::string::npos &&
+                       kernel.name.find("vectorized_elementwise_kernel") == std::string::npos;
+  return !unrolled && !generic;
+}
+
 double quantile(std::vector<double> values, double q)
 {
   if (values.empty())
@@ -253,23 +263,42 @@ PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace
     }
   }
 
-  // Streaming: large elementwise passes at the memory efficiency.
-  std::vector<std::pair<double, double>> streams; // (measured, bytes)
-  double stream_bytes = 0, stream_s = 0;
+  // Streaming: large elementwise passes, those that load in vectors at the memory efficiency, the others at the
+  // multiprocessors' unvectorized rate (each a property of the GPU and PyTorch, whatever model runs them).
+  std::vector<std::pair<double, double>> streams, unvectorized; // (measured, bytes)
+  double stream_bytes = 0, stream_s = 0, unvectorized_bytes = 0, unvectorized_s = 0;
   for (const Call& call : calls_of(traces, ProfiledKind::memory)) {
     const double bytes = elementwise_bytes(*call.first);
     if (bytes < kStreamingBytes)
       continue;
-    streams.push_back({call.seconds, bytes});
-    stream_bytes += bytes;
-    stream_s += call.seconds;
+    if (loads_in_vectors(*call.first)) {
+      streams.push_back({call.seconds, bytes});
+      stream_bytes += bytes;
+      stream_s += call.seconds;
+    } else {
+      unvectorized.push_back({call.seconds, bytes});
+      unvectorized_bytes += bytes;
+      unvectorized_s += call.seconds;
+    }
   }
   if (streams.size() >= 3) {
     c.memory_efficiency = std::min(1.0, stream_bytes / (stream_s * gpu.memory_bandwidth_bytes_per_s));
     fit.notes.push_back(fitted_line("memory efficiency", c.memory_efficiency, streams.size(),
-                                    "elementwise passes of 64 MB or more"));
+                                    "vectorized elementwise passes of 64 MB or more"));
   } else {
-    fit.notes.push_back("memory efficiency kept at the family's: fewer than 3 elementwise passes of 64 MB or more");
+    fit.notes.push_back("memory efficiency kept at the family's: fewer than 3 vectorized elementwise passes of "
+                        "64 MB or more");
+  }
+  // Bounded by the memory: a rate past what the memory moves would not show in a step.
+  if (unvectorized.size() >= 3 && gpu.multiprocessors > 0) {
+    const double rate = std::min(unvectorized_bytes / unvectorized_s,
+                                 gpu.memory_bandwidth_bytes_per_s * c.memory_efficiency);
+    c.unvectorized_bytes_per_sm_s = rate / gpu.multiprocessors;
+    fit.notes.push_back(fitted_line("unvectorized bytes per SM and second", c.unvectorized_bytes_per_sm_s,
+                                    unvectorized.size(), "unvectorized elementwise passes of 64 MB or more"));
+  } else {
+    fit.notes.push_back("unvectorized rate kept at the family's: fewer than 3 unvectorized elementwise passes of "
+                        "64 MB or more");
   }
   fit.notes.push_back("launch gap and host dispatch kept at the family's: the profiler's bookkeeping slows the host "
                       "it traces (about twice on the GPT-2 traces), so its host times overstate an unprofiled step");
@@ -294,6 +323,9 @@ PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace
   for (auto& [measured, bytes] : streams)
     bytes = costmodel::memory_seconds(gpu, c, bytes);
   add_spread(fit, "memory", streams);
+  for (auto& [measured, bytes] : unvectorized)
+    bytes = costmodel::unvectorized_seconds(gpu, c, bytes);
+  add_spread(fit, "memory (unvectorized)", unvectorized);
   return fit;
 }
 

@@ -27,7 +27,8 @@ struct PytorchFit {
   costmodel::KernelConstants constants;
   /// One line per constant: fitted from how many kernels, or kept at the family's value and why.
   std::vector<std::string> notes;
-  std::map<std::string, KindSpread> spread; ///< by kind: "matmul", "matmul (unaligned)", "attention", "memory"
+  /// by kind: "matmul", "matmul (unaligned)", "attention", "memory", "memory (unvectorized)"
+  std::map<std::string, KindSpread> spread;
   /// Tokens per micro-batch (batch x sequence of the attention calls' queries): what the fit covered; 0 when
   /// the traces show no attention.
   double min_tokens = 0, max_tokens = 0;
@@ -35,8 +36,9 @@ struct PytorchFit {
 
 /// Fits `gpu`'s constants to the kernels of `traces`, starting from `start` (the family's): the matrix-product
 /// ceiling (aligned products that take 20 us or more, compute-bound in the model), the unaligned products'
-/// ceiling, fused attention's ceiling, and the memory efficiency (elementwise kernels moving 64 MB or more). A
-/// ceiling stays at most 1 (the unaligned one at most the aligned one), the memory efficiency at most 1. The
+/// ceiling, fused attention's ceiling, the memory efficiency (vectorized elementwise kernels moving 64 MB or more)
+/// and the unvectorized elementwise rate (the others). A ceiling stays at most 1 (the unaligned one at most the
+/// aligned one), the memory efficiency at most 1, the unvectorized rate at most the memory's. The
 /// launch gap and the host's dispatch keep the family's value: the profiler's own bookkeeping slows the host
 /// (about twice, on the shared GPT-2 traces), so its timings would overstate them.
 PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace>& traces,
