@@ -41,6 +41,9 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
                            "simulated");
   if (shape.latent_attention())
     refuse_model_field(inputs, "kv_lora_rank", "multi-latent attention has no " + kWho + " flag");
+  if (shape.qk_norm)
+    refuse_model_field(inputs, "model_type",
+                       shape.type_name() + "'s norms on the queries and keys have no " + kWho + " flag");
   if (shape.qkv_bias && !shape.biases)
     refuse_model_field(inputs, "model_type",
                        shape.type_name() + "'s biases on the query, key and value alone have no " + kWho +

@@ -132,6 +132,22 @@ void read_qwen2(const JsonInput& config, TransformerShape& shape)
   shape.qkv_bias = true;
 }
 
+/// Qwen3: Llama's layout (no biases unless attention_bias) with an RMSNorm on each head's queries and keys, and a
+/// head_dim of its own (modeling_qwen3.py: Qwen3Attention's q_norm and k_norm).
+void read_qwen3(const JsonInput& config, TransformerShape& shape)
+{
+  read_llama(config, shape);
+  shape.qk_norm = true;
+}
+
+/// SmolLM3: Llama's layout, tied embeddings unless said (SmolLM3Config). Its NoPE blocks (no_rope_layers: every
+/// fourth skips the rotary embedding) are priced with it, a rotary pass too many on a quarter of the blocks.
+void read_smollm3(const JsonInput& config, TransformerShape& shape)
+{
+  read_llama(config, shape);
+  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
+}
+
 /// Gemma: Llama's layout with a GeGLU MLP (same weights as SwiGLU), tied embeddings by default and a head width
 /// of its own; Gemma-2 also normalises each sublayer's output.
 void read_gemma(const JsonInput& config, TransformerShape& shape)
@@ -144,6 +160,15 @@ void read_gemma2(const JsonInput& config, TransformerShape& shape)
 {
   read_gemma(config, shape);
   shape.sandwich_norms = true;
+}
+
+/// Gemma 3's text model: Gemma-2's four norms per block and a norm on each head's queries and keys
+/// (modeling_gemma3.py: Gemma3Attention's q_norm, k_norm). Its local blocks' window is sliding_window, as
+/// Gemma-2's.
+void read_gemma3(const JsonInput& config, TransformerShape& shape)
+{
+  read_gemma2(config, shape);
+  shape.qk_norm = true;
 }
 
 /// Top-k out of `experts`, read from `key`.
@@ -201,6 +226,20 @@ void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
   shape.shared_expert_intermediate = size_or(config, "shared_expert_intermediate_size", 5632);
   shape.shared_expert_gate         = true;
   shape.sparse_step                = size_or(config, "decoder_sparse_step", 1);
+  read_router(config, shape);
+  if (auto dense = config.find("mlp_only_layers"); dense && !dense->value().empty())
+    dense->fail("[] (dense blocks listed by index are not modelled; decoder_sparse_step chooses them)");
+}
+
+/// Qwen3-MoE: Qwen3's attention (q and k norms, no biases) and Qwen2-MoE's sparse blocks without the shared
+/// expert (modeling_qwen3_moe.py: Qwen3MoeSparseMoeBlock). Defaults are Qwen3MoeConfig's.
+void read_qwen3_moe(const JsonInput& config, TransformerShape& shape)
+{
+  read_qwen3(config, shape);
+  shape.experts             = size_or(config, "num_experts", 128);
+  shape.experts_per_token   = read_experts_per_token(config, "num_experts_per_tok", 8, shape.experts);
+  shape.expert_intermediate = size_or(config, "moe_intermediate_size", 768);
+  shape.sparse_step         = size_or(config, "decoder_sparse_step", 1);
   read_router(config, shape);
   if (auto dense = config.find("mlp_only_layers"); dense && !dense->value().empty())
     dense->fail("[] (dense blocks listed by index are not modelled; decoder_sparse_step chooses them)");
@@ -387,12 +426,18 @@ constexpr std::array kFamilies{
     Family{"llama", "Llama", "llama", read_llama, true},
     Family{"mistral", "Mistral", "llama", read_llama, true},
     Family{"phi3", "Phi3", "llama", read_llama, true},
+    Family{"qwen3_moe", "Qwen3Moe", "llama", read_qwen3_moe, true}, // before Qwen3, whose prefix it starts with
+    Family{"qwen3", "Qwen3", "llama", read_qwen3, true},
     Family{"qwen2_moe", "Qwen2Moe", "llama", read_qwen2_moe, true},
     Family{"qwen2", "Qwen2", "llama", read_qwen2, true},
     Family{"mixtral", "Mixtral", "llama", read_mixtral, true},
     Family{"deepseek_v2", "DeepseekV2", "llama", read_deepseek, true},
     Family{"deepseek_v3", "DeepseekV3", "llama", read_deepseek, true},
-    Family{"gemma2", "Gemma2", "llama", read_gemma2, true}, // before Gemma, whose prefix it starts with
+    // Granite's four multipliers (embeddings, attention scale, residuals, logits) change no cost.
+    Family{"granite", "Granite", "llama", read_llama, true},
+    Family{"smollm3", "SmolLM3", "llama", read_smollm3, true},
+    Family{"gemma3_text", "Gemma3", "llama", read_gemma3, true}, // before Gemma, whose prefix it starts with
+    Family{"gemma2", "Gemma2", "llama", read_gemma2, true},
     Family{"gemma", "Gemma", "llama", read_gemma, true},
     Family{"falcon", "Falcon", "falcon", read_falcon, true},
     Family{"gpt_neox", "GPTNeoX", "gpt_neox", read_gpt_neox, true},
@@ -409,7 +454,7 @@ constexpr std::string_view kLayerListHint =
 
 bool is_mixture_of_experts(std::string_view type)
 {
-  return type == "qwen3_moe" || type == "dbrx" || type == "olmoe";
+  return type == "dbrx" || type == "olmoe";
 }
 
 const Family& find_family(const JsonInput& config)

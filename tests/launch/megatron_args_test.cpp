@@ -177,6 +177,13 @@ TEST_CASE("a head width other than hidden / heads and query-key-value biases alo
   flags = launched_megatron(plain.inputs());
   CHECK(flags.count("--kv-channels") == 0);
   CHECK(flags.count("--add-qkv-bias") == 0);
+  CHECK(flags.count("--qk-layernorm") == 0);
+
+  ExportCase qwen3(1, 1, 16); // norms on each head's queries and keys: Megatron-Core's q_layernorm, k_layernorm
+  auto normed    = models::testing::gpt_shape();
+  normed.qk_norm = true;
+  qwen3.workload = models::build_transformer(normed);
+  CHECK(launched_megatron(qwen3.inputs()).count("--qk-layernorm") == 1);
 }
 
 TEST_CASE("the checks hold Megatron-LM's own objections: its parser's list, validate_args and its config classes")

@@ -171,6 +171,7 @@ TEST_CASE("a Hugging Face model Megatron-DeepSpeed cannot build is refused namin
   // Both read as the llama family; the message names what the file says.
   refused("qwen2-7b.json", "model_type: qwen2's biases on the query, key and value alone");
   refused("mixtral-8x7b.json", "model_type: mixtral is a mixture of experts");
+  refused("qwen3-8b.json", "model_type: qwen3's norms on the queries and keys have no");
 }
 
 TEST_CASE("the checks hold Megatron-DeepSpeed's own objections: its parser's list and validate_args, one rule at a "

@@ -63,6 +63,7 @@ models::TransformerShape shape_from(const std::map<std::string, std::string>& fl
   shape.rms_norm        = flags.count("--normalization") && flags.at("--normalization") == "RMSNorm";
   shape.biases          = flags.count("--disable-bias-linear") == 0;
   shape.qkv_bias        = flags.count("--add-qkv-bias") == 1;
+  shape.qk_norm         = flags.count("--qk-layernorm") == 1;
   shape.tied_embeddings = flags.count("--untie-embeddings-and-output-weights") == 0;
   if (flags.count("--multi-latent-attention")) {
     shape.q_lora_rank      = number(flags, "--q-lora-rank", 0);
@@ -95,6 +96,7 @@ TEST_CASE("every Hugging Face fixture round-trips through Megatron-LM's model ar
       {"bert-base-uncased.json", "model_type: bert"},
       {"gemma-2-9b.json", "hidden_activation: a GeLU-gated MLP (GeGLU)"},
       {"gemma-2b.json", "hidden_activation: a GeLU-gated MLP (GeGLU)"},
+      {"gemma-3-1b-it.json", "hidden_activation: a GeLU-gated MLP (GeGLU)"},
       {"qwen2-moe-57b-a14b.json", "model_type: qwen2_moe's shared-expert gate"},
       {"opt-125m.json", "activation_function: relu"},
       {"pythia-1b.json", "model_type: gpt_neox's attention and MLP run in parallel"},

@@ -40,6 +40,8 @@ TEST_CASE("every family's parameter count is within 1% of the published size")
       {"gpt2.json", 124'439'808},           {"gpt2-medium.json", 354'823'168},
       {"bert-base-uncased.json", 109'482'240}, {"gemma-2b.json", 2'506'172'416},
       {"pythia-1b.json", 1'011'781'632},      {"opt-125m.json", 125'239'296},
+      {"qwen3-8b.json", 8'190'735'360},     {"smollm3-3b.json", 3'075'098'624},
+      {"granite-3.3-8b-instruct.json", 8'170'864'640}, {"gemma-3-1b-it.json", 999'885'952},
   };
   for (const Published& model : models) {
     CAPTURE(model.file);
@@ -258,4 +260,39 @@ TEST_CASE("MPT's options Hugging Face's MptModel does not have are refused in on
                        "mpt.json: attn_config.alibi: expected true (Hugging Face's MptModel has ALiBi positions only), "
                        "got boolean",
                        hetsim::InputError);
+}
+
+TEST_CASE("Qwen3 and Qwen3-MoE: a norm on each head's queries and keys, a head width of its own, no shared expert")
+{
+  // Qwen3-8B: 4,096 wide but 32 heads of 128 and 8 key-value heads; q_norm and k_norm of 128 each per block.
+  const Workload qwen3 = load_workload(fixture("qwen3-8b.json"));
+  REQUIRE(qwen3.shape);
+  CHECK(qwen3.shape->qk_norm);
+  CHECK(qwen3.shape->head_width() == 128);
+  const auto& block = qwen3.layers[1].operators;
+  const auto norm = std::find_if(block.begin(), block.end(), [](const Operator& op) { return op.name == "qk_norm"; });
+  REQUIRE(norm != block.end());
+  CHECK(norm->params == 256);
+  // The model card's 6.95B without the embeddings: 36 blocks of 192,946,432 and the final norm.
+  CHECK(qwen3.total_params() - 2 * 151936.0 * 4096 == doctest::Approx(6'946'075'648.0).epsilon(1e-12));
+  // Qwen3-30B-A3B: 128 experts of 768, eight a token, every block sparse; the card's 30.5B total, 3.3B active.
+  const Workload moe = load_workload(fixture("qwen3-30b-a3b.json"));
+  REQUIRE(moe.shape);
+  CHECK(moe.shape->experts == 128);
+  CHECK(moe.shape->experts_per_token == 8);
+  CHECK(moe.shape->shared_expert_intermediate == 0);
+  CHECK(moe.total_params() == doctest::Approx(30.5e9).epsilon(0.01));
+  CHECK(moe.active_params() == doctest::Approx(3.3e9).epsilon(0.02));
+}
+
+TEST_CASE("Gemma 3's text model: Gemma-2's four norms per block and a norm on each head's queries and keys")
+{
+  // The Gemma 3 report's 1B: 302M embedding and 698M other parameters; 26 blocks of 26,842,112 here.
+  const Workload gemma3 = load_workload(fixture("gemma-3-1b-it.json"));
+  REQUIRE(gemma3.shape);
+  CHECK(gemma3.shape->qk_norm);
+  CHECK(gemma3.shape->sandwich_norms);
+  CHECK(gemma3.shape->tied_embeddings);
+  CHECK(gemma3.shape->head_width() == 256);
+  CHECK(gemma3.total_params() == doctest::Approx(262144.0 * 1152 + 26 * 26'842'112.0 + 1152).epsilon(1e-12));
 }
