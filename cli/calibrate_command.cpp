@@ -11,7 +11,10 @@
 #include "traces/kernel_fit.hpp"
 #include "traces/pytorch_fit.hpp"
 #include "traces/pytorch_trace.hpp"
+#include "traces/pytorch_validate.hpp"
+#include "sim/simulate/simulate.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -86,6 +89,59 @@ std::map<std::string, costmodel::KernelConstants> fit_kernels(const std::vector<
   return traces::fit_kernel_constants(runs, &skipped);
 }
 
+/// With --plan (and --model, --cluster): each traced model family's memory-bound time against the model's, once
+/// the GPU's constants are fitted, as that family's elementwise scale (costmodel::FamilyCalibration). What the
+/// GPU's kernels explain stays with the GPU; what the family's operators leave out stays with the family.
+void fit_families(const CalibrateOptions& options, costmodel::Calibration& calibration)
+{
+  if (options.cluster.empty() || options.models.empty())
+    throw InputError("calibrate: --plan with PyTorch profiler traces needs --cluster and --model (the traced runs "
+                     "are simulated to find what the model's operators leave out)");
+  if (options.plans.size() != options.traces.size() ||
+      (options.models.size() != 1 && options.models.size() != options.traces.size()))
+    throw InputError("calibrate: give one --plan per --trace and one --model for all or per --trace (got " +
+                     std::to_string(options.traces.size()) + " traces, " + std::to_string(options.plans.size()) +
+                     " plans, " + std::to_string(options.models.size()) + " models)");
+  struct Sums {
+    double measured = 0, predicted = 0;
+    std::string gpu;
+    int traces = 0;
+  };
+  std::map<std::string, Sums> by_type;
+  for (std::size_t i = 0; i < options.traces.size(); ++i) {
+    const std::string& model = options.models[options.models.size() == 1 ? 0 : i];
+    const MeasuredRun run    = load_measured_run(options.cluster, model, options.plans[i], 1, &calibration);
+    const Scenario& scenario = *run.scenario;
+    if (!scenario.workload.shape || !scenario.workload.shape->eager)
+      throw InputError("calibrate: " + model + ": a family's elementwise work is fitted for a Hugging Face config "
+                       "run by eager modules (a plan of framework fsdp or deepspeed)");
+    sim::SimOptions sim_options;
+    sim_options.calibration = &calibration;
+    sim_options.exact       = true;
+    const sim::SimResult result = sim::simulate(scenario.plan, scenario.problem, run.schedule, sim_options);
+    const auto [measured, predicted] = traces::memory_bound_seconds(traces::compare_pytorch_trace(
+        traces::read_pytorch_trace(options.traces[i]), result.trace, run.schedule, scenario.cluster,
+        scenario.workload, costmodel::ComputeModel(&calibration), scenario.plan.dtype));
+    Sums& sums = by_type[scenario.workload.shape->type_name()];
+    sums.measured += measured;
+    sums.predicted += predicted;
+    sums.gpu = scenario.cluster.gpu_of(0).name;
+    ++sums.traces;
+  }
+  for (const auto& [type, sums] : by_type) {
+    if (sums.predicted <= 0 || sums.measured <= 0)
+      throw InputError("calibrate: the traces of " + type + " show no memory-bound kernels to fit its family to");
+    costmodel::FamilyCalibration& family = calibration.families[type];
+    family.elementwise_scale             = std::clamp(sums.measured / sums.predicted, 0.25, 4.0);
+    family.fitted_on                     = sums.gpu;
+    family.traces                        = sums.traces;
+    std::printf("%s: memory-bound kernels %.3g times the model's (%.4g s measured, %.4g s modelled a step, %d "
+                "trace%s on %s): what its operators leave out, for this family only\n",
+                type.c_str(), family.elementwise_scale, sums.measured, sums.predicted, sums.traces,
+                sums.traces == 1 ? "" : "s", sums.gpu.c_str());
+  }
+}
+
 /// Fits each GPU type's kernel constants to PyTorch profiler traces of it (one step of a framework's
 /// training, as torch.profiler records it), starting from the family's.
 costmodel::Calibration calibrate_from_pytorch(const CalibrateOptions& options)
@@ -149,9 +205,9 @@ int run_calibrate(const CalibrateOptions& options)
   if (profiled > 0) {
     if (profiled != options.traces.size())
       throw InputError("calibrate: give PyTorch profiler traces and HetSim's traces in separate calls");
+    costmodel::Calibration calibration = calibrate_from_pytorch(options);
     if (!options.plans.empty())
-      throw InputError("calibrate: --plan is for HetSim's own traces; a PyTorch profiler trace is read kernel by kernel");
-    const costmodel::Calibration calibration = calibrate_from_pytorch(options);
+      fit_families(options, calibration);
     write_file_atomically(options.out, costmodel::calibration_to_json(calibration).dump(1) + "\n");
     std::cout << "calibration written to " << options.out << '\n';
     return 0;
@@ -214,7 +270,9 @@ CommandRunner add_calibrate_command(CLI::App& app)
   command->add_option("--plan", options->plans,
                       "the plan each trace measured (repeat, in --trace order): the runs are replayed in the "
                       "simulator and each link class rescaled until the replay matches, so that links the "
-                      "calibration runs shared are not mistaken for slow ones");
+                      "calibration runs shared are not mistaken for slow ones; with PyTorch profiler traces, the "
+                      "traced model family's memory-bound kernels are fitted against the model's, for that family "
+                      "only");
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME (with --plan)");
   command->add_option("--model", options->models,
                       "model JSON file, or preset:NAME (with --plan): once for every run, or repeated in --trace "

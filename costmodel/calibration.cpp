@@ -51,7 +51,7 @@ double Calibration::efficiency(const std::string& gpu, double tokens) const
 Calibration calibration_from_json(const nlohmann::json& json, const std::string& origin)
 {
   JsonInput root(json, origin);
-  root.allow_only({"efficiency", "kernels", "links", "evidence"});
+  root.allow_only({"efficiency", "kernels", "links", "evidence", "families"});
   Calibration calibration;
   if (auto efficiency = root.find("efficiency")) {
     if (!efficiency->is_object())
@@ -158,6 +158,23 @@ Calibration calibration_from_json(const nlohmann::json& json, const std::string&
       calibration.links[name] = link;
     }
   }
+  if (auto families = root.find("families")) {
+    if (!families->is_object())
+      families->fail("an object mapping model types to {elementwise_scale, fitted_on, traces}");
+    for (const auto& [type, unused] : families->value().items()) {
+      JsonInput entry = families->at(type);
+      entry.allow_only({"elementwise_scale", "fitted_on", "traces"});
+      FamilyCalibration family;
+      // Kernels a family's operators leave out may double its elementwise time, not make it ten times: a factor
+      // past 4 or under 1/4 says the trace ran another model.
+      family.elementwise_scale = entry.at("elementwise_scale").positive_number();
+      if (family.elementwise_scale > 4 || family.elementwise_scale < 0.25)
+        entry.at("elementwise_scale").fail("a factor between 0.25 and 4");
+      family.fitted_on = entry.at("fitted_on").string();
+      family.traces    = entry.at("traces").positive_int();
+      calibration.families[type] = family;
+    }
+  }
   return calibration;
 }
 
@@ -222,6 +239,10 @@ nlohmann::json calibration_to_json(const Calibration& calibration)
     for (const auto& [kind, error] : e.errors)
       entry["errors"][kind] = {{"kernels", error.kernels}, {"median", error.median_error}, {"p90", error.p90_error}};
   }
+  for (const auto& [type, family] : calibration.families)
+    out["families"][type] = {{"elementwise_scale", family.elementwise_scale},
+                             {"fitted_on", family.fitted_on},
+                             {"traces", family.traces}};
   for (const auto& [name, link] : calibration.links)
     out["links"][name] = {{"alpha_s", link.alpha_s},
                           {"beta_seconds_per_byte", link.beta_seconds_per_byte},

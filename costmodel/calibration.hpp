@@ -39,6 +39,14 @@ struct CalibrationEvidence {
   std::map<std::string, FitError> errors; ///< by kind of kernel: "matmul", "attention", "memory", ...
 };
 
+/// What a model family's traces showed beyond the GPU's constants: its elementwise kernels against the model's
+/// (kernels its eager operators leave out), fitted after the GPU's constants and applied to that family only.
+struct FamilyCalibration {
+  double elementwise_scale = 1; ///< measured over modelled memory-bound time (elementwise and loss kernels)
+  std::string fitted_on;        ///< the GPU type of the traces
+  int traces = 0;
+};
+
 struct Calibration {
   /// GPU name -> (tokens, efficiency) points sorted by tokens.
   std::map<std::string, std::vector<std::pair<double, double>>> efficiency_points;
@@ -47,6 +55,8 @@ struct Calibration {
   std::map<std::string, KernelConstants> kernels;
   /// GPU name -> what its kernel constants were fitted to (PyTorch profiler traces), when known.
   std::map<std::string, CalibrationEvidence> evidence;
+  /// Model type ("llama", "gpt2": TransformerShape::type_name) -> its eager operators' missing elementwise work.
+  std::map<std::string, FamilyCalibration> families;
   /// "intra_node", "inter_node", "inter_region" -> fitted α, β.
   std::map<std::string, LinkCalibration> links;
 

@@ -48,9 +48,10 @@ double ComputeModel::modelled_layer_seconds(const GpuSpec& gpu, const models::Wo
       for (models::Kernel& kernel : models::operator_kernels(op, tp, samples, true, sequence_parallel))
         if (kernel.weight_gradient)
           kernels.push_back(std::move(kernel));
-    seconds = kernels_seconds(gpu, constants(gpu), kernels, dtype);
+    seconds = kernels_seconds(gpu, constants(gpu, workload), kernels, dtype);
   } else {
-    seconds = operators_seconds(gpu, constants(gpu), layer.operators, tp, samples, dtype, backward, sequence_parallel);
+    seconds = operators_seconds(gpu, constants(gpu, workload), layer.operators, tp, samples, dtype, backward,
+                                sequence_parallel);
   }
   std::lock_guard lock(cache_->mutex);
   cache_->seconds.emplace(key, seconds);
@@ -63,6 +64,15 @@ KernelConstants ComputeModel::constants(const GpuSpec& gpu) const
     if (auto it = calibration_->kernels.find(gpu.name); it != calibration_->kernels.end())
       return it->second;
   return kernel_constants(gpu);
+}
+
+KernelConstants ComputeModel::constants(const GpuSpec& gpu, const models::Workload& workload) const
+{
+  KernelConstants c = constants(gpu);
+  if (calibration_ && workload.shape && workload.shape->eager)
+    if (auto it = calibration_->families.find(workload.shape->type_name()); it != calibration_->families.end())
+      c.elementwise_scale = it->second.elementwise_scale;
+  return c;
 }
 
 double ComputeModel::layers_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
@@ -116,7 +126,7 @@ double ComputeModel::selective_recompute_seconds(const GpuSpec& gpu, const model
         rerun.push_back(op);
   if (rerun.empty())
     return 0;
-  return operators_seconds(gpu, constants(gpu), rerun, tp, samples, dtype, false, sequence_parallel);
+  return operators_seconds(gpu, constants(gpu, workload), rerun, tp, samples, dtype, false, sequence_parallel);
 }
 
 bool ComputeModel::profiled(const Cluster& cluster, const std::vector<int>& group, int tp) const

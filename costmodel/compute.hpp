@@ -58,6 +58,9 @@ public:
 
   /// The kernel constants of `gpu`: fitted by the calibration, or its family's (kernel_time.hpp).
   KernelConstants constants(const GpuSpec& gpu) const;
+  /// The same for `workload`'s layers: with the elementwise scale a calibration fitted to its model type, where
+  /// it runs as eager PyTorch (the traces' stack).
+  KernelConstants constants(const GpuSpec& gpu, const models::Workload& workload) const;
 
   /// The calibration behind the model, if any (its links' per-collective overheads serve the analytic estimate).
   const Calibration* calibration() const { return calibration_; }

@@ -208,7 +208,8 @@ double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models
     return attention_seconds(gpu, c, attention_run(kernel.attention, gpu, kernel.explicit_mask).kernel, kernel.flops,
                              kernel.m, kernel.k, kernel.backward, dtype, bytes);
   case models::Kernel::Kind::stream:
-    return kernel.vectorized ? memory_seconds(gpu, c, bytes) : unvectorized_seconds(gpu, c, bytes);
+    return c.elementwise_scale *
+           (kernel.vectorized ? memory_seconds(gpu, c, bytes) : unvectorized_seconds(gpu, c, bytes));
   }
   return 0;
 }

@@ -32,6 +32,9 @@ struct KernelConstants {
   /// (mixed dtypes, broadcast or strided operands: models::Kernel::vectorized): issue-bound, so the rate follows
   /// the multiprocessors and their clock, not the memory. 0: no such limit.
   double unvectorized_bytes_per_sm_s = 0;
+  /// A model family's elementwise kernels its operators leave out, as a factor on their memory-bound passes:
+  /// fitted by a calibration on that family's traces (Calibration::families), 1 otherwise. Not the GPU's.
+  double elementwise_scale = 1;
   double launch_gap_s      = 3e-6;  ///< device idle between two back-to-back kernels
   double host_dispatch_s   = 28e-6; ///< host time to issue one kernel from the framework (eager PyTorch)
 };

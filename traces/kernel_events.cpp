@@ -15,7 +15,7 @@ std::vector<KernelEvent> predicted_kernel_events(const Trace& trace, const strat
     if (task.kind != strategies::TaskKind::forward && task.kind != strategies::TaskKind::backward)
       continue;
     const GpuSpec& gpu                         = cluster.gpu_of(task.device);
-    const costmodel::KernelConstants constants = compute.constants(gpu);
+    const costmodel::KernelConstants constants = compute.constants(gpu, workload);
     const std::vector<models::Kernel> kernels  = strategies::task_kernels(task, workload, schedule.tp, scale, schedule.ep,
                                                                                  schedule.sequence_parallel, schedule.cp);
     std::vector<double> weights;

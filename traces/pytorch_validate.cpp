@@ -23,6 +23,17 @@ ProfiledKind modelled_kind(const models::Kernel& kernel)
 
 } // namespace
 
+std::pair<double, double> memory_bound_seconds(const PytorchComparison& comparison)
+{
+  double measured = 0, predicted = 0;
+  for (const char* kind : {"memory", "loss"})
+    if (auto it = comparison.by_kind.find(kind); it != comparison.by_kind.end()) {
+      measured += it->second.measured_s;
+      predicted += it->second.predicted_s;
+    }
+  return {measured, predicted};
+}
+
 PytorchComparison compare_pytorch_trace(const PytorchTrace& measured, const Trace& simulated,
                                         const strategies::Schedule& schedule, const Cluster& cluster,
                                         const models::Workload& workload, const costmodel::ComputeModel& compute,
@@ -43,7 +54,7 @@ PytorchComparison compare_pytorch_trace(const PytorchTrace& measured, const Trac
     c.by_kind[profiled_kind_name(kernel.kind)].measured_s += kernel.seconds / steps;
 
   const GpuSpec& gpu                         = cluster.gpu_of(device);
-  const costmodel::KernelConstants constants = compute.constants(gpu);
+  const costmodel::KernelConstants constants = compute.constants(gpu, workload);
   double end = 0;
   for (const TraceEvent& e : simulated.events) {
     end = std::max(end, e.end_s);

@@ -13,6 +13,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 namespace hetsim::traces {
 
@@ -29,6 +30,10 @@ struct PytorchComparison {
   double predicted_launches = 0; ///< kernel launches of the device's tasks
   std::map<std::string, KindComparison> by_kind; ///< by ProfiledKind name
 };
+
+/// Memory-bound time per step, measured and predicted: the elementwise kernels and the loss's (the fp32 logits'
+/// casts the trace files as elementwise, the model with the loss).
+std::pair<double, double> memory_bound_seconds(const PytorchComparison& comparison);
 
 /// Compares `measured` with the simulation `simulated` of `schedule` on one device (`device`, the one the trace
 /// was recorded on): kernels of its forward and backward tasks priced by `compute`, its optimizer step as

@@ -183,6 +183,33 @@ TEST_CASE("bad calibration input")
   CHECK_THROWS_WITH_AS(parse(R"({"kernels": {"H100": {"gemm_ceiling": 0.7, "memory_efficiency": 0.9,
                        "launch_gap_s": 0, "host_dispatch_s": 0, "attention_ceiling": 0.4}}})"),
                        "cal.json: kernels.H100: missing required field 'attention_backward_ceiling'", InputError);
+  CHECK_THROWS_WITH_AS(parse(R"({"families": {"llama": {"elementwise_scale": 12, "fitted_on": "H200", "traces": 1}}})"),
+                       "cal.json: families.llama.elementwise_scale: expected a factor between 0.25 and 4, got number 12",
+                       InputError);
+}
+
+TEST_CASE("a family's elementwise scale prices that model type's eager layers, and no other")
+{
+  const GpuSpec& h100 = *find_catalog_gpu("H100");
+  const Calibration cal = calibration_from_json(
+      nlohmann::json::parse(R"({"families": {"gpt2": {"elementwise_scale": 1.5, "fitted_on": "H100-SXM5-80GB", "traces": 2}}})"),
+      "cal.json");
+  CHECK(calibration_from_json(calibration_to_json(cal), "x").families.at("gpt2").elementwise_scale == 1.5);
+  auto eager_gpt = models::testing::gpt_shape(2);
+  eager_gpt.family = "gpt2";
+  eager_gpt.eager  = true;
+  const models::Workload gpt2 = models::build_transformer(eager_gpt);
+  auto llama_shape   = eager_gpt;
+  llama_shape.family = "llama";
+  const models::Workload llama = models::build_transformer(llama_shape);
+  CHECK(ComputeModel(&cal).constants(h100, gpt2).elementwise_scale == 1.5);
+  CHECK(ComputeModel(&cal).constants(h100, llama).elementwise_scale == 1);
+  CHECK(ComputeModel(&cal).constants(h100).elementwise_scale == 1); // the GPU's own constants keep none
+  // Only the memory-bound passes move: the block takes longer, by less than half.
+  const double plain  = ComputeModel().layers_seconds(h100, gpt2, 1, 2, 1, 4, Dtype::bf16, false);
+  const double scaled = ComputeModel(&cal).layers_seconds(h100, gpt2, 1, 2, 1, 4, Dtype::bf16, false);
+  CHECK(scaled > plain);
+  CHECK(scaled < 1.5 * plain);
 }
 
 TEST_CASE("fitted kernel constants price a GPU's layers, even beside fitted efficiencies")
