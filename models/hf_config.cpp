@@ -214,35 +214,35 @@ void read_router(const JsonInput& config, TransformerShape& shape)
     shape.router_topk_scale = scale->positive_number();
 }
 
-/// Qwen2-MoE: Qwen2's attention; sparse blocks (every decoder_sparse_step-th) hold num_experts experts of
-/// moe_intermediate_size and a gated shared expert of shared_expert_intermediate_size; the others a dense MLP
-/// of intermediate_size. Defaults are Qwen2MoeConfig's.
-void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
+/// The sparse blocks of Qwen's mixture-of-experts configs: every decoder_sparse_step-th block holds num_experts
+/// experts of moe_intermediate_size, num_experts_per_tok of them a token; defaults are the config class's.
+void read_qwen_experts(const JsonInput& config, TransformerShape& shape, int experts, int top_k, int width)
 {
-  read_qwen2(config, shape);
-  shape.experts                    = size_or(config, "num_experts", 60);
-  shape.experts_per_token          = read_experts_per_token(config, "num_experts_per_tok", 4, shape.experts);
-  shape.expert_intermediate        = size_or(config, "moe_intermediate_size", 1408);
-  shape.shared_expert_intermediate = size_or(config, "shared_expert_intermediate_size", 5632);
-  shape.shared_expert_gate         = true;
-  shape.sparse_step                = size_or(config, "decoder_sparse_step", 1);
+  shape.experts             = size_or(config, "num_experts", experts);
+  shape.experts_per_token   = read_experts_per_token(config, "num_experts_per_tok", top_k, shape.experts);
+  shape.expert_intermediate = size_or(config, "moe_intermediate_size", width);
+  shape.sparse_step         = size_or(config, "decoder_sparse_step", 1);
   read_router(config, shape);
   if (auto dense = config.find("mlp_only_layers"); dense && !dense->value().empty())
     dense->fail("[] (dense blocks listed by index are not modelled; decoder_sparse_step chooses them)");
 }
 
-/// Qwen3-MoE: Qwen3's attention (q and k norms, no biases) and Qwen2-MoE's sparse blocks without the shared
-/// expert (modeling_qwen3_moe.py: Qwen3MoeSparseMoeBlock). Defaults are Qwen3MoeConfig's.
+/// Qwen2-MoE: Qwen2's attention; its sparse blocks also hold a gated shared expert of
+/// shared_expert_intermediate_size; the others a dense MLP of intermediate_size (Qwen2MoeConfig's defaults).
+void read_qwen2_moe(const JsonInput& config, TransformerShape& shape)
+{
+  read_qwen2(config, shape);
+  read_qwen_experts(config, shape, 60, 4, 1408);
+  shape.shared_expert_intermediate = size_or(config, "shared_expert_intermediate_size", 5632);
+  shape.shared_expert_gate         = true;
+}
+
+/// Qwen3-MoE: Qwen3's attention (q and k norms, no biases) and sparse blocks without a shared expert
+/// (modeling_qwen3_moe.py: Qwen3MoeSparseMoeBlock; Qwen3MoeConfig's defaults).
 void read_qwen3_moe(const JsonInput& config, TransformerShape& shape)
 {
   read_qwen3(config, shape);
-  shape.experts             = size_or(config, "num_experts", 128);
-  shape.experts_per_token   = read_experts_per_token(config, "num_experts_per_tok", 8, shape.experts);
-  shape.expert_intermediate = size_or(config, "moe_intermediate_size", 768);
-  shape.sparse_step         = size_or(config, "decoder_sparse_step", 1);
-  read_router(config, shape);
-  if (auto dense = config.find("mlp_only_layers"); dense && !dense->value().empty())
-    dense->fail("[] (dense blocks listed by index are not modelled; decoder_sparse_step chooses them)");
+  read_qwen_experts(config, shape, 128, 8, 768);
 }
 
 /// DeepSeek-V2/V3: multi-head latent attention, and DeepSeekMoE blocks after the first first_k_dense_replace
