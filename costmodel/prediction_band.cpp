@@ -57,7 +57,8 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
             "PyTorch profiler traces and steps on an H100 and an H200 (tests/data/h100, tests/data/h200)"};
   if (n.starts_with("A100") || n.starts_with("A800"))
     return {ConstantsOrigin::published, 0.09, 0.15,
-            "Megatron-LM's published A100 runs (SC'21 Table 1, within 10%); no trace of this GPU"};
+            "Megatron-LM's published A100 runs (SC'21 Table 1, within 10%); no trace of this GPU: its "
+            "unvectorized elementwise rate is Hopper's per SM and cycle at its clock"};
   if (n.starts_with("V100"))
     return {ConstantsOrigin::carried, 0.25, 0.45,
             "its GEMM ceiling from published cuBLAS benchmarks, the rest another generation's; no step checked"};

@@ -107,6 +107,10 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   add_gpt_dimensions(args, shape);
   if (shape.qkv_bias && !shape.biases) // Qwen2: biases on the query, key and value projections only
     args.push_back({"--add-qkv-bias", ""});
+  if (shape.qk_norm_whole_width)
+    refuse_model_field(inputs, "model_type",
+                       shape.type_name() + "'s query and key norms span all heads, where Megatron-LM's "
+                                           "--qk-layernorm normalises each head");
   if (shape.qk_norm) // Qwen3: Megatron-Core's q_layernorm and k_layernorm over each head (the block's norm kind)
     args.push_back({"--qk-layernorm", ""});
   if (shape.kv_heads != shape.heads) {

@@ -148,6 +148,16 @@ void read_smollm3(const JsonInput& config, TransformerShape& shape)
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
 }
 
+/// OLMo 2: Llama's layout with its two norms after each sublayer rather than before (the same passes and
+/// parameters, priced as Llama's) and a norm over all heads' queries and another over the keys
+/// (modeling_olmo2.py: Olmo2Attention's q_norm of num_attention_heads x head_dim).
+void read_olmo2(const JsonInput& config, TransformerShape& shape)
+{
+  read_llama(config, shape);
+  shape.qk_norm             = true;
+  shape.qk_norm_whole_width = true;
+}
+
 /// Gemma: Llama's layout with a GeGLU MLP (same weights as SwiGLU), tied embeddings by default and a head width
 /// of its own; Gemma-2 also normalises each sublayer's output.
 void read_gemma(const JsonInput& config, TransformerShape& shape)
@@ -436,6 +446,7 @@ constexpr std::array kFamilies{
     // Granite's four multipliers (embeddings, attention scale, residuals, logits) change no cost.
     Family{"granite", "Granite", "llama", read_llama, true},
     Family{"smollm3", "SmolLM3", "llama", read_smollm3, true},
+    Family{"olmo2", "Olmo2", "llama", read_olmo2, true},
     Family{"gemma3_text", "Gemma3", "llama", read_gemma3, true}, // before Gemma, whose prefix it starts with
     Family{"gemma2", "Gemma2", "llama", read_gemma2, true},
     Family{"gemma", "Gemma", "llama", read_gemma, true},

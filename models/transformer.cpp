@@ -173,7 +173,7 @@ Operator qk_norm(const TransformerShape& shape, double width)
 {
   const Dims d = dims_of(shape);
   Operator op  = memory_bound("qk_norm", TensorSplit::heads, 4 * d.s * width, 2 * d.s * width, 2 * d.s * width,
-                              2 * shape.head_width());
+                              shape.qk_norm_whole_width ? width : 2 * shape.head_width());
   op.tensors   = 2;
   if (shape.eager) {
     op.bytes_per_sample              = 36 * d.s * width;

@@ -69,6 +69,8 @@ struct TransformerShape {
   /// Qwen3, Qwen3-MoE, Gemma 3: an RMSNorm over each head's queries and keys (q_norm, k_norm, of head_dim each)
   /// before the rotary embedding.
   bool qk_norm = false;
+  /// OLMo 2: those norms span all heads' queries (and keys) at once, a scale as wide as the projection.
+  bool qk_norm_whole_width = false;
   bool pooler          = false; ///< bert: dense + tanh on the first token
   bool flash_attention = false; ///< fused attention keeps no seq x seq score matrices for backward
   /// The fused attention kernel the file names ("attention"); framework_default: the framework's (SDPA under

@@ -97,6 +97,7 @@ TEST_CASE("every Hugging Face fixture round-trips through Megatron-LM's model ar
       {"gemma-2-9b.json", "hidden_activation: a GeLU-gated MLP (GeGLU)"},
       {"gemma-2b.json", "hidden_activation: a GeLU-gated MLP (GeGLU)"},
       {"gemma-3-1b-it.json", "hidden_activation: a GeLU-gated MLP (GeGLU)"},
+      {"olmo-2-1124-7b-instruct.json", "model_type: olmo2's query and key norms span all heads"},
       {"qwen2-moe-57b-a14b.json", "model_type: qwen2_moe's shared-expert gate"},
       {"opt-125m.json", "activation_function: relu"},
       {"pythia-1b.json", "model_type: gpt_neox's attention and MLP run in parallel"},

@@ -42,6 +42,7 @@ TEST_CASE("every family's parameter count is within 1% of the published size")
       {"pythia-1b.json", 1'011'781'632},      {"opt-125m.json", 125'239'296},
       {"qwen3-8b.json", 8'190'735'360},     {"smollm3-3b.json", 3'075'098'624},
       {"granite-3.3-8b-instruct.json", 8'170'864'640}, {"gemma-3-1b-it.json", 999'885'952},
+      {"olmo-2-1124-7b-instruct.json", 7'298'617'344},
   };
   for (const Published& model : models) {
     CAPTURE(model.file);
