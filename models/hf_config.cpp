@@ -140,14 +140,6 @@ void read_qwen3(const JsonInput& config, TransformerShape& shape)
   shape.qk_norm = true;
 }
 
-/// SmolLM3: Llama's layout, tied embeddings unless said (SmolLM3Config). Its NoPE blocks (no_rope_layers: every
-/// fourth skips the rotary embedding) are priced with it, a rotary pass too many on a quarter of the blocks.
-void read_smollm3(const JsonInput& config, TransformerShape& shape)
-{
-  read_llama(config, shape);
-  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
-}
-
 /// OLMo 2: Llama's layout with its two norms after each sublayer rather than before (the same passes and
 /// parameters, priced as Llama's) and a norm over all heads' queries and another over the keys
 /// (modeling_olmo2.py: Olmo2Attention's q_norm of num_attention_heads x head_dim).
@@ -158,17 +150,19 @@ void read_olmo2(const JsonInput& config, TransformerShape& shape)
   shape.qk_norm_whole_width = true;
 }
 
-/// Gemma: Llama's layout with a GeGLU MLP (same weights as SwiGLU), tied embeddings by default and a head width
-/// of its own; Gemma-2 also normalises each sublayer's output.
-void read_gemma(const JsonInput& config, TransformerShape& shape)
+/// Llama's layout with tied embeddings unless the file says otherwise: Gemma (a GeGLU MLP, the same weights as
+/// SwiGLU, and a head width of its own) and SmolLM3 (its NoPE blocks, every fourth by no_rope_layers, are priced
+/// with a rotary pass too many); their config classes' default.
+void read_tied_llama(const JsonInput& config, TransformerShape& shape)
 {
   read_llama(config, shape);
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
 }
 
+/// Gemma-2: Gemma's layout that also normalises each sublayer's output.
 void read_gemma2(const JsonInput& config, TransformerShape& shape)
 {
-  read_gemma(config, shape);
+  read_tied_llama(config, shape);
   shape.sandwich_norms = true;
 }
 
@@ -445,11 +439,11 @@ constexpr std::array kFamilies{
     Family{"deepseek_v3", "DeepseekV3", "llama", read_deepseek, true},
     // Granite's four multipliers (embeddings, attention scale, residuals, logits) change no cost.
     Family{"granite", "Granite", "llama", read_llama, true},
-    Family{"smollm3", "SmolLM3", "llama", read_smollm3, true},
+    Family{"smollm3", "SmolLM3", "llama", read_tied_llama, true},
     Family{"olmo2", "Olmo2", "llama", read_olmo2, true},
     Family{"gemma3_text", "Gemma3", "llama", read_gemma3, true}, // before Gemma, whose prefix it starts with
     Family{"gemma2", "Gemma2", "llama", read_gemma2, true},
-    Family{"gemma", "Gemma", "llama", read_gemma, true},
+    Family{"gemma", "Gemma", "llama", read_tied_llama, true},
     Family{"falcon", "Falcon", "falcon", read_falcon, true},
     Family{"gpt_neox", "GPTNeoX", "gpt_neox", read_gpt_neox, true},
     // Hugging Face's MptAttention is eager: scores, ALiBi bias and softmax op by op.
