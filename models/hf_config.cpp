@@ -329,6 +329,29 @@ void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
 
 /// Falcon: multi-query attention (or grouped, new_decoder_architecture), no linear biases, LayerNorm; with
 /// parallel attention one norm feeds both sublayers unless the new architecture gives each its own.
+/// Phi (Phi-1, 1.5 and 2): attention and MLP in parallel off one LayerNorm, biases on every linear layer, a
+/// rotary embedding over partial_rotary_factor of each head, a gelu_new MLP (modeling_phi.py: PhiDecoderLayer;
+/// PhiConfig's defaults). The output projection's bias, one per vocabulary entry, is left out of the count, and
+/// its resid_pdrop dropout out of the cost.
+void read_phi(const JsonInput& config, TransformerShape& shape)
+{
+  shape.hidden          = size_field(config.at("hidden_size"));
+  shape.intermediate    = size_field(config.at("intermediate_size"));
+  shape.layers          = read_layer_count(config.at("num_hidden_layers"));
+  shape.heads           = size_field(config.at("num_attention_heads"));
+  shape.kv_heads        = size_or(config, "num_key_value_heads", shape.heads);
+  shape.vocab           = size_field(config.at("vocab_size"));
+  shape.seq_len         = size_or(config, "max_position_embeddings", 2048);
+  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
+  read_rotary(config, shape, "rope_theta", "partial_rotary_factor", 0.5);
+  shape.biases            = true;
+  shape.parallel_residual = true;
+  shape.shared_block_norm = true;
+  if (config.boolean_or("qk_layernorm", false))
+    config.at("qk_layernorm").fail("false (Phi's LayerNorms on the queries and keys are not modelled)");
+  check_heads(config, shape, "hidden_size", "num_attention_heads", "num_key_value_heads");
+}
+
 void read_falcon(const JsonInput& config, TransformerShape& shape)
 {
   shape.hidden       = size_field(config.at("hidden_size"));
@@ -445,6 +468,7 @@ constexpr std::array kFamilies{
     Family{"gemma2", "Gemma2", "llama", read_gemma2, true},
     Family{"gemma", "Gemma", "llama", read_tied_llama, true},
     Family{"falcon", "Falcon", "falcon", read_falcon, true},
+    Family{"phi", "PhiFor", "phi", read_phi, true}, // "PhiFor": not Phi3 or PhiMoE
     Family{"gpt_neox", "GPTNeoX", "gpt_neox", read_gpt_neox, true},
     // Hugging Face's MptAttention is eager: scores, ALiBi bias and softmax op by op.
     Family{"mpt", "Mpt", "mpt", read_mpt, false},

@@ -101,6 +101,7 @@ TEST_CASE("every Hugging Face fixture round-trips through Megatron-LM's model ar
       {"qwen2-moe-57b-a14b.json", "model_type: qwen2_moe's shared-expert gate"},
       {"opt-125m.json", "activation_function: relu"},
       {"pythia-1b.json", "model_type: gpt_neox's attention and MLP run in parallel"},
+      {"phi-2.json", "model_type: phi's attention and MLP run in parallel"},
       {"mpt-7b-instruct.json", "model_type: mpt's ALiBi positions have no Megatron-LM"},
   };
   int round_trips = 0;

@@ -42,7 +42,7 @@ TEST_CASE("every family's parameter count is within 1% of the published size")
       {"pythia-1b.json", 1'011'781'632},      {"opt-125m.json", 125'239'296},
       {"qwen3-8b.json", 8'190'735'360},     {"smollm3-3b.json", 3'075'098'624},
       {"granite-3.3-8b-instruct.json", 8'170'864'640}, {"gemma-3-1b-it.json", 999'885'952},
-      {"olmo-2-1124-7b-instruct.json", 7'298'617'344},
+      {"olmo-2-1124-7b-instruct.json", 7'298'617'344}, {"phi-2.json", 2'779'683'840},
   };
   for (const Published& model : models) {
     CAPTURE(model.file);
@@ -296,4 +296,15 @@ TEST_CASE("Gemma 3's text model: Gemma-2's four norms per block and a norm on ea
   CHECK(gemma3.shape->tied_embeddings);
   CHECK(gemma3.shape->head_width() == 256);
   CHECK(gemma3.total_params() == doctest::Approx(262144.0 * 1152 + 26 * 26'842'112.0 + 1152).epsilon(1e-12));
+}
+
+TEST_CASE("Phi-2: one shared LayerNorm under parallel attention and MLP, biases everywhere, 40% of each head rotated")
+{
+  const Workload phi = load_workload(fixture("phi-2.json"));
+  REQUIRE(phi.shape);
+  CHECK(phi.shape->parallel_residual);
+  CHECK(phi.shape->shared_block_norm);
+  CHECK(phi.shape->rotary_percent == doctest::Approx(0.4));
+  // Published with the output projection's 51,200 biases, which are not counted.
+  CHECK(phi.total_params() == doctest::Approx(2'779'683'840.0 - 51'200).epsilon(1e-12));
 }
