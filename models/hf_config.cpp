@@ -92,7 +92,9 @@ void read_rotary(const JsonInput& config, TransformerShape& shape, std::string_v
   shape.rope_mscale_all_dim = scaling->positive_number_or("mscale_all_dim", 1);
 }
 
-void read_llama(const JsonInput& config, TransformerShape& shape)
+/// The dimensions most families name alike (LlamaConfig's keys): widths, blocks, heads and key-value heads,
+/// vocabulary, positions; embeddings untied unless the file says so.
+void read_dimensions(const JsonInput& config, TransformerShape& shape)
 {
   shape.hidden          = size_field(config.at("hidden_size"));
   shape.intermediate    = size_field(config.at("intermediate_size"));
@@ -102,6 +104,11 @@ void read_llama(const JsonInput& config, TransformerShape& shape)
   shape.vocab           = size_field(config.at("vocab_size"));
   shape.seq_len         = size_or(config, "max_position_embeddings", 2048);
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
+}
+
+void read_llama(const JsonInput& config, TransformerShape& shape)
+{
+  read_dimensions(config, shape);
   read_rotary(config, shape, "rope_theta");
   shape.gated_mlp       = true;
   const bool attention_bias = config.boolean_or("attention_bias", false);
@@ -313,14 +320,8 @@ void read_bert(const JsonInput& config, TransformerShape& shape)
 /// changes no weight.
 void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden          = size_field(config.at("hidden_size"));
-  shape.intermediate    = size_field(config.at("intermediate_size"));
-  shape.layers          = read_layer_count(config.at("num_hidden_layers"));
-  shape.heads           = size_field(config.at("num_attention_heads"));
-  shape.kv_heads        = shape.heads;
-  shape.vocab           = size_field(config.at("vocab_size"));
-  shape.seq_len         = size_or(config, "max_position_embeddings", 2048);
-  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
+  read_dimensions(config, shape);
+  shape.kv_heads = shape.heads; // GPT-NeoX has no grouped-query attention
   read_rotary(config, shape, "rotary_emb_base", "rotary_pct", 0.25); // GPTNeoXConfig's defaults
   shape.biases          = config.boolean_or("attention_bias", true);
   shape.parallel_residual = config.boolean_or("use_parallel_residual", true);
@@ -335,14 +336,7 @@ void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
 /// its resid_pdrop dropout out of the cost.
 void read_phi(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden          = size_field(config.at("hidden_size"));
-  shape.intermediate    = size_field(config.at("intermediate_size"));
-  shape.layers          = read_layer_count(config.at("num_hidden_layers"));
-  shape.heads           = size_field(config.at("num_attention_heads"));
-  shape.kv_heads        = size_or(config, "num_key_value_heads", shape.heads);
-  shape.vocab           = size_field(config.at("vocab_size"));
-  shape.seq_len         = size_or(config, "max_position_embeddings", 2048);
-  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", false);
+  read_dimensions(config, shape);
   read_rotary(config, shape, "rope_theta", "partial_rotary_factor", 0.5);
   shape.biases            = true;
   shape.parallel_residual = true;
