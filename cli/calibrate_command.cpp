@@ -32,8 +32,8 @@ struct CalibrateOptions {
   std::string out;
 };
 
-/// The runs behind the traces: each --plan lowered on --cluster and --model, scaled as its trace was measured.
-std::vector<MeasuredRun> load_runs(const CalibrateOptions& options, const std::vector<traces::Trace>& measured)
+/// That the runs behind the traces can be loaded: --cluster, --model once or per --trace, and one --plan per --trace.
+void check_run_inputs(const CalibrateOptions& options)
 {
   if (options.cluster.empty() || options.models.empty())
     throw InputError("calibrate: --plan needs --cluster and --model (the runs are replayed in the simulator)");
@@ -44,6 +44,12 @@ std::vector<MeasuredRun> load_runs(const CalibrateOptions& options, const std::v
     throw InputError("calibrate: give one --model for all traces or one per --trace (got " +
                      std::to_string(options.traces.size()) + " traces and " + std::to_string(options.models.size()) +
                      " models)");
+}
+
+/// The runs behind the traces: each --plan lowered on --cluster and --model, scaled as its trace was measured.
+std::vector<MeasuredRun> load_runs(const CalibrateOptions& options, const std::vector<traces::Trace>& measured)
+{
+  check_run_inputs(options);
   std::vector<MeasuredRun> loaded;
   for (std::size_t i = 0; i < options.plans.size(); ++i) {
     const std::string& model = options.models[options.models.size() == 1 ? 0 : i];
@@ -89,19 +95,50 @@ std::map<std::string, costmodel::KernelConstants> fit_kernels(const std::vector<
   return traces::fit_kernel_constants(runs, &skipped);
 }
 
+/// PyTorch profiler traces grouped by GPU type, each read once, and where --trace i landed.
+struct ProfiledTraces {
+  std::map<std::string, std::vector<traces::PytorchTrace>> by_gpu;
+  std::vector<std::pair<std::string, std::size_t>> order; ///< --trace i: its GPU type and index there
+
+  const traces::PytorchTrace& operator[](std::size_t i) const { return by_gpu.at(order[i].first)[order[i].second]; }
+};
+
+/// Reads every --trace and names its GPU type: from its deviceProperties, or --gpu.
+ProfiledTraces read_profiled_traces(const CalibrateOptions& options)
+{
+  if (!options.gpus.empty() && options.gpus.size() != 1 && options.gpus.size() != options.traces.size())
+    throw InputError("calibrate: give one --gpu for all traces or one per --trace (got " +
+                     std::to_string(options.traces.size()) + " traces and " + std::to_string(options.gpus.size()) +
+                     " GPUs)");
+  ProfiledTraces profiled;
+  for (std::size_t i = 0; i < options.traces.size(); ++i) {
+    traces::PytorchTrace trace = traces::read_pytorch_trace(options.traces[i]);
+    const GpuSpec* gpu = nullptr;
+    if (options.gpus.empty()) {
+      gpu = find_gpu_by_device_name(trace.device_name);
+      if (!gpu)
+        throw InputError(options.traces[i] + ": deviceProperties: GPU '" + trace.device_name +
+                         "' is not one HetSim knows by name; give its type with --gpu (e.g. --gpu H100)");
+    } else {
+      const std::string& name = options.gpus[options.gpus.size() == 1 ? 0 : i];
+      gpu                     = find_catalog_gpu(name);
+      if (!gpu)
+        throw InputError("--gpu: unknown GPU '" + name + "'");
+    }
+    auto& traces = profiled.by_gpu[gpu->name];
+    profiled.order.emplace_back(gpu->name, traces.size());
+    traces.push_back(std::move(trace));
+  }
+  return profiled;
+}
+
 /// With --plan (and --model, --cluster): each traced model family's memory-bound time against the model's, once
 /// the GPU's constants are fitted, as that family's elementwise scale (costmodel::FamilyCalibration). What the
 /// GPU's kernels explain stays with the GPU; what the family's operators leave out stays with the family.
-void fit_families(const CalibrateOptions& options, costmodel::Calibration& calibration)
+void fit_families(const CalibrateOptions& options, const ProfiledTraces& profiled,
+                  costmodel::Calibration& calibration)
 {
-  if (options.cluster.empty() || options.models.empty())
-    throw InputError("calibrate: --plan with PyTorch profiler traces needs --cluster and --model (the traced runs "
-                     "are simulated to find what the model's operators leave out)");
-  if (options.plans.size() != options.traces.size() ||
-      (options.models.size() != 1 && options.models.size() != options.traces.size()))
-    throw InputError("calibrate: give one --plan per --trace and one --model for all or per --trace (got " +
-                     std::to_string(options.traces.size()) + " traces, " + std::to_string(options.plans.size()) +
-                     " plans, " + std::to_string(options.models.size()) + " models)");
+  check_run_inputs(options);
   struct Sums {
     double measured = 0, predicted = 0;
     std::string gpu;
@@ -120,7 +157,7 @@ void fit_families(const CalibrateOptions& options, costmodel::Calibration& calib
     sim_options.exact       = true;
     const sim::SimResult result = sim::simulate(scenario.plan, scenario.problem, run.schedule, sim_options);
     const auto [measured, predicted] = traces::memory_bound_seconds(traces::compare_pytorch_trace(
-        traces::read_pytorch_trace(options.traces[i]), result.trace, run.schedule, scenario.cluster,
+        profiled[i], result.trace, run.schedule, scenario.cluster,
         scenario.workload, costmodel::ComputeModel(&calibration), scenario.plan.dtype));
     Sums& sums = by_type[scenario.workload.shape->type_name()];
     sums.measured += measured;
@@ -144,31 +181,10 @@ void fit_families(const CalibrateOptions& options, costmodel::Calibration& calib
 
 /// Fits each GPU type's kernel constants to PyTorch profiler traces of it (one step of a framework's
 /// training, as torch.profiler records it), starting from the family's.
-costmodel::Calibration calibrate_from_pytorch(const CalibrateOptions& options)
+costmodel::Calibration calibrate_from_pytorch(const ProfiledTraces& profiled)
 {
-  if (!options.gpus.empty() && options.gpus.size() != 1 && options.gpus.size() != options.traces.size())
-    throw InputError("calibrate: give one --gpu for all traces or one per --trace (got " +
-                     std::to_string(options.traces.size()) + " traces and " + std::to_string(options.gpus.size()) +
-                     " GPUs)");
-  std::map<std::string, std::vector<traces::PytorchTrace>> by_gpu;
-  for (std::size_t i = 0; i < options.traces.size(); ++i) {
-    traces::PytorchTrace trace = traces::read_pytorch_trace(options.traces[i]);
-    const GpuSpec* gpu = nullptr;
-    if (options.gpus.empty()) {
-      gpu = find_gpu_by_device_name(trace.device_name);
-      if (!gpu)
-        throw InputError(options.traces[i] + ": deviceProperties: GPU '" + trace.device_name +
-                         "' is not one HetSim knows by name; give its type with --gpu (e.g. --gpu H100)");
-    } else {
-      const std::string& name = options.gpus[options.gpus.size() == 1 ? 0 : i];
-      gpu                     = find_catalog_gpu(name);
-      if (!gpu)
-        throw InputError("--gpu: unknown GPU '" + name + "'");
-    }
-    by_gpu[gpu->name].push_back(std::move(trace));
-  }
   costmodel::Calibration calibration;
-  for (const auto& [name, traces] : by_gpu) {
+  for (const auto& [name, traces] : profiled.by_gpu) {
     const GpuSpec& gpu            = *find_catalog_gpu(name);
     const traces::PytorchFit fit = traces::fit_pytorch_traces(gpu, traces, costmodel::kernel_constants(gpu));
     calibration.kernels[name]    = fit.constants;
@@ -205,9 +221,10 @@ int run_calibrate(const CalibrateOptions& options)
   if (profiled > 0) {
     if (profiled != options.traces.size())
       throw InputError("calibrate: give PyTorch profiler traces and HetSim's traces in separate calls");
-    costmodel::Calibration calibration = calibrate_from_pytorch(options);
+    const ProfiledTraces pytorch_traces = read_profiled_traces(options);
+    costmodel::Calibration calibration  = calibrate_from_pytorch(pytorch_traces);
     if (!options.plans.empty())
-      fit_families(options, calibration);
+      fit_families(options, pytorch_traces, calibration);
     write_file_atomically(options.out, costmodel::calibration_to_json(calibration).dump(1) + "\n");
     std::cout << "calibration written to " << options.out << '\n';
     return 0;

@@ -133,8 +133,7 @@ struct Row {
   std::optional<costmodel::PredictionBand> band; ///< of a simulated candidate's time
   bool overlaps_best = false; ///< its band reaches into the best's: the measured order may differ
   std::string memory_verdict; ///< "fits", "at risk" or "does not fit" (strategies::memory_verdict)
-  double fullest_share = 0;   ///< its fullest device's need over its capacity
-  std::string fullest;        ///< that device, "dev 20 (V100-SXM2-32GB)"
+  std::string memory_risk;    ///< at risk: "memory at risk (97.0% of dev 20, V100-SXM2-32GB)"; else empty
 };
 
 nlohmann::json row_to_json(const Row& row, int rank, std::string_view planner)
@@ -184,11 +183,8 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
     std::string status = memory_status(c);
     if (!c.note.empty())
       status += "; " + c.note;
-    if (rows[i].memory_verdict == "at risk") {
-      char risk[64];
-      std::snprintf(risk, sizeof risk, "; memory at risk (%.1f%% of ", 100 * rows[i].fullest_share);
-      status += risk + rows[i].fullest + ")";
-    }
+    if (!rows[i].memory_risk.empty())
+      status += "; " + rows[i].memory_risk;
     if (rows[i].overlaps_best)
       status += "; within the best's band";
     if (rows[i].goodput) {
@@ -313,21 +309,23 @@ int run_search(const SearchOptions& options)
   std::vector<Row> rows;
   std::vector<bool> simulated(result.ranked.size(), false);
   for (std::size_t k : order) {
-    rows.push_back(Row{&result.ranked[rescored.index[k]], rescored.reports[k], goodput[k], std::nullopt, false, "", 0, ""});
+    rows.push_back(Row{&result.ranked[rescored.index[k]], rescored.reports[k], goodput[k], std::nullopt, false, "", ""});
     simulated[rescored.index[k]] = true;
   }
   for (std::size_t i = 0; i < result.ranked.size(); ++i)
     if (!simulated[i])
-      rows.push_back(Row{&result.ranked[i], std::nullopt, std::nullopt, std::nullopt, false, "", 0, ""});
+      rows.push_back(Row{&result.ranked[i], std::nullopt, std::nullopt, std::nullopt, false, "", ""});
 
   // Each candidate's memory verdict with its margin (a fit within the memory model's error of capacity is at risk).
   for (Row& row : rows) {
     const auto memory                = strategies::plan_memory(row.candidate->plan, problem);
     const strategies::MemoryVerdict v = strategies::memory_verdict(memory);
     row.memory_verdict               = v.name();
-    if (v.fullest) {
-      row.fullest_share = v.fullest->total_bytes() / v.fullest->capacity_bytes;
-      row.fullest       = "dev " + std::to_string(v.fullest->device) + ", " + v.fullest->gpu;
+    if (v.kind == strategies::MemoryVerdict::Kind::at_risk) {
+      char risk[96];
+      std::snprintf(risk, sizeof risk, "memory at risk (%.1f%% of dev %d, ", 100 * v.fullest->total_bytes() /
+                    v.fullest->capacity_bytes, v.fullest->device);
+      row.memory_risk = risk + v.fullest->gpu + ")";
     }
   }
   // Each simulated candidate's band, and whether it reaches the best's: then their measured order may differ.

@@ -25,22 +25,28 @@ double depth_splits(const GpuSpec& gpu, double tiles, double k)
   return std::max(1.0, std::min(std::floor(gpu.multiprocessors / tiles), std::floor(k / 512)));
 }
 
+/// Sequences x heads of an attention call, from its FLOPs over the whole square (4 s^2 d each forward; a
+/// backward is counted at 2.5 times its forward).
+double attention_rows(double flops, double sequence, double head_size, bool backward)
+{
+  if (sequence <= 0 || head_size <= 0)
+    return 0;
+  return (backward ? flops / 2.5 : flops) / (4 * sequence * sequence * head_size);
+}
+
 /// How much longer a causal attention kernel takes than its work spread evenly over the multiprocessors: query
 /// tile i of n computes i + 1 key tiles (backward: key tile j, n - j query tiles), one thread block each per
-/// sequence and head, so the kernel lasts at least its longest block's n tiles. With few sequences x heads
+/// sequence and head (`rows` of them), so the kernel lasts at least its longest block's n tiles. With few rows
 /// (FlashAttention-2's paper, sec. 3.2: below about the SM count the GPU is not filled) the average load per
-/// SM, bh n (n + 1) / 2 tiles over the SMs, is less than that: GPT-2 medium's 16 heads at 1,024 tokens and one
+/// SM, rows x n (n + 1) / 2 tiles over the SMs, is less than that: GPT-2 medium's 16 heads at 1,024 tokens and one
 /// sequence give 4.4 tiles an SM against the longest block's 8: 1.83 times, as the H100 traces' attention at
 /// one sequence took 1.83 times the time per FLOP it took at sixteen. At four sequences (17.5 tiles an SM) they
 /// took 1.24 times, which this bound leaves out: the last wave's tail, which a fit to the papers' charts holds.
-double causal_imbalance(const GpuSpec& gpu, double flops, double sequence, double head_size, double tiles,
-                        bool backward)
+double causal_imbalance(const GpuSpec& gpu, double rows, double tiles)
 {
-  if (gpu.multiprocessors <= 0 || sequence <= 0 || head_size <= 0)
+  if (gpu.multiprocessors <= 0)
     return 1;
-  const double forward_flops = backward ? flops / 2.5 : flops;
-  const double blocks_per_row = forward_flops / (4 * sequence * sequence * head_size); // sequences x heads
-  const double average_load   = blocks_per_row * tiles * (tiles + 1) / 2 / gpu.multiprocessors;
+  const double average_load = rows * tiles * (tiles + 1) / 2 / gpu.multiprocessors;
   return average_load > 0 ? std::max(1.0, tiles / average_load) : 1;
 }
 
@@ -158,8 +164,7 @@ double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, models::A
   if (!speed.fused) {
     // Op by op over the whole square: the two products per head (four in backward, twice the forward's FLOPs
     // where FlashAttention's backward is counted at 2.5), and every score through memory.
-    const double forward_flops = backward ? flops / 2.5 : flops;
-    const double heads  = head_size > 0 && sequence > 0 ? forward_flops / (4 * sequence * sequence * head_size) : 0;
+    const double heads  = attention_rows(flops, sequence, head_size, backward);
     const double passes = backward ? 2 : 1;
     const double products = passes * (matmul_seconds(gpu, c, sequence, sequence, head_size, heads, dtype) +
                                       matmul_seconds(gpu, c, sequence, head_size, sequence, heads, dtype));
@@ -177,7 +182,7 @@ double attention_seconds(const GpuSpec& gpu, const KernelConstants& c, models::A
   const double keys       = sequence * (tiles + 1) / (2 * tiles); // what a query tile sees, on average
   const double efficiency = ceiling * head_size / (head_size + depth) * keys / (keys + speed.key_overhead);
   const double seconds    = computed / (gpu.peak_flops(dtype) * efficiency);
-  return std::max(seconds * causal_imbalance(gpu, flops, sequence, head_size, tiles, backward),
+  return std::max(seconds * causal_imbalance(gpu, attention_rows(flops, sequence, head_size, backward), tiles),
                   memory_seconds(gpu, c, bytes));
 }
 

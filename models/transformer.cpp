@@ -137,11 +137,26 @@ Operator gelu(std::string name, const TransformerShape& shape, double elements)
   return op;
 }
 
+/// Hugging Face's RMSNorm as eager PyTorch runs it, `norms` of them over `elements` values per sample: an
+/// expression, x.float(), pow, mean, rsqrt, two products and the cast back (6 kernels on an fp32 input, 8 on a
+/// 16-bit one, about 10 backward), keeping the fp32 input and the normalised fp32 value (8 bytes per element;
+/// 4 + 2 from a 16-bit input). x * rsqrt(mean) broadcasts a value per token over the row and weight * x a row
+/// over the tokens (8 + 8 of the 28 bytes from fp32); from 16 bits also the cast up (6 + 8 + 4 of 36): those
+/// run unvectorized. Backward repeats the broadcast products and sums the two gradients of the fp32 x (pow and
+/// the product both read it).
+void make_eager_rms_norm(Operator& op, const TransformerShape& shape, bool fp32_input, double elements,
+                         double norms = 1)
+{
+  op.bytes_per_sample              = (fp32_input ? 28 : 36) * elements;
+  op.saved_bytes_per_sample        = (fp32_input ? 8 : 6) * elements;
+  op.gradient_sum_bytes_per_sample = 12 * elements;
+  op.unvectorized_share_forward = op.unvectorized_share_backward = fp32_input ? 16.0 / 28 : 18.0 / 36;
+  make_eager(op, shape, norms * (fp32_input ? 6 : 8), norms * 10);
+}
+
 /// A norm reads and writes its input (fused, Apex/Megatron) and keeps the input for backward.
-/// Eager PyTorch: LayerNorm is one kernel (fp32 under autocast, on the fp32 stream); Hugging Face's RMSNorm is
-/// an expression, x.float(), pow, mean, rsqrt, two products and the cast back (6 kernels on an fp32 stream, 8
-/// otherwise, about 10 backward), keeping the fp32 input and the normalised fp32 value (8 bytes per element;
-/// 4 + 2 when the stream is 16-bit).
+/// Eager PyTorch: LayerNorm is one kernel (fp32 under autocast, on the fp32 stream); RMSNorm is Hugging Face's
+/// expression (make_eager_rms_norm), on the fp32 stream under autocast.
 Operator norm(std::string name, const TransformerShape& shape, bool with_params = true)
 {
   const Dims d   = dims_of(shape);
@@ -150,38 +165,24 @@ Operator norm(std::string name, const TransformerShape& shape, bool with_params 
                                 with_params ? norm_params(shape) : 0);
   // A scale, and a bias unless RMSNorm or a bias-free LayerNorm.
   op.tensors     = with_params ? (shape.rms_norm || !shape.norm_biases ? 1 : 2) : 0;
-  if (shape.eager && shape.rms_norm) {
-    op.bytes_per_sample       = (shape.autocast ? 28 : 36) * d.s * d.h;
-    op.saved_bytes_per_sample = (shape.autocast ? 8 : 6) * d.s * d.h;
-    make_eager(op, shape, shape.autocast ? 6 : 8, 10);
-    // x * rsqrt(mean) broadcasts a value per token over the row and weight * x a row over the tokens (8 + 8 of
-    // the 28 bytes under autocast); on a 16-bit stream also the cast up (6 + 8 + 4 of 36). Backward repeats the
-    // broadcast products.
-    op.unvectorized_share_forward = op.unvectorized_share_backward = shape.autocast ? 16.0 / 28 : 18.0 / 36;
-    op.gradient_sum_bytes_per_sample = 12 * d.s * d.h; // pow and the product both read the fp32 x
-  } else {
+  if (shape.eager && shape.rms_norm)
+    make_eager_rms_norm(op, shape, shape.autocast, d.s * d.h);
+  else
     make_eager(op, shape, 1, 2);
-  }
   return op;
 }
 
 /// Qwen3's q_norm and k_norm: RMSNorm over each head of the 16-bit queries and keys, `width` of them per token,
-/// each norm a scale of one head's width. Eager PyTorch runs it as Hugging Face's RMSNorm expression on a 16-bit
-/// input (the cast up, pow, mean, rsqrt and two products: 36 bytes per element, 18 of them unvectorized), keeps
-/// the fp32 input and the normalised value and sums the fp32 x's two gradients; fused, it reads and writes once.
+/// each norm a scale of one head's width (OLMo 2's: of all heads). Eager PyTorch runs both as Hugging Face's
+/// RMSNorm expression on a 16-bit input (make_eager_rms_norm); fused, each reads and writes once.
 Operator qk_norm(const TransformerShape& shape, double width)
 {
   const Dims d = dims_of(shape);
   Operator op  = memory_bound("qk_norm", TensorSplit::heads, 4 * d.s * width, 2 * d.s * width, 2 * d.s * width,
                               shape.qk_norm_whole_width ? width : 2 * shape.head_width());
   op.tensors   = 2;
-  if (shape.eager) {
-    op.bytes_per_sample              = 36 * d.s * width;
-    op.saved_bytes_per_sample        = 6 * d.s * width;
-    op.gradient_sum_bytes_per_sample = 12 * d.s * width;
-    op.unvectorized_share_forward = op.unvectorized_share_backward = 18.0 / 36;
-    make_eager(op, shape, 2 * 8, 2 * 10); // the two norms
-  }
+  if (shape.eager)
+    make_eager_rms_norm(op, shape, false, d.s * width, 2);
   return op;
 }
 
@@ -381,7 +382,6 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
       rotate.bytes_per_sample       = (shape.autocast ? 32 : 18) * d.s * (d.q + d.kv);
       rotate.unvectorized_share_forward = rotate.unvectorized_share_backward = shape.autocast ? 16.0 / 32 : 10.0 / 18;
       rotate.gradient_sum_bytes_per_sample = 6 * d.s * (d.q + d.kv); // x * cos and rotate_half(x) read the 16-bit x
-
     }
     make_eager(rotate, shape, 10, 12);
     ops.push_back(rotate);

@@ -266,23 +266,21 @@ PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace
   // Streaming: large elementwise passes, those that load in vectors at the memory efficiency, the others at the
   // multiprocessors' unvectorized rate (each a property of the GPU and PyTorch, whatever model runs them).
   std::vector<std::pair<double, double>> streams, unvectorized; // (measured, bytes)
-  double stream_bytes = 0, stream_s = 0, unvectorized_bytes = 0, unvectorized_s = 0;
   for (const Call& call : calls_of(traces, ProfiledKind::memory)) {
     const double bytes = elementwise_bytes(*call.first);
-    if (bytes < kStreamingBytes)
-      continue;
-    if (loads_in_vectors(*call.first)) {
-      streams.push_back({call.seconds, bytes});
-      stream_bytes += bytes;
-      stream_s += call.seconds;
-    } else {
-      unvectorized.push_back({call.seconds, bytes});
-      unvectorized_bytes += bytes;
-      unvectorized_s += call.seconds;
-    }
+    if (bytes >= kStreamingBytes)
+      (loads_in_vectors(*call.first) ? streams : unvectorized).push_back({call.seconds, bytes});
   }
+  auto bytes_per_second = [](const std::vector<std::pair<double, double>>& passes) {
+    double bytes = 0, seconds = 0;
+    for (const auto& [measured, moved] : passes) {
+      bytes += moved;
+      seconds += measured;
+    }
+    return bytes / seconds;
+  };
   if (streams.size() >= 3) {
-    c.memory_efficiency = std::min(1.0, stream_bytes / (stream_s * gpu.memory_bandwidth_bytes_per_s));
+    c.memory_efficiency = std::min(1.0, bytes_per_second(streams) / gpu.memory_bandwidth_bytes_per_s);
     fit.notes.push_back(fitted_line("memory efficiency", c.memory_efficiency, streams.size(),
                                     "vectorized elementwise passes of 64 MB or more"));
   } else {
@@ -291,8 +289,7 @@ PytorchFit fit_pytorch_traces(const GpuSpec& gpu, const std::vector<PytorchTrace
   }
   // Bounded by the memory: a rate past what the memory moves would not show in a step.
   if (unvectorized.size() >= 3 && gpu.multiprocessors > 0) {
-    const double rate = std::min(unvectorized_bytes / unvectorized_s,
-                                 gpu.memory_bandwidth_bytes_per_s * c.memory_efficiency);
+    const double rate = std::min(bytes_per_second(unvectorized), gpu.memory_bandwidth_bytes_per_s * c.memory_efficiency);
     c.unvectorized_bytes_per_sm_s = rate / gpu.multiprocessors;
     fit.notes.push_back(fitted_line("unvectorized bytes per SM and second", c.unvectorized_bytes_per_sm_s,
                                     unvectorized.size(), "unvectorized elementwise passes of 64 MB or more"));

@@ -26,8 +26,8 @@ ProfiledKind modelled_kind(const models::Kernel& kernel)
 std::pair<double, double> memory_bound_seconds(const PytorchComparison& comparison)
 {
   double measured = 0, predicted = 0;
-  for (const char* kind : {"memory", "loss"})
-    if (auto it = comparison.by_kind.find(kind); it != comparison.by_kind.end()) {
+  for (ProfiledKind kind : {ProfiledKind::memory, ProfiledKind::loss})
+    if (auto it = comparison.by_kind.find(profiled_kind_name(kind)); it != comparison.by_kind.end()) {
       measured += it->second.measured_s;
       predicted += it->second.predicted_s;
     }
