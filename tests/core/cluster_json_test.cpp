@@ -8,6 +8,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 using hetsim::Cluster;
 using hetsim::InputError;
@@ -200,7 +203,8 @@ TEST_CASE("an input past its size bound is refused after reading the bound, not 
   // Before, `inspect cluster /dev/zero` read 2.1 GB before running out of memory.
   CHECK_THROWS_WITH_AS(hetsim::load_cluster("/dev/zero"), "/dev/zero: expected a file of at most 256 MiB, got more",
                        InputError);
-  const std::string file = (std::filesystem::temp_directory_path() / "hetsim_bounded_input.json").string();
+  const std::string file =
+      (std::filesystem::temp_directory_path() / ("hetsim_bounded_input_" + std::to_string(::getpid()) + ".json")).string();
   std::ofstream(file) << std::string(3u << 20, ' ') << "{}";
   CHECK_THROWS_WITH_AS(hetsim::read_input_file(file, 2u << 20), (file + ": expected a file of at most 2 MiB, got more").c_str(),
                        InputError);

@@ -11,8 +11,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 using namespace hetsim;
 using namespace hetsim::costmodel;
@@ -46,12 +49,19 @@ Cluster v100_and_t4()
   return cluster;
 }
 
-std::string write_temp(const std::string& name, const std::string& text)
-{
-  const auto path = std::filesystem::temp_directory_path() / ("hetsim_profile_" + name);
-  std::ofstream(path) << text;
-  return path.string();
-}
+/// A scratch directory of this process's own, removed at the end of the test.
+struct ScratchDir {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("hetsim_profile_" + std::to_string(::getpid()));
+  ScratchDir() { std::filesystem::create_directories(dir); }
+  ~ScratchDir() { std::filesystem::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) const
+  {
+    const auto path = dir / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+};
 
 } // namespace
 
@@ -171,8 +181,9 @@ TEST_CASE("layer profile files: aliases resolve, mistakes name the file and the 
 {
   const auto workload   = three_layers();
   const Cluster cluster = v100_and_t4();
+  const ScratchDir scratch;
   const auto good =
-      write_temp("good.json", R"([{"gpu": "V100", "tp": 1, "micro_batch": 2, "layer_forward_s": [0.1, 0.2, 0.3]},
+      scratch.write("good.json", R"([{"gpu": "V100", "tp": 1, "micro_batch": 2, "layer_forward_s": [0.1, 0.2, 0.3]},
                                               {"gpu": "T4-16GB", "micro_batch": 2, "layer_forward_s": [1, 2, 3],
                                                "layer_backward_s": [2, 4, 6]}])");
   const LayerProfile profile = load_layer_profile(good, workload, cluster);
@@ -180,7 +191,7 @@ TEST_CASE("layer profile files: aliases resolve, mistakes name the file and the 
   CHECK(*profile.layer_seconds("T4", 1, 2, 2, true, [](double batch) { return batch; }) == doctest::Approx(6));
 
   auto message = [&](const std::string& text) {
-    const auto file = write_temp("bad.json", text);
+    const auto file = scratch.write("bad.json", text);
     try {
       load_layer_profile(file, workload, cluster);
     } catch (const InputError& e) {

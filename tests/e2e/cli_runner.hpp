@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace hetsim::e2e {
 
@@ -56,10 +57,11 @@ inline std::string read_file(const fs::path& path)
   return buffer.str();
 }
 
-/// A scratch directory removed at the end of the test.
+/// A scratch directory of this process's own, removed at the end of the test.
 struct TempDir {
   fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("hetsim_e2e_" + name))
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("hetsim_e2e_" + name + "_" + std::to_string(::getpid())))
   {
     fs::remove_all(path);
     fs::create_directories(path);
