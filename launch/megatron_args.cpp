@@ -245,6 +245,21 @@ const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, c
     refuse_model_field(inputs, "model_type",
                        shape.type_name() + "'s ALiBi positions have no " + who +
                            " flag (its GPT blocks take learned absolute or rotary positions)");
+  if (shape.attention_sinks)
+    refuse_model_field(inputs, "model_type",
+                       shape.type_name() + "'s attention sinks have no " + who + " flag");
+  if (!shape.biases && (shape.attention_output_bias || shape.mlp_bias))
+    refuse_model_field(inputs, shape.attention_output_bias ? "attention_bias" : "mlp_bias",
+                       shape.type_name() + "'s biases on " +
+                           (shape.attention_output_bias ? "the attention's projections" : "the MLP's projections") +
+                           " alone have no " + who + " flag (--disable-bias-linear drops every bias, "
+                           "--add-qkv-bias adds the query, key and value ones)");
+  if (shape.logits_bias)
+    refuse_model_field(inputs, "model_type",
+                       shape.type_name() + "'s bias on the output projection has no " + who + " flag");
+  if (shape.embedding_norm)
+    refuse_model_field(inputs, "model_type",
+                       shape.type_name() + "'s norm on the embeddings has no " + who + " flag");
   if (shape.position_offset > 0)
     refuse_model_field(inputs, "model_type",
                        shape.type_name() + "'s learned positions start " + std::to_string(shape.position_offset) +

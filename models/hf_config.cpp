@@ -113,10 +113,10 @@ void read_llama(const JsonInput& config, TransformerShape& shape)
   shape.gated_mlp       = true;
   const bool attention_bias = config.boolean_or("attention_bias", false);
   const bool mlp_bias       = config.boolean_or("mlp_bias", false);
-  if (mlp_bias && !attention_bias)
-    config.at("mlp_bias").fail("false, or attention_bias true as well (biases on the MLP alone are not modelled)");
-  shape.biases   = attention_bias && mlp_bias;
-  shape.qkv_bias = attention_bias;
+  shape.biases                = attention_bias && mlp_bias;
+  shape.qkv_bias              = attention_bias; // q, k, v and o_proj (LlamaAttention)
+  shape.attention_output_bias = attention_bias;
+  shape.mlp_bias              = mlp_bias;
   shape.rms_norm = true;
   // Newer configs spell out head_dim, which may differ from hidden / heads (Gemma: 256).
   if (auto head_dim = config.find("head_dim")) {
@@ -330,15 +330,15 @@ void read_gpt_neox(const JsonInput& config, TransformerShape& shape)
 
 /// Falcon: multi-query attention (or grouped, new_decoder_architecture), no linear biases, LayerNorm; with
 /// parallel attention one norm feeds both sublayers unless the new architecture gives each its own.
-/// Phi (Phi-1, 1.5 and 2): attention and MLP in parallel off one LayerNorm, biases on every linear layer, a
-/// rotary embedding over partial_rotary_factor of each head, a gelu_new MLP (modeling_phi.py: PhiDecoderLayer;
-/// PhiConfig's defaults). The output projection's bias, one per vocabulary entry, is left out of the count, and
-/// its resid_pdrop dropout out of the cost.
+/// Phi (Phi-1, 1.5 and 2): attention and MLP in parallel off one LayerNorm, biases on every linear layer and
+/// on the output projection, a rotary embedding over partial_rotary_factor of each head, a gelu_new MLP
+/// (modeling_phi.py: PhiDecoderLayer; PhiConfig's defaults). Its resid_pdrop dropout is left out of the cost.
 void read_phi(const JsonInput& config, TransformerShape& shape)
 {
   read_dimensions(config, shape);
   read_rotary(config, shape, "rope_theta", "partial_rotary_factor", 0.5);
   shape.biases            = true;
+  shape.logits_bias       = true;
   shape.parallel_residual = true;
   shape.shared_block_norm = true;
   if (config.boolean_or("qk_layernorm", false))
@@ -390,6 +390,93 @@ void read_opt(const JsonInput& config, TransformerShape& shape)
   if (!config.boolean_or("do_layer_norm_before", true))
     config.at("do_layer_norm_before").fail("true (OPT-350m's post-norm blocks are not modelled)");
   check_heads(config, shape, "hidden_size", "num_attention_heads", "num_attention_heads");
+}
+
+/// GPT-J: attention and MLP in parallel off one LayerNorm (ln_1), no biases on q, k, v or out_proj, biases on
+/// the MLP's fc_in and fc_out and on the untied output projection, a rotary embedding over rotary_dim of each
+/// head (all of it when null), a gelu_new MLP of n_inner or 4 x n_embd (modeling_gptj.py; GPTJConfig's defaults).
+void read_gptj(const JsonInput& config, TransformerShape& shape)
+{
+  shape.hidden       = size_field(config.at("n_embd"));
+  shape.layers       = read_layer_count(config.at("n_layer"));
+  shape.heads        = size_field(config.at("n_head"));
+  shape.kv_heads     = shape.heads;
+  shape.intermediate = mlp_width_or_four_hidden(config, "n_inner", shape.hidden);
+  shape.vocab        = size_field(config.at("vocab_size"));
+  shape.seq_len      = size_or(config, "n_positions", 2048);
+  check_heads(config, shape, "n_embd", "n_head", "n_head");
+  shape.max_positions = 0; // rotary, base 10,000 (create_sinusoidal_positions)
+  const int head      = shape.hidden / shape.heads;
+  const bool whole    = config.value().contains("rotary_dim") && config.value().at("rotary_dim").is_null();
+  const int turned    = whole ? head : size_or(config, "rotary_dim", 64);
+  if (turned > head)
+    config.at("rotary_dim").fail("at most a head's width (" + std::to_string(head) + ")");
+  shape.rotary_percent    = static_cast<double>(turned) / head;
+  shape.biases            = false;
+  shape.mlp_bias          = true;
+  shape.logits_bias       = true;
+  shape.parallel_residual = true;
+  shape.shared_block_norm = true;
+  shape.tied_embeddings   = config.boolean_or("tie_word_embeddings", false);
+}
+
+/// BLOOM: ALiBi positions, a LayerNorm on the word embeddings (word_embeddings_layernorm), biases on every
+/// linear layer and norm, one query_key_value module, a GeLU MLP of 4 x hidden (BloomMLP reads no n_inner) whose
+/// tanh approximation runs op by op in training (BloomGelu's GeLUFunction), tied embeddings (modeling_bloom.py;
+/// BloomConfig, which takes the older n_embed for hidden_size and n_layer, n_head under their common names too).
+/// Hugging Face's BloomAttention is eager: the ALiBi bias enters the scores' product (baddbmm), the softmax is
+/// fp32.
+void read_bloom(const JsonInput& config, TransformerShape& shape)
+{
+  const auto named = [&](std::string_view key, std::string_view other) {
+    return config.find(key) ? config.at(key) : config.at(other);
+  };
+  shape.hidden       = size_field(named("n_embed", "hidden_size"));
+  shape.layers       = read_layer_count(named("n_layer", "num_hidden_layers"));
+  shape.heads        = size_field(named("n_head", "num_attention_heads"));
+  shape.kv_heads     = shape.heads;
+  shape.intermediate = 4 * shape.hidden;
+  shape.vocab        = size_field(config.at("vocab_size"));
+  shape.seq_len      = 2048; // BLOOM's training length; its config names none (ALiBi has no table)
+  shape.max_positions   = 0;
+  shape.alibi           = true;
+  shape.biases          = true;
+  shape.embedding_norm  = true;
+  shape.gelu_as_modules = true;
+  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
+  if (config.boolean_or("apply_residual_connection_post_layernorm", false))
+    config.at("apply_residual_connection_post_layernorm")
+        .fail("false (a residual taken after the norm is not modelled)");
+  check_heads(config, shape, "hidden_size", "n_head", "n_head");
+}
+
+/// StarCoder2: Llama's names and grouped-query attention with LayerNorms, biases on every linear layer under
+/// use_bias, a GeLU (gelu_pytorch_tanh, one kernel) MLP of intermediate_size, rotary positions, tied
+/// embeddings; its sliding window as Mistral's (modeling_starcoder2.py; Starcoder2Config's defaults).
+void read_starcoder2(const JsonInput& config, TransformerShape& shape)
+{
+  read_dimensions(config, shape);
+  read_rotary(config, shape, "rope_theta");
+  shape.biases          = config.boolean_or("use_bias", true);
+  shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
+  check_heads(config, shape, "hidden_size", "num_attention_heads", "num_key_value_heads");
+}
+
+/// gpt-oss: Llama's names with biases on q, k, v and o_proj (attention_bias, true by default), a learned sink
+/// logit per head, every block a mixture of num_local_experts SwiGLU experts of intermediate_size with biases
+/// on the router and the experts, num_experts_per_tok a token (modeling_gpt_oss.py; GptOssConfig's defaults).
+/// Its clamped SwiGLU is priced as SwiGLU; its sliding-window blocks (layer_types) as full ones.
+void read_gpt_oss(const JsonInput& config, TransformerShape& shape)
+{
+  read_llama(config, shape);
+  const bool attention_bias   = config.boolean_or("attention_bias", true);
+  shape.qkv_bias              = attention_bias;
+  shape.attention_output_bias = attention_bias;
+  shape.attention_sinks       = true;
+  shape.experts               = size_or(config, "num_local_experts", 128);
+  shape.experts_per_token     = read_experts_per_token(config, "num_experts_per_tok", 4, shape.experts);
+  shape.expert_intermediate   = shape.intermediate;
+  shape.expert_biases         = true;
 }
 
 /// MPT as Hugging Face's MptModel runs it: ALiBi positions (no embedding table), one Wqkv module, LayerNorms and
@@ -452,6 +539,8 @@ constexpr std::array kFamilies{
     Family{"qwen2_moe", "Qwen2Moe", "llama", read_qwen2_moe, true},
     Family{"qwen2", "Qwen2", "llama", read_qwen2, true},
     Family{"mixtral", "Mixtral", "llama", read_mixtral, true},
+    // Hugging Face's gpt-oss attention is eager unless FlashAttention 3 with sinks is asked for.
+    Family{"gpt_oss", "GptOss", "llama", read_gpt_oss, false},
     Family{"deepseek_v2", "DeepseekV2", "llama", read_deepseek, true},
     Family{"deepseek_v3", "DeepseekV3", "llama", read_deepseek, true},
     // Granite's four multipliers (embeddings, attention scale, residuals, logits) change no cost.
@@ -464,6 +553,10 @@ constexpr std::array kFamilies{
     Family{"falcon", "Falcon", "falcon", read_falcon, true},
     Family{"phi", "PhiFor", "phi", read_phi, true}, // "PhiFor": not Phi3 or PhiMoE
     Family{"gpt_neox", "GPTNeoX", "gpt_neox", read_gpt_neox, true},
+    Family{"gptj", "GPTJ", "gptj", read_gptj, true},
+    Family{"starcoder2", "Starcoder2", "starcoder2", read_starcoder2, true},
+    // Hugging Face's BloomAttention is eager (no SDPA or flash path): scores, fp32 softmax and dropout op by op.
+    Family{"bloom", "Bloom", "bloom", read_bloom, false},
     // Hugging Face's MptAttention is eager: scores, ALiBi bias and softmax op by op.
     Family{"mpt", "Mpt", "mpt", read_mpt, false},
     Family{"opt", "OPT", "opt", read_opt, false},
@@ -602,6 +695,13 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
 
   // "attention", "flash_attention" and "loss" are our extensions too: how the model is trained, not what it is.
   read_attention(config, family, shape, assume);
+  if (shape.attention_sinks && shape.flash_attention && shape.attention != AttentionKernel::flash3)
+    config.at(config.has("attention") ? "attention" : "flash_attention")
+        .fail("\"eager\" or \"flash3\" (attention sinks run in Hugging Face's eager attention or FlashAttention "
+              "3's kernel with sinks; SDPA and FlashAttention 2 have none)");
+  if (auto quantization = config.find("quantization_config"))
+    assume("quantization_config (" + quantization->string_or("quant_method", "unnamed") +
+           "): trained as 16-bit weights, dequantized on loading as Hugging Face's fine-tuning recipes do");
   if (auto loss = config.find("loss")) {
     const auto kernel = parse_loss_kernel(loss->string());
     if (!kernel)
@@ -611,7 +711,7 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
   // "fused_gelu" is our extension too. Hugging Face's gelu_new (GPT-2's activation) is a Python expression,
   // so eager PyTorch runs it op by op; Megatron-LM fuses it with the bias.
   const std::string activation = config.string_or(
-      "activation_function", config.string_or("hidden_act", shape.family == "gpt2" ? "gelu_new" : ""));
+      "activation_function", config.string_or("hidden_act", shape.family == "gpt2" || shape.family == "gptj" ? "gelu_new" : ""));
   if (shape.gated_mlp) // Gemma says hidden_activation (hidden_act is its older key)
     shape.gelu_gate = config.string_or("hidden_activation", activation).starts_with("gelu");
   else

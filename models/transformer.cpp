@@ -243,6 +243,10 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     fused.bytes_per_sample       = 2 * d.s * (q + k + v + context_width) + 4 * d.a * d.s;
     fused.saved_bytes_per_sample = 2 * d.s * (q + k + v) + 4 * d.a * d.s;
     fused.key_value_bytes_per_sample = 2 * d.s * (k + v);
+    if (shape.attention_sinks) { // FlashAttention 3 takes the sinks as an input; they cost it nothing more
+      fused.params  = d.a;
+      fused.tensors = 1;
+    }
     // Unnamed, the framework's: SDPA under Hugging Face modules (their attn_implementation default since
     // transformers 4.36), Transformer Engine's under Megatron-LM (--transformer-impl transformer_engine).
     fused.attention = shape.attention != AttentionKernel::framework_default ? shape.attention
@@ -282,11 +286,21 @@ void append_attention_core(std::vector<Operator>& ops, const TransformerShape& s
     Operator softmax = memory_bound("softmax", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s,
                                      2 * d.a * d.s * d.s);
     softmax.selectively_recomputed = true;
-    if (shape.alibi && shape.eager) {
-      // Hugging Face's MptAttention adds the ALiBi bias to the scores, one more pass over them.
+    if (shape.alibi && shape.eager && shape.family == "mpt") {
+      // Hugging Face's MptAttention adds the ALiBi bias to the scores, one more pass over them (BloomAttention
+      // folds it into the product: baddbmm).
       Operator bias = memory_bound("alibi_bias", TensorSplit::heads, 4 * d.a * d.s * d.s, 2 * d.a * d.s * d.s, 0);
       bias.selectively_recomputed = true;
       ops.push_back(bias);
+    }
+    if (shape.attention_sinks) {
+      // Hugging Face's eager gpt-oss attention: the causal mask added, the sinks concatenated as one more
+      // column, the row maximum read and subtracted before the softmax: 14 bytes per 16-bit score.
+      Operator sinks = memory_bound("attention_sinks", TensorSplit::heads, 14 * d.a * d.s * d.s,
+                                    2 * d.a * d.s * d.s, 0, d.a);
+      make_eager(sinks, shape, 4, 4);
+      sinks.selectively_recomputed = true;
+      ops.push_back(sinks);
     }
     ops.push_back(softmax);
     Operator dropout = memory_bound("attention_dropout", TensorSplit::heads, 5 * d.a * d.s * d.s, 2 * d.a * d.s * d.s,
@@ -366,7 +380,8 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
   qkv.saved_bytes_per_sample = 2 * d.s * d.h;
   // GPT-2's c_attn and GPT-NeoX's and Falcon's query_key_value are one module; the others call q, k and v apart.
   const bool one_module =
-      shape.family == "gpt2" || shape.family == "gpt_neox" || shape.family == "falcon" || shape.family == "mpt";
+      shape.family == "gpt2" || shape.family == "gpt_neox" || shape.family == "falcon" || shape.family == "mpt" ||
+      shape.family == "bloom";
   make_eager_linear(qkv, shape, one_module ? 1 : 3, true);
   ops.push_back(qkv);
   if (shape.qk_norm)
@@ -387,7 +402,8 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
     ops.push_back(rotate);
   }
   append_attention_core(ops, shape, AttentionWidths{head, head, static_cast<double>(shape.kv_heads)});
-  Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, d.q, shape.biases);
+  Operator out = linear("attention_output", TensorSplit::rows, d.s, d.h, d.q,
+                        shape.biases || shape.attention_output_bias);
   out.saved_bytes_per_sample = 2 * d.s * d.q;
   make_eager_linear(out, shape, 1, false);
   ops.push_back(out);
@@ -403,11 +419,11 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
   std::vector<Operator> ops;
   const std::string activation = prefix == "mlp" ? "" : prefix + "_";
   if (shape.gated_mlp) {
-    Operator gate = linear(prefix + "_gate", TensorSplit::columns, d.s, width, d.h, shape.biases);
+    Operator gate = linear(prefix + "_gate", TensorSplit::columns, d.s, width, d.h, shape.biases || shape.mlp_bias);
     gate.saved_bytes_per_sample = 2 * d.s * d.h; // the input, shared with the up projection
     make_eager_linear(gate, shape, 1, true);
     ops.push_back(gate);
-    Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases);
+    Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases || shape.mlp_bias);
     make_eager_linear(up, shape, 1, true); // under autocast, a copy of its own
     if (shape.eager) // the gate's and its input gradients summed, fp32 where each cast its own copy
       up.gradient_sum_bytes_per_sample = 3 * (shape.autocast ? 4 : 2) * d.s * d.h;
@@ -419,13 +435,13 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
     make_eager(swiglu, shape, 2, 4);
     ops.push_back(swiglu);
   } else {
-    Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases);
+    Operator up = linear(prefix + "_up", TensorSplit::columns, d.s, width, d.h, shape.biases || shape.mlp_bias);
     up.saved_bytes_per_sample = 2 * d.s * d.h;
     make_eager_linear(up, shape, 1, true);
     ops.push_back(up);
     ops.push_back(gelu(activation + "gelu", shape, d.s * width));
   }
-  Operator down = linear(prefix + "_down", TensorSplit::rows, d.s, d.h, width, shape.biases);
+  Operator down = linear(prefix + "_down", TensorSplit::rows, d.s, d.h, width, shape.biases || shape.mlp_bias);
   down.saved_bytes_per_sample = 2 * d.s * width;
   // Under autocast the op-by-op gelu_new's output is fp32: the projection casts it.
   make_eager_linear(down, shape, 1, !shape.gated_mlp && gelu_op_by_op(shape));
@@ -437,10 +453,10 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
 Operator expert_linear(std::string name, TensorSplit split, const TransformerShape& shape, double rows, double out,
                        double in)
 {
-  Operator op = linear(std::move(name), split, rows, out, in, false);
+  Operator op = linear(std::move(name), split, rows, out, in, shape.expert_biases);
   op.experts  = shape.experts;
-  op.params   = shape.experts * out * in;
-  op.tensors  = shape.experts;
+  op.params   = shape.experts * (out * in + (shape.expert_biases ? out : 0));
+  op.tensors  = shape.experts * (shape.expert_biases ? 2 : 1);
   return op;
 }
 
@@ -458,7 +474,7 @@ std::vector<Operator> moe_operators(const TransformerShape& shape)
   const double rows   = slots / e;
   const double width  = shape.expert_intermediate;
   std::vector<Operator> ops;
-  Operator router = linear("router", TensorSplit::replicated, d.s, e, d.h, false);
+  Operator router = linear("router", TensorSplit::replicated, d.s, e, d.h, shape.expert_biases);
   if (shape.router_bias) { // a per-expert bias on the scores that picks the experts (DeepSeek-V3)
     router.params += e;
     router.tensors = 2;
@@ -574,7 +590,7 @@ Layer embedding_layer(const TransformerShape& shape)
     make_eager(add, shape, 2, 4);
     ops.push_back(add);
   }
-  if (shape.post_norm)
+  if (shape.post_norm || shape.embedding_norm)
     ops.push_back(norm("embedding_norm", shape));
   if (!shape.eager || trains_with_dropout(shape)) {
     Operator dropout = memory_bound("embedding_dropout", TensorSplit::replicated, (1 + 2 * r) * d.s * d.h, r * d.s * d.h,
@@ -679,8 +695,8 @@ Layer head_layer(const TransformerShape& shape)
   // Megatron-LM pads the vocabulary to a multiple of 128 (--make-vocab-size-divisible-by), so its product stays
   // on the tensor cores; Hugging Face's modules multiply by the config's width (50,257 for GPT-2).
   const double width = shape.eager ? d.v : std::ceil(d.v / 128) * 128;
-  Operator logits    = linear("logits", TensorSplit::columns, d.s, width, d.h, false);
-  logits.params      = shape.tied_embeddings ? 0 : d.v * d.h;
+  Operator logits    = linear("logits", TensorSplit::columns, d.s, width, d.h, shape.logits_bias);
+  logits.params      = (shape.tied_embeddings ? 0 : d.v * d.h) + (shape.logits_bias ? d.v : 0);
   logits.saved_bytes_per_sample = 2 * d.s * d.h;
   make_eager_linear(logits, shape, 1, true);
   ops.push_back(logits);

@@ -58,10 +58,15 @@ struct TransformerShape {
   bool parallel_residual = false;
   bool biases          = true;
   bool qkv_bias        = false; ///< biases on the query, key and value projections even without `biases` (Qwen2)
+  /// Biases on the attention's output projection even without `biases` (Llama's attention_bias).
+  bool attention_output_bias = false;
+  bool mlp_bias        = false; ///< biases on the MLP's projections even without `biases` (GPT-J, Llama's mlp_bias)
+  bool logits_bias     = false; ///< a bias per vocabulary entry on the output projection (GPT-J, Phi)
   bool tied_embeddings = true;  ///< output projection shares the input embedding
   bool rms_norm        = false; ///< llama RMSNorm: a scale and no bias
   bool norm_biases     = true;  ///< a LayerNorm has a bias beside its scale (MPT's no_bias drops both kinds)
   bool post_norm       = false; ///< bert: norms after each sublayer and on the embeddings, none before the output
+  bool embedding_norm  = false; ///< a LayerNorm on the embeddings' output in a pre-norm model (BLOOM)
   /// Falcon-7B: attention and MLP run in parallel on one shared norm's output (one norm per block, not two).
   bool shared_block_norm = false;
   /// Gemma-2: each sublayer's output is normalised too before its residual add (four norms per block).
@@ -71,6 +76,9 @@ struct TransformerShape {
   bool qk_norm = false;
   /// OLMo 2: those norms span all heads' queries (and keys) at once, a scale as wide as the projection.
   bool qk_norm_whole_width = false;
+  /// gpt-oss: a learned logit per head joins each row of scores before the softmax and is dropped after it
+  /// (GptOssAttention's sinks), so a row's weights may sum to less than one.
+  bool attention_sinks = false;
   bool pooler          = false; ///< bert: dense + tanh on the first token
   bool flash_attention = false; ///< fused attention keeps no seq x seq score matrices for backward
   /// The fused attention kernel the file names ("attention"); framework_default: the framework's (SDPA under
@@ -114,6 +122,9 @@ struct TransformerShape {
 
   int first_dense_blocks = 0; ///< blocks before the first sparse one (DeepSeek's first_k_dense_replace)
   bool router_bias       = false; ///< the router's per-expert score bias (DeepSeek-V3's e_score_correction_bias)
+  /// Biases on the router's projection and on each routed expert's projections (gpt-oss: GptOssTopKRouter's
+  /// bias, GptOssExperts' gate_up_proj_bias and down_proj_bias).
+  bool expert_biases     = false;
   // How the router picks experts (DeepSeek-V3: sigmoid scores, top-4 of 8 groups, weights scaled by 2.5). They
   // change which experts a token visits, not the work: the cost model reads none of them; the exports write them.
   bool sigmoid_router      = false; ///< sigmoid scores (scoring_func "sigmoid"); otherwise softmax

@@ -115,6 +115,24 @@ TEST_CASE("what Megatron-LM cannot run is refused, naming the plan field")
     CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("model.json: fused_gelu: expected true"),
                          InputError);
   }
+  SUBCASE("what Megatron-LM's flags cannot say: biases on the MLP alone or the head, an embedding norm, sinks")
+  {
+    c.workload.shape->biases   = false;
+    c.workload.shape->mlp_bias = true; // GPT-J's fc_in and fc_out
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()),
+                         doctest::Contains("model.json: mlp_bias: gpt2's biases on the MLP's projections alone"),
+                         InputError);
+    c.workload.shape->mlp_bias    = false;
+    c.workload.shape->logits_bias = true;
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("bias on the output projection"),
+                         InputError);
+    c.workload.shape->logits_bias    = false;
+    c.workload.shape->embedding_norm = true; // BLOOM's word_embeddings_layernorm
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("norm on the embeddings"), InputError);
+    c.workload.shape->embedding_norm  = false;
+    c.workload.shape->attention_sinks = true; // gpt-oss
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("attention sinks have no"), InputError);
+  }
   SUBCASE("a layer list, which has no hidden size to give")
   {
     c.workload.shape.reset();

@@ -102,6 +102,7 @@ TEST_CASE("every Hugging Face fixture round-trips through Megatron-LM's model ar
       {"opt-125m.json", "activation_function: relu"},
       {"pythia-1b.json", "model_type: gpt_neox's attention and MLP run in parallel"},
       {"phi-2.json", "model_type: phi's attention and MLP run in parallel"},
+      {"bloom-560m.json", "model_type: bloom's ALiBi positions have no Megatron-LM"},
       {"mpt-7b-instruct.json", "model_type: mpt's ALiBi positions have no Megatron-LM"},
   };
   int round_trips = 0;

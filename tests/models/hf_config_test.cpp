@@ -304,13 +304,6 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
     config["num_key_value_heads"] = 5;
     CHECK(error_of(config) == "config.json: num_key_value_heads: expected a divisor of num_attention_heads (32), got number 5");
   }
-  SUBCASE("biases on the MLP alone are refused")
-  {
-    json config = llama_7b();
-    config["mlp_bias"] = true;
-    CHECK(error_of(config) == "config.json: mlp_bias: expected false, or attention_bias true as well (biases on "
-                              "the MLP alone are not modelled), got boolean");
-  }
   SUBCASE("seq_len must be positive")
   {
     json config = llama_7b();

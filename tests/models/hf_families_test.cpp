@@ -305,6 +305,106 @@ TEST_CASE("Phi-2: one shared LayerNorm under parallel attention and MLP, biases 
   CHECK(phi.shape->parallel_residual);
   CHECK(phi.shape->shared_block_norm);
   CHECK(phi.shape->rotary_percent == doctest::Approx(0.4));
-  // Published with the output projection's 51,200 biases, which are not counted.
-  CHECK(phi.total_params() == doctest::Approx(2'779'683'840.0 - 51'200).epsilon(1e-12));
+  // As published, with the output projection's 51,200 biases.
+  CHECK(phi.shape->logits_bias);
+  CHECK(phi.total_params() == doctest::Approx(2'779'683'840.0).epsilon(1e-12));
+}
+
+TEST_CASE("Llama's attention_bias and mlp_bias each bias their own projections")
+{
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(fixture("llama-3.2-1b.json")));
+  const double plain    = workload_from_json(config, "llama.json").total_params();
+  const double blocks = 16, hidden = 2048, kv = 512, mlp = 8192;
+  config["mlp_bias"] = true; // gate, up and down
+  CHECK(workload_from_json(config, "llama.json").total_params() - plain == blocks * (2 * mlp + hidden));
+  config["mlp_bias"]       = false;
+  config["attention_bias"] = true; // q, k, v and o_proj
+  CHECK(workload_from_json(config, "llama.json").total_params() - plain == blocks * (2 * hidden + 2 * kv));
+}
+
+TEST_CASE("GPT-J: parallel attention and MLP off one norm, biases on the MLP and the untied head only")
+{
+  // GPT-J-6B's model card values (no verbatim config.json found: SOURCES.md).
+  const Workload gptj = workload_from_json(nlohmann::json::parse(R"({"model_type": "gptj", "n_embd": 4096,
+    "n_layer": 28, "n_head": 16, "n_positions": 2048, "rotary_dim": 64, "vocab_size": 50400,
+    "activation_function": "gelu_new", "tie_word_embeddings": false})"), "gpt-j-6b.json");
+  REQUIRE(gptj.shape);
+  CHECK(gptj.shape->parallel_residual);
+  CHECK(gptj.shape->shared_block_norm);
+  CHECK_FALSE(gptj.shape->biases);
+  CHECK(gptj.shape->mlp_bias);
+  CHECK(gptj.shape->logits_bias);
+  CHECK(gptj.shape->rotary_percent == doctest::Approx(64.0 / 256)); // rotary_dim of a head of 256
+  CHECK(gptj.shape->gelu_as_modules);                              // gelu_new
+  // GPTJForCausalLM's modules: 28 blocks of 4 x 4096^2 attention, fc_in and fc_out with biases and ln_1; the
+  // embedding, ln_f and the head of 50,400 rows with its bias.
+  const double h = 4096, v = 50400, block = 4 * h * h + (h * 4 * h + 4 * h) + (4 * h * h + h) + 2 * h;
+  CHECK(gptj.total_params() == doctest::Approx(v * h + 28 * block + 2 * h + v * h + v).epsilon(1e-12));
+  CHECK(gptj.total_params() == doctest::Approx(6'053'381'344.0).epsilon(0.001)); // the model card's count
+}
+
+TEST_CASE("BLOOM: ALiBi in the scores' product, a norm on the embeddings, biases everywhere, eager attention")
+{
+  const Workload bloom = load_workload(fixture("bloom-560m.json"));
+  REQUIRE(bloom.shape);
+  CHECK(bloom.shape->alibi);
+  CHECK(bloom.shape->embedding_norm);
+  CHECK(bloom.shape->biases);
+  CHECK_FALSE(bloom.shape->flash_attention);
+  CHECK(bloom.shape->intermediate == 4 * 1024);
+  CHECK(bloom.total_params() == doctest::Approx(559'214'592.0).epsilon(1e-12));
+  const auto& embedding = bloom.layers.front().operators;
+  CHECK(std::any_of(embedding.begin(), embedding.end(), [](const Operator& op) { return op.name == "embedding_norm"; }));
+  for (const Layer& layer : bloom.layers) // baddbmm adds the bias inside the product: no pass of its own
+    for (const Operator& op : layer.operators)
+      CHECK(op.name != "alibi_bias");
+}
+
+TEST_CASE("StarCoder2: grouped-query attention with LayerNorms, biases and a one-kernel GeLU MLP")
+{
+  // StarCoder2-3B's published shape (no verbatim config.json found: SOURCES.md).
+  const Workload starcoder = workload_from_json(nlohmann::json::parse(R"({"model_type": "starcoder2",
+    "hidden_size": 3072, "intermediate_size": 12288, "num_hidden_layers": 30, "num_attention_heads": 24,
+    "num_key_value_heads": 2, "hidden_act": "gelu_pytorch_tanh", "max_position_embeddings": 16384,
+    "sliding_window": 4096, "use_bias": true, "vocab_size": 49152})"), "starcoder2-3b.json");
+  REQUIRE(starcoder.shape);
+  CHECK(starcoder.shape->kv_heads == 2);
+  CHECK_FALSE(starcoder.shape->rms_norm);
+  CHECK_FALSE(starcoder.shape->gated_mlp);
+  CHECK_FALSE(starcoder.shape->gelu_as_modules);
+  CHECK(starcoder.shape->sliding_window == 4096);
+  CHECK(starcoder.total_params() == doctest::Approx(3'030'371'328.0).epsilon(1e-12));
+}
+
+TEST_CASE("gpt-oss: attention sinks, biased router and experts, q, k, v and o biases; sinks refuse SDPA")
+{
+  // gpt-oss-20b's shape from OpenAI's model card (no verbatim config.json found: SOURCES.md).
+  nlohmann::json config = nlohmann::json::parse(R"({"model_type": "gpt_oss", "hidden_size": 2880,
+    "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "head_dim": 64, "num_local_experts": 32, "num_experts_per_tok": 4, "vocab_size": 201088,
+    "sliding_window": 128, "max_position_embeddings": 131072, "tie_word_embeddings": false,
+    "quantization_config": {"quant_method": "mxfp4"}})");
+  const Workload oss = workload_from_json(config, "gpt-oss-20b.json");
+  REQUIRE(oss.shape);
+  CHECK(oss.shape->attention_sinks);
+  CHECK(oss.shape->expert_biases);
+  CHECK(oss.shape->experts == 32);
+  CHECK(oss.shape->experts_per_token == 4);
+  CHECK_FALSE(oss.shape->flash_attention); // Hugging Face's eager attention
+  // GptOssForCausalLM's modules: 24 blocks of attention with biases and 64 sinks, a biased router, 32 experts of
+  // gate_up (2 x 2,880) and down with their biases, two norms; untied embedding and head, the final norm.
+  const double h = 2880, q = 64 * 64, kv = 8 * 64, e = 32, width = 2880, v = 201088;
+  const double attention = (h * q + q) + 2 * (h * kv + kv) + (q * h + h) + 64;
+  const double expert    = h * 2 * width + 2 * width + width * h + h;
+  const double block     = attention + (h * e + e) + e * expert + 2 * h;
+  CHECK(oss.total_params() == doctest::Approx(24 * block + 2 * v * h + h).epsilon(1e-12));
+  CHECK(oss.total_params() == doctest::Approx(20.91e9).epsilon(0.001)); // OpenAI's model card: 20.91B
+  // The card's 3.61B active leaves the input embedding out.
+  CHECK(oss.active_params() - v * h == doctest::Approx(3.61e9).epsilon(0.001));
+  config["attention"] = "sdpa";
+  CHECK_THROWS_WITH_AS(workload_from_json(config, "oss.json"),
+                       doctest::Contains("oss.json: attention: expected \"eager\" or \"flash3\""),
+                       hetsim::InputError);
+  config["attention"] = "flash3";
+  CHECK(workload_from_json(config, "oss.json").shape->attention == AttentionKernel::flash3);
 }
