@@ -7,6 +7,7 @@
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "core/software_release.hpp"
 #include "core/units.hpp"
 #include "costmodel/calibration.hpp"
 #include "costmodel/layer_profile.hpp"
@@ -40,6 +41,7 @@ struct SearchOptions {
   std::string dtype; ///< empty: the model's
   std::string framework = "megatron";
   bool framework_given  = false; ///< --framework was on the command line
+  std::string pytorch;             ///< the PyTorch release the candidates run with; empty: not said
   std::string out_file;
   std::string best_file;
   std::string profile_file;
@@ -244,6 +246,13 @@ int run_search(const SearchOptions& options)
   const models::Workload workload = apply_framework(options.framework, given, problem);
   problem.workload                = &workload;
   apply_memory_options(options.memory_limit, options.workspace, problem);
+  if (!options.pytorch.empty()) {
+    const auto release = parse_software_release(options.pytorch);
+    if (!release)
+      throw InputError("--pytorch: expected a PyTorch release \"MAJOR.MINOR\" such as 2.1, got '" +
+                       options.pytorch + "'");
+    problem.framework.pytorch = *release;
+  }
 
   std::optional<costmodel::Calibration> calibration;
   if (!options.calibration_file.empty()) {
@@ -410,6 +419,9 @@ CommandRunner add_search_command(CLI::App& app)
                       "megatron (default), deepspeed, fsdp or megatron-deepspeed: what the candidates run under "
                       "(docs/inputs.md, Frameworks); named, each keeps only plans its export can launch")
       ->each([options](const std::string&) { options->framework_given = true; });
+  command->add_option("--pytorch", options->pytorch,
+                      "the PyTorch release the candidates run with (e.g. 2.1): one older than the GPU's constants "
+                      "were measured with widens their band");
   command->add_option("--out", options->out_file, "write every candidate, ranked, as JSON");
   command->add_option("--best", options->best_file, "write the best plan as a plan file for hetsim simulate");
   command->add_option("--profile", options->profile_file, "measured per-layer forward times (JSON)");

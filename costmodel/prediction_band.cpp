@@ -18,6 +18,12 @@ constexpr double kUnmeasuredAttention = 0.4;
 /// SC'21 Tables 1 and 2, Llama 3), mostly too fast.
 constexpr double kMultiNodeBelow = 0.10, kMultiNodeAbove = 0.20;
 
+/// The PyTorch release Hopper's constants were measured with (tests/data/h100 and h200: 2.11.0+cu130). Older
+/// releases bring older cuBLAS and attention kernels: 2023's stacks (PyTorch 2.1, CUDA 12.1, FlashAttention 2)
+/// ran FSDP on H100 at 28-68% lower throughput than HetSim predicts with these constants (llm-foundry's
+/// published tables, held out; docs/modelling.md, "Prediction bands").
+constexpr SoftwareRelease kHopperMeasuredWith{2, 11};
+
 std::string percent(double fraction)
 {
   char text[16];
@@ -47,14 +53,19 @@ const char* origin_name(ConstantsOrigin origin)
 //  - carried over (Volta, Turing, Ampere's GA10x, Ada): AMP's V100 and T4 runs 29% and 43% off: -25% to +45%;
 //  - unknown architecture: nothing measured; -40% to +60%;
 //  - calibrated on the user's traces: the calibration's own fit (its evidence) inside Hopper's range.
-ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* calibration)
+ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* calibration, SoftwareRelease pytorch)
 {
   if (calibration && (calibration->kernels.count(gpu.name) || calibration->calibrates(gpu.name)))
     return {ConstantsOrigin::calibrated, 0.07, 0.09, "fitted by the calibration to traces of this GPU"};
   const std::string& n = gpu.name;
-  if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200"))
+  if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200")) {
+    if (pytorch.given() && pytorch < kHopperMeasuredWith)
+      return {ConstantsOrigin::carried, 0.25, 0.45,
+              "measured with PyTorch " + kHopperMeasuredWith.text() + " (CUDA 13.0); PyTorch " + pytorch.text() +
+                  "'s CUDA libraries and kernels are unmeasured on this GPU"};
     return {ConstantsOrigin::measured, 0.07, 0.09,
             "PyTorch profiler traces and steps on an H100 and an H200 (tests/data/h100, tests/data/h200)"};
+  }
   if (n.starts_with("A100") || n.starts_with("A800"))
     return {ConstantsOrigin::published, 0.09, 0.15,
             "Megatron-LM's published A100 runs (SC'21 Table 1, within 10%); no trace of this GPU: its "
@@ -82,17 +93,21 @@ std::string PredictionBand::describe(double point_s) const
 }
 
 PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& devices, bool multi_node,
-                               const Calibration* calibration)
+                               const Calibration* calibration, SoftwareRelease pytorch)
 {
   PredictionBand band;
   double below = 0, above = 0; // the least certain GPU's, in quadrature with what every GPU shares
   for (const BandDevice& device : devices) {
-    const ConstantsProvenance p = constants_provenance(*device.gpu, calibration);
+    const ConstantsProvenance p = constants_provenance(*device.gpu, calibration, pytorch);
     const double attention = kUnmeasuredAttention * device.unmeasured_attention_share;
     below = std::max(below, std::hypot(p.below, attention));
     above = std::max(above, std::hypot(p.above, attention));
     if (p.origin != ConstantsOrigin::measured)
-      band.reasons.push_back(device.gpu->name + " constants " + origin_name(p.origin));
+      band.reasons.push_back(device.gpu->name + " constants " + origin_name(p.origin) +
+                             (p.origin != constants_provenance(*device.gpu, calibration).origin
+                                  ? " (measured with PyTorch " + kHopperMeasuredWith.text() + ", run with " +
+                                        pytorch.text() + ")"
+                                  : std::string()));
     if (attention > 0.005)
       band.reasons.push_back(device.gpu->name + " attention (" + device.attention_kernel + ", " +
                              percent(device.unmeasured_attention_share) + " of its compute) unmeasured");

@@ -6,6 +6,7 @@
 /// a plan's band is its least certain GPU's.
 
 #include "core/gpu_spec.hpp"
+#include "core/software_release.hpp"
 #include "costmodel/calibration.hpp"
 
 #include <string>
@@ -29,7 +30,10 @@ struct ConstantsProvenance {
   double below = 0, above = 0; ///< fractions: the truth lies in [1 - below, 1 + above] x the prediction
   std::string source;
 };
-ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* calibration);
+/// `pytorch`: the release the run trains with, when the plan says (an older one than the GPU was measured with
+/// brings other libraries and kernels: its constants count as carried over).
+ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* calibration,
+                                         SoftwareRelease pytorch = {});
 const char* origin_name(ConstantsOrigin origin);
 
 /// What one GPU type of the plan contributes.
@@ -49,6 +53,6 @@ struct PredictionBand {
 
 /// The band around `point_s` for a plan on `devices`, spanning several nodes or not.
 PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& devices, bool multi_node,
-                               const Calibration* calibration);
+                               const Calibration* calibration, SoftwareRelease pytorch = {});
 
 } // namespace hetsim::costmodel

@@ -61,7 +61,8 @@ costmodel::PredictionBand plan_band(const Plan& plan, const Problem& problem, co
   std::vector<costmodel::BandDevice> devices;
   for (const auto& [name, entry] : by_gpu)
     devices.push_back(entry);
-  return costmodel::prediction_band(iteration_s, devices, multi_node, compute.calibration());
+  return costmodel::prediction_band(iteration_s, devices, multi_node, compute.calibration(),
+                                    plan.framework.pytorch);
 }
 
 } // namespace hetsim::strategies

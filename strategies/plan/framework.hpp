@@ -4,6 +4,7 @@
 /// framework and can be overridden in the plan file (docs/inputs.md, "Frameworks").
 
 #include "core/dtype.hpp"
+#include "core/software_release.hpp"
 #include "models/workload.hpp"
 
 #include <optional>
@@ -77,6 +78,9 @@ struct FrameworkSettings {
   double communicator_buffer_bytes  = 128.0 * (1 << 20);
   double gemm_workspace_bytes       = 32.0 * (1 << 20);
   double allocator_fragmentation    = 0.1;
+  /// The PyTorch release the run trains with, whose CUDA libraries and kernels set what a GPU reaches; not
+  /// given: the release the GPU's measured constants come from (costmodel/prediction_band.cpp).
+  SoftwareRelease pytorch;
 
   bool operator==(const FrameworkSettings&) const = default;
 };

@@ -500,7 +500,13 @@ FrameworkSettings read_framework(const JsonInput& input)
                     "sends_attention_mask", "partitioned_sends", "blocking_sends",
                     "gather_per_tensor", "prefetch_params", "cuda_context_gib", "communicator_buffer_mib",
                     "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast",
-                    "fp32_gradient_accumulation", "attention"});
+                    "fp32_gradient_accumulation", "attention", "pytorch"});
+  if (auto release = input.find("pytorch")) {
+    const auto parsed = release->is_string() ? parse_software_release(release->string()) : std::nullopt;
+    if (!parsed)
+      release->fail("a PyTorch release \"MAJOR.MINOR\" such as \"2.1\" (or torch.__version__, \"2.1.0+cu121\")");
+    settings.pytorch = *parsed;
+  }
   if (auto attention = input.find("attention")) {
     settings.attention = models::parse_attention_kernel(attention->string());
     if (!settings.attention)
@@ -572,6 +578,8 @@ nlohmann::json framework_json(const FrameworkSettings& s)
     json["fp32_gradient_accumulation"] = *s.fp32_gradient_accumulation;
   if (s.attention)
     json["attention"] = models::attention_kernel_name(*s.attention);
+  if (s.pytorch.given())
+    json["pytorch"] = s.pytorch.text();
   return json;
 }
 

@@ -123,3 +123,34 @@ TEST_CASE("a prediction's band widens with what priced it unmeasured")
   CHECK(constants_provenance(a100, &calibration).origin == ConstantsOrigin::calibrated);
   CHECK(constants_provenance(v100, &calibration).origin == ConstantsOrigin::carried);
 }
+
+TEST_CASE("a PyTorch release older than Hopper's constants were measured with counts them carried over")
+{
+  const GpuSpec& h100 = gpu("H100");
+  const GpuSpec& v100 = gpu("V100");
+  const SoftwareRelease old_stack{2, 1}, measured_stack{2, 11}, newer{3, 0};
+  CHECK(constants_provenance(h100, nullptr, old_stack).origin == ConstantsOrigin::carried);
+  CHECK(constants_provenance(h100, nullptr, measured_stack).origin == ConstantsOrigin::measured);
+  CHECK(constants_provenance(h100, nullptr, newer).origin == ConstantsOrigin::measured);
+  const PredictionBand band = prediction_band(10, {BandDevice{&h100, 0, "flash2"}}, false, nullptr, old_stack);
+  CHECK(band.high == doctest::Approx(14.5));
+  CHECK(band.describe(10).find("H100-SXM5-80GB constants carried over (measured with PyTorch 2.11, run with 2.1)") !=
+        std::string::npos);
+  // A GPU carried over whatever the release says so without naming the release.
+  const std::string v100_text = prediction_band(10, {BandDevice{&v100, 0, ""}}, false, nullptr, old_stack).describe(10);
+  CHECK(v100_text.find("V100-SXM2-16GB constants carried over)") != std::string::npos);
+  // A calibration to the user's own traces is of their stack.
+  Calibration calibration;
+  calibration.kernels["H100-SXM5-80GB"] = kernel_constants(h100);
+  CHECK(constants_provenance(h100, &calibration, old_stack).origin == ConstantsOrigin::calibrated);
+}
+
+TEST_CASE("a release is read as torch.__version__ prints it, MAJOR.MINOR first")
+{
+  CHECK(parse_software_release("2.1") == SoftwareRelease{2, 1});
+  CHECK(parse_software_release("2.1.0+cu121") == SoftwareRelease{2, 1});
+  CHECK(parse_software_release("2.11.0") == SoftwareRelease{2, 11});
+  CHECK(SoftwareRelease{2, 9} < SoftwareRelease{2, 11}); // not 2.9 > 2.11 as decimals would have it
+  for (const char* bad : {"", "2", "two", "2.", ".1", "2.1x", "0.1", "2.1.", "99999.1", "2.1-rc1"})
+    CHECK_FALSE(parse_software_release(bad).has_value());
+}

@@ -128,3 +128,23 @@ TEST_CASE("search gives every candidate a memory verdict and every simulated one
   CHECK(banded > 0);
   CHECK_FALSE(candidates[0].at("overlaps_best").get<bool>()); // the best does not overlap itself
 }
+
+TEST_CASE("search told an older PyTorch than Hopper was measured with widens the band, and says why")
+{
+  TempDir dir("stack_release");
+  const std::string inputs =
+      "search --cluster " +
+      dir.file("cluster.json", R"({"name": "h100", "regions": [{"nodes": [{"name": "n", "gpu": "H100-SXM5-80GB",
+        "devices": 4}]}]})") +
+      " --model " + dir.file("model.json", kModel) + " --global-batch 16 --framework fsdp --top 2";
+  const RunResult measured = run_hetsim(inputs + " 2>&1");
+  REQUIRE(measured.exit_code == 0);
+  CHECK(measured.output.find("run with 2.1") == std::string::npos);
+  const RunResult older = run_hetsim(inputs + " --pytorch 2.1.0+cu121 2>&1");
+  REQUIRE(older.exit_code == 0);
+  CHECK(older.output.find("H100-SXM5-80GB constants carried over (measured with PyTorch 2.11, run with 2.1)") !=
+        std::string::npos);
+  const RunResult bad = run_hetsim(inputs + " --pytorch two 2>&1");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("--pytorch: expected a PyTorch release") != std::string::npos);
+}

@@ -213,6 +213,12 @@ TEST_CASE("the framework sets how gradients are reduced and what a pipeline send
                  "framework.fp32_gradient_accumulation", "no field outside \"deepspeed\" and \"megatron-deepspeed\"");
   check_rejected(with(base(), "framework", json{{"name", "megatron"}, {"autocast", true}}), "framework.autocast",
                  "expected false with \"eager_modules\": false");
+  // The PyTorch release, as torch.__version__ prints it, round-trips as MAJOR.MINOR.
+  const Plan old_stack = inputs.read(with(base(), "framework", json{{"name", "fsdp"}, {"pytorch", "2.1.0+cu121"}}));
+  CHECK(old_stack.framework.pytorch == SoftwareRelease{2, 1});
+  CHECK(plan_to_json(old_stack)["framework"]["pytorch"] == "2.1");
+  check_rejected(with(base(), "framework", json{{"name", "fsdp"}, {"pytorch", 2.1}}), "framework.pytorch",
+                 "expected a PyTorch release \"MAJOR.MINOR\" such as \"2.1\"");
 
   check_rejected(with(base(), "framework", "horovod"), "framework",
                  "expected \"megatron\", \"deepspeed\", \"fsdp\" or \"megatron-deepspeed\"");
