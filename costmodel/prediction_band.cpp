@@ -50,7 +50,8 @@ const char* origin_name(ConstantsOrigin origin)
 //    the truth 0.934 to 1.087 times the prediction): it lies within -7% and +9% of the prediction;
 //  - A100: Megatron-LM's SC'21 Table 1, every row within -8.7% to +9.8% in TFLOP/s; FSDP runs on 8-128 A100
 //    came out 11% too fast on average: -9% to +15%;
-//  - carried over (Volta, Turing, Ampere's GA10x, Ada): AMP's V100 and T4 runs 29% and 43% off: -25% to +45%;
+//  - carried over (Volta, Turing, Ampere's GA10x, Ada, and Hopper under an older PyTorch release than it was
+//    measured with): AMP's V100 and T4 runs 29% and 43% off: -25% to +45%;
 //  - unknown architecture: nothing measured; -40% to +60%;
 //  - calibrated on the user's traces: the calibration's own fit (its evidence) inside Hopper's range.
 ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* calibration, SoftwareRelease pytorch)
@@ -64,7 +65,8 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
               "measured with PyTorch " + kHopperMeasuredWith.text() + " (CUDA 13.0); PyTorch " + pytorch.text() +
                   "'s CUDA libraries and kernels are unmeasured on this GPU"};
     return {ConstantsOrigin::measured, 0.07, 0.09,
-            "PyTorch profiler traces and steps on an H100 and an H200 (tests/data/h100, tests/data/h200)"};
+            "PyTorch 2.11 (CUDA 13.0) profiler traces and steps on an H100 and an H200 (tests/data/h100, "
+            "tests/data/h200)"};
   }
   if (n.starts_with("A100") || n.starts_with("A800"))
     return {ConstantsOrigin::published, 0.09, 0.15,

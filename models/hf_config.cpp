@@ -285,18 +285,25 @@ void read_deepseek(const JsonInput& config, TransformerShape& shape)
   read_router(config, shape);
 }
 
+/// The dimensions GPT-2's config names (n_embd, n_layer, n_head, n_inner or 4 x n_embd, vocab_size); returns its
+/// n_positions, `positions` when not given.
+int read_gpt2_dimensions(const JsonInput& config, TransformerShape& shape, int positions)
+{
+  shape.hidden       = size_field(config.at("n_embd"));
+  shape.layers       = read_layer_count(config.at("n_layer"));
+  shape.heads        = size_field(config.at("n_head"));
+  shape.kv_heads     = shape.heads;
+  shape.intermediate = mlp_width_or_four_hidden(config, "n_inner", shape.hidden);
+  shape.vocab        = size_field(config.at("vocab_size"));
+  check_heads(config, shape, "n_embd", "n_head", "n_head");
+  return size_or(config, "n_positions", positions);
+}
+
 void read_gpt2(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden          = size_field(config.at("n_embd"));
-  shape.layers          = read_layer_count(config.at("n_layer"));
-  shape.heads           = size_field(config.at("n_head"));
-  shape.kv_heads        = shape.heads;
-  shape.intermediate    = mlp_width_or_four_hidden(config, "n_inner", shape.hidden);
-  shape.vocab           = size_field(config.at("vocab_size"));
-  shape.max_positions   = size_or(config, "n_positions", 1024);
+  shape.max_positions   = read_gpt2_dimensions(config, shape, 1024);
   shape.seq_len         = shape.max_positions;
   shape.tied_embeddings = config.boolean_or("tie_word_embeddings", true);
-  check_heads(config, shape, "n_embd", "n_head", "n_head");
 }
 
 void read_bert(const JsonInput& config, TransformerShape& shape)
@@ -397,14 +404,7 @@ void read_opt(const JsonInput& config, TransformerShape& shape)
 /// head (all of it when null), a gelu_new MLP of n_inner or 4 x n_embd (modeling_gptj.py; GPTJConfig's defaults).
 void read_gptj(const JsonInput& config, TransformerShape& shape)
 {
-  shape.hidden       = size_field(config.at("n_embd"));
-  shape.layers       = read_layer_count(config.at("n_layer"));
-  shape.heads        = size_field(config.at("n_head"));
-  shape.kv_heads     = shape.heads;
-  shape.intermediate = mlp_width_or_four_hidden(config, "n_inner", shape.hidden);
-  shape.vocab        = size_field(config.at("vocab_size"));
-  shape.seq_len      = size_or(config, "n_positions", 2048);
-  check_heads(config, shape, "n_embd", "n_head", "n_head");
+  shape.seq_len       = read_gpt2_dimensions(config, shape, 2048);
   shape.max_positions = 0; // rotary, base 10,000 (create_sinusoidal_positions)
   const int head      = shape.hidden / shape.heads;
   const bool whole    = config.value().contains("rotary_dim") && config.value().at("rotary_dim").is_null();
