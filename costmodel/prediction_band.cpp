@@ -19,8 +19,8 @@ constexpr double kUnmeasuredAttention = 0.4;
 constexpr double kMultiNodeBelow = 0.10, kMultiNodeAbove = 0.20;
 
 /// The PyTorch release Hopper's constants were measured with (tests/data/h100 and h200: 2.11.0+cu130). Older
-/// releases bring older cuBLAS and attention kernels: 2023's stacks (PyTorch 2.1, CUDA 12.1, FlashAttention 2)
-/// ran FSDP on H100 at 28-68% lower throughput than HetSim predicts with these constants (llm-foundry's
+/// releases bring other cuBLAS and attention kernels: a 2023 stack (PyTorch 2.1, CUDA 12.1) ran FSDP on H100 at
+/// 28-68% lower throughput than HetSim predicts with these constants, for reasons not yet known (llm-foundry's
 /// published tables, held out; docs/modelling.md, "Prediction bands").
 constexpr SoftwareRelease kHopperMeasuredWith{2, 11};
 

@@ -39,4 +39,15 @@ bool keeps_scores(AttentionKernel kernel)
   return kernel == AttentionKernel::eager || kernel == AttentionKernel::fused_softmax;
 }
 
+bool takes_attention_sinks(AttentionKernel kernel)
+{
+  return keeps_scores(kernel) || kernel == AttentionKernel::flash3 || kernel == AttentionKernel::framework_default;
+}
+
+std::string attention_sinks_kernels()
+{
+  return "\"eager\" or \"flash3\" (attention sinks run in Hugging Face's eager attention or FlashAttention 3's "
+         "kernel with sinks; SDPA and FlashAttention 2 have none)";
+}
+
 } // namespace hetsim::models

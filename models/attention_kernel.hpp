@@ -30,5 +30,10 @@ std::optional<AttentionKernel> parse_attention_kernel(std::string_view name);
 std::string attention_kernel_names();
 /// Whether it keeps the s x s scores and probabilities for the backward pass, as a non-fused attention does.
 bool keeps_scores(AttentionKernel kernel);
+/// Whether it takes attention sinks (gpt-oss's learned logit per head): an unfused attention does, and
+/// FlashAttention 3's kernel with sinks; SDPA and FlashAttention 2 have none. The default is the model's own.
+bool takes_attention_sinks(AttentionKernel kernel);
+/// What a model with sinks may run, for messages: "\"eager\" or \"flash3\" (...)".
+std::string attention_sinks_kernels();
 
 } // namespace hetsim::models

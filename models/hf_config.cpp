@@ -695,10 +695,10 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
 
   // "attention", "flash_attention" and "loss" are our extensions too: how the model is trained, not what it is.
   read_attention(config, family, shape, assume);
-  if (shape.attention_sinks && shape.flash_attention && shape.attention != AttentionKernel::flash3)
-    config.at(config.has("attention") ? "attention" : "flash_attention")
-        .fail("\"eager\" or \"flash3\" (attention sinks run in Hugging Face's eager attention or FlashAttention "
-              "3's kernel with sinks; SDPA and FlashAttention 2 have none)");
+  if (shape.attention_sinks && shape.flash_attention && !takes_attention_sinks(shape.attention))
+    config.at("attention").fail(attention_sinks_kernels());
+  if (shape.attention_sinks && shape.flash_attention && shape.attention == AttentionKernel::framework_default)
+    config.at("flash_attention").fail("false, or \"attention\": " + attention_sinks_kernels());
   if (auto quantization = config.find("quantization_config"))
     assume("quantization_config (" + quantization->string_or("quant_method", "unnamed") +
            "): trained as 16-bit weights, dequantized on loading as Hugging Face's fine-tuning recipes do");

@@ -182,6 +182,9 @@ Workload with_attention(const Workload& workload, AttentionKernel kernel, const 
                      "choose its attention kernel");
   if (workload.shape->attention == kernel)
     return workload;
+  if (workload.shape->attention_sinks && !takes_attention_sinks(kernel))
+    throw InputError(field + ": expected " + attention_sinks_kernels() + " for " + workload.shape->type_name() +
+                     ", got \"" + std::string(attention_kernel_name(kernel)) + "\"");
   TransformerShape shape = *workload.shape;
   shape.attention        = kernel;
   if (kernel != AttentionKernel::framework_default)

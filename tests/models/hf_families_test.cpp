@@ -407,4 +407,14 @@ TEST_CASE("gpt-oss: attention sinks, biased router and experts, q, k, v and o bi
                        hetsim::InputError);
   config["attention"] = "flash3";
   CHECK(workload_from_json(config, "oss.json").shape->attention == AttentionKernel::flash3);
+  config.erase("attention");
+  config["flash_attention"] = true; // the framework's fused kernel: SDPA under Hugging Face's modules
+  CHECK_THROWS_WITH_AS(workload_from_json(config, "oss.json"),
+                       doctest::Contains("oss.json: flash_attention: expected false, or \"attention\": \"eager\""),
+                       hetsim::InputError);
+  // A plan's kernel over the model's is held to the same rule.
+  CHECK_THROWS_WITH_AS(with_attention(oss, AttentionKernel::sdpa, "plan.json: framework.attention"),
+                       doctest::Contains("plan.json: framework.attention: expected \"eager\" or \"flash3\""),
+                       hetsim::InputError);
+  CHECK(with_attention(oss, AttentionKernel::flash3, "plan.json: framework.attention").shape->flash_attention);
 }
