@@ -31,6 +31,7 @@ struct ProfileOptions {
   int max_batch          = 1024;
   std::string dtype; ///< empty: the model's
   std::string framework = "megatron";
+  bool autocast          = false;
   int warmup             = 1;
   int iterations         = 3;
   std::string out;
@@ -56,7 +57,7 @@ int run_profile(const ProfileOptions& options)
   if (!options.memory_limit.empty())
     problem.memory_limit_bytes = parse_byte_size(options.memory_limit, "--memory-limit");
   problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, given);
-  const models::Workload workload = apply_framework(options.framework, given, problem);
+  const models::Workload workload = apply_framework(options.framework, options.autocast, given, problem);
   problem.workload                = &workload;
 
   exec::ExecutorProfilerOptions run;
@@ -153,6 +154,7 @@ CommandRunner add_profile_command(CLI::App& app)
   command->add_option("--framework", options->framework,
                       "megatron (default), deepspeed, fsdp or megatron-deepspeed: whose kernels and memory the steps have (docs/inputs.md, "
                       "Frameworks)");
+  add_autocast_flag(*command, options->autocast);
   command->add_option("--out", options->out, "device profiles JSON to write")->required();
   return [options] { return run_profile(*options); };
 }

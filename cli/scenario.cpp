@@ -32,13 +32,25 @@ void add_seq_len_option(CLI::App& command, int& seq_len)
                      "positions, which is said on stderr)");
 }
 
-models::Workload apply_framework(const std::string& name, const models::Workload& given, strategies::Problem& problem)
+models::Workload apply_framework(const std::string& name, bool autocast, const models::Workload& given,
+                                 strategies::Problem& problem)
 {
   strategies::Framework framework = strategies::Framework::megatron;
   if (!strategies::parse_framework(name, framework))
     throw InputError("--framework: expected " + std::string(strategies::framework_choices()) + ", got '" + name + "'");
   problem.framework = strategies::framework_defaults(framework);
+  if (autocast && !problem.framework.eager_modules)
+    throw InputError("--autocast: needs a framework that runs Hugging Face's modules (fsdp or deepspeed); " + name +
+                     "'s modules run in 16-bit, not under torch.autocast");
+  problem.framework.autocast = autocast;
   return strategies::run_by(given, problem.framework, problem.dtype);
+}
+
+void add_autocast_flag(CLI::App& command, bool& autocast)
+{
+  command.add_flag("--autocast", autocast,
+                   "fp32 weights with 16-bit products under torch.autocast, as a plain PyTorch loop trains; "
+                   "otherwise the model runs in the dtype with an fp32 master copy (FSDP's MixedPrecision)");
 }
 
 models::Workload load_model(const std::string& file, int seq_len)

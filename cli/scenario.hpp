@@ -57,10 +57,14 @@ void add_seq_len_option(CLI::App& command, int& seq_len);
 /// what its file left unsaid and HetSim assumed.
 models::Workload load_model(const std::string& file, int seq_len);
 
-/// `--framework NAME`: sets the framework's settings on `problem` and returns `given` as that framework runs it
-/// (Megatron's fused kernels, or DeepSpeed's and FSDP's eager modules); an unknown name is an InputError.
-/// `problem.dtype` must be chosen first.
-models::Workload apply_framework(const std::string& name, const models::Workload& given, strategies::Problem& problem);
+/// `--framework NAME [--autocast]`: sets the framework's settings on `problem` and returns `given` as that
+/// framework runs it (Megatron's fused kernels, or DeepSpeed's and FSDP's eager modules, under torch.autocast
+/// with `autocast`); an unknown name, or autocast without eager modules, is an InputError. `problem.dtype` must
+/// be chosen first.
+models::Workload apply_framework(const std::string& name, bool autocast, const models::Workload& given,
+                                 strategies::Problem& problem);
+/// `--autocast` for apply_framework.
+void add_autocast_flag(CLI::App& command, bool& autocast);
 
 /// Fills in the default scenario when no input is given; a partial set is an InputError.
 void resolve_defaults(ScenarioOptions& options);

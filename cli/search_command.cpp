@@ -41,6 +41,7 @@ struct SearchOptions {
   std::string dtype; ///< empty: the model's
   std::string framework = "megatron";
   bool framework_given  = false; ///< --framework was on the command line
+  bool autocast         = false; ///< --autocast: a plain PyTorch loop's fp32 weights under torch.autocast
   std::string pytorch;             ///< the PyTorch release the candidates run with; empty: not said
   std::string out_file;
   std::string best_file;
@@ -243,7 +244,7 @@ int run_search(const SearchOptions& options)
   problem.cluster      = &cluster;
   problem.global_batch = options.global_batch;
   problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, given);
-  const models::Workload workload = apply_framework(options.framework, given, problem);
+  const models::Workload workload = apply_framework(options.framework, options.autocast, given, problem);
   problem.workload                = &workload;
   apply_memory_options(options.memory_limit, options.workspace, problem);
   if (!options.pytorch.empty()) {
@@ -419,6 +420,7 @@ CommandRunner add_search_command(CLI::App& app)
                       "megatron (default), deepspeed, fsdp or megatron-deepspeed: what the candidates run under "
                       "(docs/inputs.md, Frameworks); named, each keeps only plans its export can launch")
       ->each([options](const std::string&) { options->framework_given = true; });
+  add_autocast_flag(*command, options->autocast);
   command->add_option("--pytorch", options->pytorch,
                       "the PyTorch release the candidates run with (e.g. 2.1): one older than the GPU's constants "
                       "were measured with widens their band");

@@ -45,7 +45,6 @@ FrameworkSettings framework_defaults(Framework framework)
     s.tied_embedding_all_reduce = false; // FSDP does not pipeline
     s.scatter_gather_sends      = false;
     s.eager_modules             = true;
-    s.autocast                  = true;
     break;
   }
   return s;

@@ -62,7 +62,8 @@ struct FrameworkSettings {
   bool eager_modules = false;
   /// fp32 weights, gradients and master copy with the products in 16-bit under torch.autocast (PyTorch AMP): the
   /// residual stream, norms and autocast's fp32 operations stay fp32 (models::TransformerShape::autocast).
-  /// Otherwise the model itself is 16-bit, with an fp32 master copy in the optimizer (Megatron-LM, DeepSpeed).
+  /// Otherwise the model itself is 16-bit, with an fp32 master copy in the optimizer (Megatron-LM, DeepSpeed,
+  /// FSDP's MixedPrecision). A plain PyTorch loop trains under autocast; FSDP's users set MixedPrecision.
   bool autocast = false;
   /// bf16 gradients are added, after every micro-batch's backward, into a full fp32 copy that the data-parallel
   /// reduction and the step read, and the fp32 master weights and optimizer states are sharded over the

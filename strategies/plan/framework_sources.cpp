@@ -178,9 +178,12 @@ constexpr auto kSources = std::to_array<SettingSource>({
      "self.add_module('module', module.bfloat16())", "Float16Module casts the model itself to 16-bit"},
     {"autocast", D, kDeepSpeedRelease, "deepspeed/runtime/engine.py", 1280, "self.module.bfloat16()",
      "the bf16 and fp16 engines cast the model itself"},
-    {"autocast", F, kMeasured, "tests/data/h100/README.md", 8, "bf16 `torch.autocast`",
-     "fp32 weights with 16-bit products under torch.autocast, as FSDP's MixedPrecision users and plain PyTorch "
-     "train"},
+    {"autocast", F, kPyTorchFsdpRelease, "torch/distributed/fsdp/api.py", 116,
+     "param_dtype (Optional[torch.dtype]): This specifies the dtype for model",
+     "FSDP's MixedPrecision gathers 16-bit weights from fp32 shards, and autocast has nothing to cast: what "
+     "Accelerate (FullyShardedDataParallelPlugin.set_mixed_precision), Lightning, llm-foundry and torchtitan set "
+     "for bf16 (this line at commit acd8c9e). A plain PyTorch loop under torch.autocast, as the shared H100 steps "
+     "were measured (tests/data/h100/README.md), says \"autocast\": true"},
     {"autocast", MD, kDeepSpeedRelease, "deepspeed/runtime/engine.py", 1280, "self.module.bfloat16()",
      "DeepSpeed's bf16 and fp16 engines cast Megatron's model itself"},
     // fp32_gradient_accumulation

@@ -28,7 +28,7 @@ inline constexpr std::string_view kMegatronRelease  = "Megatron-LM core_v0.13.0"
 /// github.com/deepspeedai/Megatron-DeepSpeed at commit 4efb479d (2025-07-16; it tags no releases)
 inline constexpr std::string_view kMegatronDeepSpeedRelease = "Megatron-DeepSpeed 4efb479d";
 inline constexpr std::string_view kPyTorchDdpRelease  = "PyTorch 25562d3"; ///< torch/nn/parallel/distributed.py
-inline constexpr std::string_view kPyTorchFsdpRelease = "PyTorch 005df1d"; ///< torch/distributed/fsdp/ (01caf79: _flat_param.py)
+inline constexpr std::string_view kPyTorchFsdpRelease = "PyTorch 005df1d"; ///< torch/distributed/fsdp/ (01caf79: _flat_param.py, acd8c9e: api.py)
 inline constexpr std::string_view kMeasured         = "HetSim tests/data";
 
 /// Every (setting, framework) pair's source.

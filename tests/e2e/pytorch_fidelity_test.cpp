@@ -161,7 +161,8 @@ std::vector<H200Case> h200_cases(const costmodel::Calibration* calibration)
                                               {"micro_batch", row.at("micro_batch").get<int>()},
                                               {"global_batch", row.at("micro_batch").get<int>()},
                                               {"zero_stage", 0}, {"recompute", row.at("recompute").get<bool>()},
-                                              {"dtype", "bf16"}, {"framework", "fsdp"}}
+                                              {"dtype", "bf16"},
+                                              {"framework", {{"name", "fsdp"}, {"autocast", true}}}}
                                                                      .dump());
     const models::Workload given = models::load_workload(kData + "inputs/" + c.model);
     const strategies::Plan plan  = strategies::load_plan(plan_file, cluster, given);

@@ -133,6 +133,8 @@ TEST_CASE("search: refusals are one line and exit 2")
        "--flag 'zero=x': expected zero=N with N a whole number"},
       {"unknown framework", kAmpInputs + " --global-batch 32 --framework horovod",
        "--framework: expected megatron, deepspeed, fsdp or megatron-deepspeed, got 'horovod'"},
+      {"autocast over Megatron-LM's 16-bit modules", kAmpInputs + " --global-batch 32 --autocast",
+       "--autocast: needs a framework that runs Hugging Face's modules (fsdp or deepspeed); megatron's"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);

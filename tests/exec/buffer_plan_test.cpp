@@ -298,13 +298,13 @@ TEST_CASE("the cpu executor allocates what the buffer plan says, to the byte")
   }
   const Cluster cluster = load_cluster((dir.path / "cluster.json").string());
   for (const bool recompute : {false, true})
-    for (const char* framework : {"megatron", "fsdp"}) {
+    for (const char* framework : {R"("megatron")", R"("fsdp")", R"({"name": "fsdp", "autocast": true})"}) {
       CAPTURE(recompute);
       CAPTURE(framework);
       {
         std::ofstream(dir.path / "plan.json")
             << R"({"tp": 1, "pp": 1, "dp": 1, "micro_batch": 3, "global_batch": 3, "zero_stage": 0, "recompute": )"
-            << (recompute ? "true" : "false") << R"(, "dtype": "bf16", "framework": ")" << framework << R"("})";
+            << (recompute ? "true" : "false") << R"(, "dtype": "bf16", "framework": )" << framework << "}";
       }
       models::Workload model = models::load_workload((dir.path / "model.json").string());
       const strategies::Plan plan = strategies::load_plan((dir.path / "plan.json").string(), cluster, model);

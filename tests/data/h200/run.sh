@@ -39,7 +39,7 @@ echo "== profile"
 for m in gpt2-medium llama-3.2-1b; do
   [ $(el) -gt 280 ] && { echo "skipped profile $m (time)"; continue; }
   ( cd $W/exec && timeout 60 $H profile --cluster $I/h100x1.json --model $I/$m.json --executor cuda --zero-stage 0 \
-      --dtype bf16 --framework fsdp --out profile-$m.json > profile-$m.txt 2>&1 ); echo "[$(el) s] profile $m"; cat $W/exec/profile-$m.txt
+      --dtype bf16 --framework fsdp --autocast --out profile-$m.json > profile-$m.txt 2>&1 ); echo "[$(el) s] profile $m"; cat $W/exec/profile-$m.txt
 done
 echo "== PyTorch on the same GPU"
 python3 $D/pytorch/cases.py "$GPU" $I $W/pytorch/cases.json

@@ -190,16 +190,18 @@ TEST_CASE("the framework sets how gradients are reduced and what a pipeline send
   CHECK(plan_to_json(tuned)["framework"]["fp32_gradient_reduction"] == true);
   CHECK(inputs.read(plan_to_json(tuned)) == tuned);
 
-  // The model's modules: Hugging Face's, eager, for DeepSpeed and FSDP (under autocast for FSDP); Megatron-LM's
-  // fused ones, never under autocast; turning eager modules off turns autocast off unless it is given.
+  // The model's modules: Hugging Face's, eager, for DeepSpeed and FSDP (under autocast when the plan says so: a
+  // plain PyTorch loop); Megatron-LM's fused ones, never under autocast.
   CHECK(deepspeed.framework.eager_modules);
   CHECK_FALSE(deepspeed.framework.autocast);
   CHECK(fsdp.framework.eager_modules);
-  CHECK(fsdp.framework.autocast);
+  CHECK_FALSE(fsdp.framework.autocast);
   CHECK_FALSE(megatron_bf16.framework.eager_modules);
-  const Plan fused_fsdp = inputs.read(with(base(), "framework", json{{"name", "fsdp"}, {"eager_modules", false}}));
-  CHECK_FALSE(fused_fsdp.framework.autocast);
-  CHECK(inputs.read(plan_to_json(fused_fsdp)) == fused_fsdp);
+  const Plan plain_pytorch = inputs.read(with(base(), "framework", json{{"name", "fsdp"}, {"autocast", true}}));
+  CHECK(plain_pytorch.framework.autocast);
+  CHECK(inputs.read(plan_to_json(plain_pytorch)) == plain_pytorch);
+  check_rejected(with(base(), "framework", json{{"name", "fsdp"}, {"eager_modules", false}, {"autocast", true}}),
+                 "framework.autocast", "false with \"eager_modules\": false");
   // Megatron-DeepSpeed: Megatron-LM's fused modules in DeepSpeed's engine, whose BF16_Optimizer field it takes.
   const Plan megatron_deepspeed = inputs.read(with(base(), "framework", "megatron-deepspeed"));
   CHECK(megatron_deepspeed.framework.name == Framework::megatron_deepspeed);
