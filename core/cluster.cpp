@@ -43,6 +43,12 @@ void Cluster::set_nic(int node, Link nic)
   nodes_[node].nic = nic;
 }
 
+void Cluster::set_fabric(int node, IntraFabric fabric)
+{
+  HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()));
+  nodes_[node].fabric = fabric;
+}
+
 int Cluster::add_device(int node, int gpu, std::string gpu_origin)
 {
   HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()));

@@ -34,12 +34,21 @@ struct Device {
   std::string gpu_origin;
 };
 
+/// What joins a node's GPUs, as NCCL's topology search sees it (costmodel/nccl_collective.hpp).
+enum class IntraFabric {
+  unstated, ///< not said: SXM GPUs on an NVSwitch board, others on PCIe
+  nvswitch, ///< NVLink through NVSwitches (HGX/DGX boards from A100 on, DGX-2)
+  nvlink,   ///< NVLink between GPUs directly (DGX-1, 4-GPU HGX boards, NVLink bridges)
+  pcie      ///< PCIe only
+};
+
 struct Node {
   std::string name;
   int region = 0;
   std::vector<int> devices;
   Link intra; ///< each device's port to the node switch (NVLink, PCIe)
   Link nic;   ///< the node's network interface, shared by its devices
+  IntraFabric fabric = IntraFabric::unstated;
 };
 
 struct Region {
@@ -71,6 +80,7 @@ public:
   int add_device(int node, int gpu, std::string gpu_origin = {});
   /// Replaces a node's NIC (a folded replay narrows the NICs whose traffic it replays in part).
   void set_nic(int node, Link nic);
+  void set_fabric(int node, IntraFabric fabric);
   /// Sets the WAN link from region `src` to region `dst`; every ordered pair of distinct regions needs one.
   void set_inter_region(int src, int dst, Link link);
   void add_override(NodePairOverride override_link);

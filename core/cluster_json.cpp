@@ -70,6 +70,29 @@ Link read_link(const std::optional<JsonInput>& object, Link fallback)
   return Link{read_bandwidth(*object, fallback.bandwidth_bytes_per_s), read_latency_s(*object, fallback.latency_s)};
 }
 
+/// A node's `intra_node`: its link, and what the link is ("fabric").
+std::pair<Link, IntraFabric> read_intra_node(const std::optional<JsonInput>& object)
+{
+  if (!object)
+    return {kDefaultIntraNode, IntraFabric::unstated};
+  object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", "fabric"});
+  IntraFabric fabric = IntraFabric::unstated;
+  if (const auto field = object->find("fabric")) {
+    const std::string name = field->string();
+    if (name == "nvswitch")
+      fabric = IntraFabric::nvswitch;
+    else if (name == "nvlink")
+      fabric = IntraFabric::nvlink;
+    else if (name == "pcie")
+      fabric = IntraFabric::pcie;
+    else
+      field->fail("\"nvswitch\", \"nvlink\" or \"pcie\"");
+  }
+  return {Link{read_bandwidth(*object, kDefaultIntraNode.bandwidth_bytes_per_s),
+               read_latency_s(*object, kDefaultIntraNode.latency_s)},
+          fabric};
+}
+
 GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
 {
   spec.allow_only(
@@ -177,7 +200,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   const int repeat        = node.positive_int_or("repeat", 1);
   const std::string base  = node.string_or("name", cluster.regions()[region].name + ".node" +
                                                       std::to_string(cluster.regions()[region].nodes.size()));
-  const Link intra        = read_link(node.find("intra_node"), kDefaultIntraNode);
+  const auto [intra, fabric] = read_intra_node(node.find("intra_node"));
   const Link nic          = read_link(node.find("nic"), kDefaultNic);
   JsonInput devices       = node.at("devices");
   std::vector<int> device_gpus;
@@ -204,6 +227,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   check_device_budget(cluster, static_cast<long long>(repeat) * device_gpus.size(), node);
   for (int r = 0; r < repeat; ++r) {
     const int id = cluster.add_node(region, repeat == 1 ? base : base + "." + std::to_string(r), intra, nic);
+    cluster.set_fabric(id, fabric);
     for (std::size_t k = 0; k < device_gpus.size(); ++k)
       cluster.add_device(id, device_gpus[k], gpu_origins[k]);
   }

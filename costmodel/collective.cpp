@@ -1,5 +1,7 @@
 #include "costmodel/collective.hpp"
 
+#include "costmodel/nccl_collective.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -41,11 +43,14 @@ int ring_steps(CollectiveOp op, int n)
   return op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1;
 }
 
-double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls)
+double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls,
+                               Algorithm algorithm)
 {
   const int n = static_cast<int>(devices.size());
   if (n <= 1 || calls <= 0)
     return 0;
+  if (algorithm == Algorithm::nccl && op != CollectiveOp::all_to_all)
+    return (calls - 1) * nccl_collective(cluster, devices, op, 0).seconds;
   const double steps = ring_steps(op, n) * slowest_ring_edge(cluster, devices).latency_s;
   return calls * kCallLatency + (calls - 1) * steps;
 }
@@ -230,6 +235,8 @@ double collective_seconds(const Cluster& cluster, const std::vector<int>& device
       return tree_seconds(cluster, devices, op, bytes, kTreeChunks);
     case Algorithm::hierarchical:
       return hierarchical_seconds(cluster, devices, op, bytes);
+    case Algorithm::nccl:
+      return devices.size() <= 1 ? 0 : nccl_collective(cluster, devices, op, bytes).seconds;
     case Algorithm::ring:
       break;
   }

@@ -10,8 +10,8 @@
 namespace hetsim::costmodel {
 
 enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, all_to_all };
-/// Same order as strategies::CollectiveAlgorithm.
-enum class Algorithm { ring, tree, hierarchical };
+/// Same order as strategies::CollectiveAlgorithm. `nccl`: NCCL's own choice and time (nccl_collective.hpp).
+enum class Algorithm { ring, tree, hierarchical, nccl };
 
 /// NCCL's own latency beside the wire's, from its tuning model (src/graph/tuning.cc, ring with the Simple
 /// protocol that large messages use): a base cost per call, and per ring step over NVLink/PCIe inside a node or
@@ -29,8 +29,10 @@ int ring_steps(CollectiveOp op, int n);
 /// What a collective that the library runs as `calls` calls over `devices` costs beyond moving its bytes once
 /// (which collective_seconds and the simulator's flows price): every call's base latency, and the ring steps'
 /// latency of every call after the first. ZeRO-3 under DeepSpeed gathers a layer tensor by tensor: at a
-/// thousand ranks, a thousand steps per call make this most of its communication.
-double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls);
+/// thousand ranks, a thousand steps per call make this most of its communication. Under `Algorithm::nccl` the
+/// first call's latency is in collective_seconds, and each later one costs what NCCL expects a small call to.
+double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls,
+                               Algorithm algorithm = Algorithm::ring);
 
 /// One transfer of `bytes` from src to dst: latency plus size over the path's bottleneck bandwidth.
 double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes);

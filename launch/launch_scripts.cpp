@@ -72,6 +72,8 @@ std::string launch_environment(const ExportInputs& inputs)
       return text + "export NCCL_ALGO=Ring\n";
     case strategies::CollectiveAlgorithm::tree:
       return text + "export NCCL_ALGO=Tree\n";
+    case strategies::CollectiveAlgorithm::nccl:
+      return text + "# collective_algorithm nccl: NCCL picks its algorithm and protocol per call\n";
     case strategies::CollectiveAlgorithm::hierarchical:
       break;
   }

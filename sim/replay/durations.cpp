@@ -101,7 +101,8 @@ std::function<double(const strategies::Collective&)> collective_call_time(const 
     const std::vector<int> members = priced_members(collective);
     const double calibrated =
         calibration ? collective.calls * costmodel::collective_overhead_seconds(cluster, *calibration, members) : 0;
-    return calibrated + costmodel::library_latency_seconds(cluster, members, operation_of(collective), collective.calls);
+    return calibrated + costmodel::library_latency_seconds(cluster, members, operation_of(collective), collective.calls,
+                                                           static_cast<costmodel::Algorithm>(collective.algorithm));
   };
 }
 

@@ -378,7 +378,8 @@ void check_schedule(const Schedule& schedule, int device_count)
     check(!collective.devices.empty() && collective.devices.size() == collective.tasks.size(),
           [&] { return where + ": expected one task per member"; });
     check(strategies::is_collective(collective.kind), [&] { return where + " has a non-collective kind"; });
-    check(collective.algorithm >= 0 && collective.algorithm <= 2,
+    constexpr int kLastAlgorithm = static_cast<int>(strategies::CollectiveAlgorithm::nccl);
+    check(collective.algorithm >= 0 && collective.algorithm <= kLastAlgorithm,
           [&] { return where + ": unknown algorithm " + std::to_string(collective.algorithm); });
     std::vector<int> seen;
     for (std::size_t i = 0; i < collective.tasks.size(); ++i) {

@@ -537,7 +537,7 @@ private:
     const costmodel::Calibration* calibration = compute_.calibration();
     const double calibrated =
         calibration ? calls * costmodel::collective_overhead_seconds(cluster_, *calibration, group) : 0;
-    return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls);
+    return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls, algorithm_);
   }
 
   /// Collective time of stage `s`'s `bytes` split in buckets of the plan's size (the lowering's packing), or one

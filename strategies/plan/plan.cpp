@@ -9,9 +9,10 @@ namespace {
 constexpr EnumNames<PipelineSchedule, 3> kScheduleNames{{{{PipelineSchedule::gpipe, "gpipe"},
                                                           {PipelineSchedule::one_f_one_b, "1f1b"},
                                                           {PipelineSchedule::zero_bubble, "zero_bubble"}}}};
-constexpr EnumNames<CollectiveAlgorithm, 3> kAlgorithmNames{{{{CollectiveAlgorithm::ring, "ring"},
+constexpr EnumNames<CollectiveAlgorithm, 4> kAlgorithmNames{{{{CollectiveAlgorithm::ring, "ring"},
                                                               {CollectiveAlgorithm::tree, "tree"},
-                                                              {CollectiveAlgorithm::hierarchical, "hierarchical"}}}};
+                                                              {CollectiveAlgorithm::hierarchical, "hierarchical"},
+                                                              {CollectiveAlgorithm::nccl, "nccl"}}}};
 
 } // namespace
 

@@ -22,8 +22,9 @@ enum class PipelineSchedule { gpipe, one_f_one_b, zero_bubble };
 /// Activation recompute: none, selective (Plan::selective_recompute), or full (Plan::recompute).
 enum class Recompute { none, selective, full };
 
-/// How a collective is decomposed into point-to-point transfers.
-enum class CollectiveAlgorithm { ring, tree, hierarchical };
+/// How a collective is decomposed into point-to-point transfers; `nccl`: as NCCL chooses per call, priced by its
+/// own tuner (costmodel/nccl_collective.hpp), and replayed as rings where its members span nodes.
+enum class CollectiveAlgorithm { ring, tree, hierarchical, nccl };
 
 /// OSDP's choice for one layer (one operator when the model lists attention and MLP as layers): the layer's
 /// parameters are cut into `slices` equal slices, of which the first `sharded` are ZeRO-3 sharded (gathered
@@ -168,7 +169,7 @@ struct Plan {
 
 /// "gpipe", "1f1b" or "zero_bubble", as in plan files.
 std::string_view schedule_name(PipelineSchedule schedule);
-/// "ring", "tree" or "hierarchical", as in plan files.
+/// "ring", "tree", "hierarchical" or "nccl", as in plan files.
 std::string_view algorithm_name(CollectiveAlgorithm algorithm);
 /// Inverses of the two above; return false for an unknown name.
 bool parse_schedule(std::string_view name, PipelineSchedule& out);

@@ -697,7 +697,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   }
   if (auto algorithm = root.find("collective_algorithm");
       algorithm && !parse_algorithm(algorithm->string(), plan.collective_algorithm))
-    algorithm->fail("\"ring\", \"tree\" or \"hierarchical\"");
+    algorithm->fail("\"ring\", \"tree\", \"hierarchical\" or \"nccl\"");
   if (auto bucket = root.find("bucket_mib"))
     plan.bucket_bytes = bucket->positive_number() * units::kMiB;
   if (auto framework = root.find("framework"))

@@ -7,7 +7,7 @@
 /// a number, or one per replica for heterogeneous batches); grad_accum (number or one per replica, default 1);
 /// micro_batch_per_device / grad_accum_per_device instead (by device id; a replica's devices agree); or global_batch to derive it (a multiple of the micro-batches summed over replicas); zero_stage 0-3 (2 and 3
 /// need the same grad_accum on every replica); schedule "gpipe"|"1f1b"|"zero_bubble" (default 1f1b); recompute (default
-/// false); dtype "fp16"|"bf16"|"fp32" (default: the model's, else fp16); collective_algorithm "ring"|"tree"|"hierarchical"
+/// false); dtype "fp16"|"bf16"|"fp32" (default: the model's, else fp16); collective_algorithm "ring"|"tree"|"hierarchical"|"nccl"
 /// (default ring); bucket_mib (gradient bucket, default 25, at least 1/16); last_micro_batch or
 /// last_micro_batch_per_device (Poplar: sequences in each replica's last micro-batch, at most its micro_batch,
 /// with pp 1 and grad_accum); layer_sharding (OSDP, with zero_stage 0: per layer 0, 1 or

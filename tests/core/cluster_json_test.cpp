@@ -113,6 +113,17 @@ TEST_CASE("native cluster: nodes, repeats, mixed GPUs, overrides and paths")
   CHECK(c.path(6, 0).latency_s > 0.040);
 }
 
+TEST_CASE("a node's fabric is what its intra_node says, unstated otherwise")
+{
+  const Cluster c = parse(R"({"regions": [{"nodes": [
+      {"gpu": "A100-SXM4-80GB", "devices": 8, "intra_node": {"bandwidth_GBps": 300, "fabric": "nvswitch"}},
+      {"gpu": "T4", "devices": 4, "intra_node": {"bandwidth_GBps": 32, "fabric": "pcie"}},
+      {"gpu": "V100", "devices": 8}]}]})");
+  CHECK(c.nodes()[0].fabric == hetsim::IntraFabric::nvswitch);
+  CHECK(c.nodes()[1].fabric == hetsim::IntraFabric::pcie);
+  CHECK(c.nodes()[2].fabric == hetsim::IntraFabric::unstated);
+}
+
 TEST_CASE("inline GPU specs")
 {
   const Cluster c = parse(R"({"gpus": {"X1": {"memory_gib": 24, "memory_bandwidth_GBps": 500, "peak_tflops_fp16": 100}},
@@ -161,6 +172,9 @@ TEST_CASE("bad cluster input gives one line naming the file, the path and the ex
         "c.json: regions[0].nodes[0].nic.bandwidth_gbps: expected a positive number, got number -3");
   CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2, "nic": {"bandwith_gbps": 3}}]}]})")
             .find("c.json: regions[0].nodes[0].nic: unknown field 'bandwith_gbps'") == 0);
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2, "intra_node": {"fabric": "nvlnk"}}]}]})") ==
+        "c.json: regions[0].nodes[0].intra_node.fabric: expected \"nvswitch\", \"nvlink\" or \"pcie\", got string "
+        "\"nvlnk\"");
   CHECK(error_of(R"({"regions": []})") == "c.json: regions: expected a non-empty list of regions, got array");
   CHECK(error_of(R"([1, 2])") == "c.json: (top level): expected an object describing a cluster, got array");
 

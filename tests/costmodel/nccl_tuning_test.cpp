@@ -2,6 +2,8 @@
 // that decide which algorithm and protocol a call takes, and the channels its topology search finds.
 
 #include "core/error.hpp"
+#include "core/units.hpp"
+#include "costmodel/nccl_collective.hpp"
 #include "costmodel/nccl_tuning.hpp"
 
 #include <doctest/doctest.h>
@@ -114,4 +116,63 @@ TEST_CASE("NCCL_MAX_NCHANNELS narrows what rings carry")
   const NcclChoice few = nccl_choose(kDgxA100, NcclFunction::all_gather, 1 << 30, {"Ring", "Simple", 0, 6});
   CHECK(few.channels == 6);
   CHECK(few.seconds > 3.5 * all.seconds); // a quarter of the channels: nearly four times as long
+}
+
+namespace {
+
+/// `nodes` nodes of eight `gpu`s on `fabric` at `intra_GBps` each, with `nic_gbps` of NICs per node.
+Cluster eight_gpu_nodes(const char* gpu, int nodes, double intra_GBps, IntraFabric fabric, double nic_gbps)
+{
+  Cluster c;
+  const int type   = c.add_gpu(*find_catalog_gpu(gpu));
+  const int region = c.add_region("r", 2e-6);
+  for (int n = 0; n < nodes; ++n) {
+    const int node = c.add_node(region, "n" + std::to_string(n), Link{intra_GBps * units::kGBps, 2e-6},
+                                Link{nic_gbps * units::kGbps, 5e-6});
+    c.set_fabric(node, fabric);
+    for (int d = 0; d < 8; ++d)
+      c.add_device(node, type);
+  }
+  return c;
+}
+
+std::vector<int> devices(int n)
+{
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i)
+    v[i] = i;
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("a cluster's nodes as NCCL's search reads them: NVLink and PCIe credited as NCCL credits them")
+{
+  // A DGX A100 as a cluster file gives it: 300 GB/s of NVLink per GPU, eight 200 Gb/s NICs.
+  const Cluster dgx = eight_gpu_nodes("A100-SXM4-80GB", 2, 300, IntraFabric::unstated, 1600);
+  const NcclTopology one = nccl_topology_of(dgx, devices(8));
+  CHECK(one.intra == NcclIntraLink::nvlink); // unstated SXM: an NVSwitch board
+  CHECK(one.nvswitch);
+  CHECK(one.intra_bw_GBps == doctest::Approx(240.0)); // 12 links x SM80_NVLINK_BW
+  CHECK(one.nodes == 1);
+  const NcclTopology two = nccl_topology_of(dgx, devices(16));
+  CHECK(two.nodes == 2);
+  CHECK(two.nics == 4); // 1,600 Gb/s read as NICs of at most 400
+  CHECK(two.nic_bw_GBps == doctest::Approx(50.0));
+  // Priced as NCCL expects: a large all-reduce at NCCL's 240 GB/s bus bandwidth, not the nominal 300.
+  const double bytes = 1 << 30;
+  const double nccl  = collective_seconds(dgx, devices(8), CollectiveOp::all_reduce, Algorithm::nccl, bytes);
+  CHECK(nccl_bus_bandwidth_GBps(NcclFunction::all_reduce, 8, bytes, nccl) == doctest::Approx(240).epsilon(0.01));
+  CHECK(nccl > collective_seconds(dgx, devices(8), CollectiveOp::all_reduce, Algorithm::ring, bytes));
+  // Extra calls cost what NCCL expects a small call to; one call's latency is in collective_seconds.
+  CHECK(library_latency_seconds(dgx, devices(8), CollectiveOp::all_gather, 1, Algorithm::nccl) == 0.0);
+  CHECK(library_latency_seconds(dgx, devices(8), CollectiveOp::all_gather, 11, Algorithm::nccl) ==
+        doctest::Approx(10 * nccl_collective(dgx, devices(8), CollectiveOp::all_gather, 0).seconds));
+
+  // PCIe: NCCL's 24 GB/s of a 4.0 x16 slot's 31.5, no LL128, no NVLS.
+  const Cluster pcie = eight_gpu_nodes("L40S", 1, 31.5, IntraFabric::pcie, 100);
+  const NcclTopology slots = nccl_topology_of(pcie, devices(8));
+  CHECK(slots.intra == NcclIntraLink::pci);
+  CHECK_FALSE(slots.nvswitch);
+  CHECK(slots.intra_bw_GBps == doctest::Approx(24.0));
 }

@@ -236,7 +236,7 @@ TEST_CASE("unknown fields and unknown names are rejected")
   check_rejected(with(base(), "schedule", "pipedream"), "schedule", "expected \"gpipe\", \"1f1b\" or \"zero_bubble\"");
   check_rejected(with(base(), "dtype", "int8"), "dtype", "expected \"fp16\", \"bf16\" or \"fp32\"");
   check_rejected(with(base(), "collective_algorithm", "star"), "collective_algorithm",
-                 "expected \"ring\", \"tree\" or \"hierarchical\"");
+                 "expected \"ring\", \"tree\", \"hierarchical\" or \"nccl\"");
   check_rejected(with(base(), "zero_stage", 4), "zero_stage", "expected 0, 1, 2 or 3, got 4");
 }
 

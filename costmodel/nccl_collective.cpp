@@ -1,0 +1,91 @@
+#include "costmodel/nccl_collective.hpp"
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace hetsim::costmodel {
+namespace {
+
+constexpr double kPcieCredit     = 24.0 / 31.5;     // PCIe 4.0 x16: NCCL's 24 GB/s of its nominal 31.5
+constexpr double kLargestNicGbps = 400;             // NICs of at most 400 Gb/s each
+
+/// NCCL's NVLink bandwidth per link over the link's nominal (src/graph/topo.h:20-24).
+double nvlink_credit(int compute_capability)
+{
+  if (compute_capability >= 100)
+    return 40.1 / 50.0;
+  if (compute_capability >= 90)
+    return 20.6 / 25.0;
+  return 20.0 / 25.0;
+}
+
+IntraFabric fabric_of(const Cluster& cluster, const Node& node)
+{
+  if (node.fabric != IntraFabric::unstated)
+    return node.fabric;
+  const std::string& gpu = cluster.gpu_of(node.devices.front()).name;
+  return gpu.find("SXM") != std::string::npos ? IntraFabric::nvswitch : IntraFabric::pcie;
+}
+
+NcclFunction function_of(CollectiveOp op)
+{
+  switch (op) {
+    case CollectiveOp::all_reduce: return NcclFunction::all_reduce;
+    case CollectiveOp::reduce_scatter: return NcclFunction::reduce_scatter;
+    case CollectiveOp::all_gather: return NcclFunction::all_gather;
+    case CollectiveOp::all_to_all: break;
+  }
+  throw InternalError("nccl_collective: an all-to-all is grouped sends and receives, not a tuned collective");
+}
+
+} // namespace
+
+NcclTopology nccl_topology_of(const Cluster& cluster, const std::vector<int>& devices)
+{
+  NcclTopology t;
+  t.ranks = static_cast<int>(devices.size());
+  std::set<int> nodes;
+  int low = 1000, high = 0;
+  for (int d : devices) {
+    nodes.insert(cluster.device(d).node);
+    const int cc = cluster.gpu_of(d).compute_capability > 0 ? cluster.gpu_of(d).compute_capability : 70;
+    low          = std::min(low, cc);
+    high         = std::max(high, cc);
+  }
+  t.compute_capability     = low;
+  t.max_compute_capability = high;
+  t.nodes                  = static_cast<int>(nodes.size());
+  t.nvswitch               = true;
+  t.intra_bw_GBps          = std::numeric_limits<double>::infinity();
+  t.nic_bw_GBps            = std::numeric_limits<double>::infinity();
+  t.nics                   = 1 << 20;
+  for (int id : nodes) {
+    const Node& node         = cluster.nodes()[id];
+    const IntraFabric fabric = fabric_of(cluster, node);
+    const double nominal     = node.intra.bandwidth_bytes_per_s / units::kGBps;
+    if (fabric == IntraFabric::pcie)
+      t.intra = NcclIntraLink::pci;
+    t.nvswitch = t.nvswitch && fabric == IntraFabric::nvswitch;
+    t.intra_bw_GBps =
+        std::min(t.intra_bw_GBps, nominal * (fabric == IntraFabric::pcie ? kPcieCredit : nvlink_credit(low)));
+    const double gbps = node.nic.bandwidth_bytes_per_s / units::kGbps;
+    const int nics    = std::max(1, static_cast<int>(std::ceil(gbps / kLargestNicGbps - 1e-9)));
+    t.nics            = std::min(t.nics, nics);
+    t.nic_bw_GBps     = std::min(t.nic_bw_GBps, gbps / nics / 8);
+  }
+  if (t.intra == NcclIntraLink::pci)
+    t.nvswitch = false;
+  return nccl_topology(t);
+}
+
+NcclChoice nccl_collective(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes,
+                           const NcclEnvironment& environment)
+{
+  return nccl_choose(nccl_topology_of(cluster, devices), function_of(op), bytes, environment);
+}
+
+} // namespace hetsim::costmodel
