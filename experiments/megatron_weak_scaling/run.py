@@ -27,6 +27,8 @@ OUT = os.path.join(common.ROOT, "out", "megatron_weak_scaling")  # --out replace
 VOCAB, SEQ = 51200, 2048
 
 
+ALGORITHM = "ring"  # the plans' collective_algorithm (--collective-algorithm)
+
 def megatron_flops(row):
     """FLOPs of one iteration by the paper's eq. 3 (with activation recomputation)."""
     b, l, h = row["batch"], row["layers"], row["hidden"]
@@ -51,7 +53,7 @@ def inputs(row, micro_batch, name):
             "zero_stage": 0, "schedule": "1f1b", "recompute": True, "dtype": "fp16",
             # SC'21 Megatron-LM predates sequence parallelism; its scatter-gather sends are the framework's.
             "sequence_parallel": False,
-            "collective_algorithm": "ring", "stage_starts": [0] + [1 + s * per_stage for s in range(1, pp)]}
+            "collective_algorithm": ALGORITHM, "stage_starts": [0] + [1 + s * per_stage for s in range(1, pp)]}
     paths = []
     for kind, content in (("cluster", cluster), ("model", model), ("plan", plan)):
         path = os.path.join(OUT, f"{name}.{kind}.json")
@@ -115,7 +117,7 @@ def figures(table, results):
 
 
 def main():
-    global OUT
+    global OUT, ALGORITHM
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", default="", help="1-based rows of Table 1, e.g. 1-6 or 1,3 (default: all)")
     parser.add_argument("--micro-batches", default="1,2")
@@ -128,9 +130,12 @@ def main():
     parser.add_argument("--fold-rows", default="",
                         help="with --max-fold-error, the rows replayed in full (default: every row run); the full "
                              "replays take most of the time: 52 of rows 1-3's 64 s are row 3's")
+    parser.add_argument("--collective-algorithm", default=ALGORITHM,
+                        help="the plans' collective_algorithm (ring, tree, hierarchical or nccl)")
     common.figures_argument(parser)
     args = parser.parse_args()
     OUT = os.path.abspath(args.out)
+    ALGORITHM = args.collective_algorithm
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(HERE, "rows.json")) as f:
         table = json.load(f)["rows"]

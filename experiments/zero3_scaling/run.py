@@ -50,7 +50,7 @@ def write(out, name, content):
     return path
 
 
-def simulate(out, row):
+def simulate(out, row, algorithm):
     """(iteration seconds, wall seconds) of one row."""
     name = f"{row['model']}-{row['gpus']}"
     cluster = write(out, name + ".cluster.json", {
@@ -65,7 +65,7 @@ def simulate(out, row):
         "fused_gelu": True})
     plan = write(out, name + ".plan.json", {
         "tp": 1, "pp": 1, "dp": row["gpus"], "micro_batch": row["mb"], "global_batch": row["batch"],
-        "zero_stage": 3, "schedule": "1f1b", "recompute": True, "dtype": "fp16", "collective_algorithm": "ring",
+        "zero_stage": 3, "schedule": "1f1b", "recompute": True, "dtype": "fp16", "collective_algorithm": algorithm,
         "framework": {"name": "deepspeed", "eager_modules": False}})  # Megatron-DeepSpeed's GPT modules
     report = os.path.join(out, name + ".report.json")
     command = [common.hetsim_binary(), "simulate", "--cluster", cluster, "--model", model, "--plan", plan,
@@ -91,6 +91,8 @@ def main():
     parser.add_argument("--rows", default="1-3")
     parser.add_argument("--out", default=OUT)
     parser.add_argument("--max-drop-error", type=float)
+    parser.add_argument("--collective-algorithm", default="ring",
+                        help="the plans' collective_algorithm (ring, tree, hierarchical or nccl)")
     common.figures_argument(parser)
     args = parser.parse_args()
     out = os.path.abspath(args.out)
@@ -98,7 +100,7 @@ def main():
     results, shown, falls = [], [], []
     for r in parse_rows(args.rows):
         row = ROWS[r - 1]
-        seconds, wall = simulate(out, row)
+        seconds, wall = simulate(out, row, args.collective_algorithm)
         predicted = megatron_flops(row) / seconds / row["gpus"] / 1e12
         error = predicted / row["tflops"] - 1
         results.append((row, seconds, predicted))
