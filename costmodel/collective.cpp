@@ -44,13 +44,13 @@ int ring_steps(CollectiveOp op, int n)
 }
 
 double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls,
-                               Algorithm algorithm)
+                               Algorithm algorithm, const NcclEnvironment& nccl)
 {
   const int n = static_cast<int>(devices.size());
   if (n <= 1 || calls <= 0)
     return 0;
   if (algorithm == Algorithm::nccl && op != CollectiveOp::all_to_all)
-    return (calls - 1) * nccl_collective(cluster, devices, op, 0).seconds;
+    return (calls - 1) * nccl_collective(cluster, devices, op, 0, nccl).seconds;
   const double steps = ring_steps(op, n) * slowest_ring_edge(cluster, devices).latency_s;
   return calls * kCallLatency + (calls - 1) * steps;
 }
@@ -226,7 +226,7 @@ double all_to_all_seconds(const Cluster& cluster, const std::vector<int>& device
 }
 
 double collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
-                          Algorithm algorithm, double bytes)
+                          Algorithm algorithm, double bytes, const NcclEnvironment& nccl)
 {
   if (op == CollectiveOp::all_to_all)
     return all_to_all_seconds(cluster, devices, bytes);
@@ -236,7 +236,7 @@ double collective_seconds(const Cluster& cluster, const std::vector<int>& device
     case Algorithm::hierarchical:
       return hierarchical_seconds(cluster, devices, op, bytes);
     case Algorithm::nccl:
-      return devices.size() <= 1 ? 0 : nccl_collective(cluster, devices, op, bytes).seconds;
+      return devices.size() <= 1 ? 0 : nccl_collective(cluster, devices, op, bytes, nccl).seconds;
     case Algorithm::ring:
       break;
   }

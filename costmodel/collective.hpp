@@ -3,6 +3,7 @@
 /// They are the closed-form twin of the simulator's flow-level collectives and use the same decompositions.
 
 #include "core/cluster.hpp"
+#include "costmodel/nccl_tuning.hpp"
 
 #include <utility>
 #include <vector>
@@ -32,7 +33,7 @@ int ring_steps(CollectiveOp op, int n);
 /// thousand ranks, a thousand steps per call make this most of its communication. Under `Algorithm::nccl` the
 /// first call's latency is in collective_seconds, and each later one costs what NCCL expects a small call to.
 double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls,
-                               Algorithm algorithm = Algorithm::ring);
+                               Algorithm algorithm = Algorithm::ring, const NcclEnvironment& nccl = {});
 
 /// One transfer of `bytes` from src to dst: latency plus size over the path's bottleneck bandwidth.
 double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes);
@@ -69,9 +70,10 @@ double hierarchical_seconds(const Cluster& cluster, const std::vector<int>& devi
 /// Every member sends bytes/n to every other at once: the slowest of those flows sharing NICs and WAN links
 /// (shared_flow_seconds), and never faster than a member's own port carries its n-1 shares.
 double all_to_all_seconds(const Cluster& cluster, const std::vector<int>& devices, double bytes);
-/// `op` over `devices` by `algorithm` (an all-to-all has one way, all_to_all_seconds).
+/// `op` over `devices` by `algorithm` (an all-to-all has one way, all_to_all_seconds); `nccl` is the
+/// environment NCCL's choice is made under (Algorithm::nccl only).
 double collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
-                          Algorithm algorithm, double bytes);
+                          Algorithm algorithm, double bytes, const NcclEnvironment& nccl = {});
 
 /// Pieces a tree collective is pipelined in, shared with the simulator.
 inline constexpr int kTreeChunks = 8;

@@ -61,7 +61,7 @@ constexpr double kSm90SpeedsInter[]  = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0
 constexpr double kSm100SpeedsIntra[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 constexpr double kSm100SpeedsInter[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
                                         20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
-constexpr int kMaxChannels       = 64;               // src/include/device.h:91
+constexpr int kMaxChannels       = kNcclMaxChannels;
 constexpr int kRingMaxChannels   = kMaxChannels / 2; // src/init.cc:1177
 constexpr int kMaxNvlsArity      = 32;               // NCCL_MAX_NVLS_ARITY, src/include/device.h
 

@@ -67,7 +67,11 @@ struct NcclEnvironment {
   std::string protocols;
   int min_channels = 0;
   int max_channels = 0;
+
+  bool operator==(const NcclEnvironment&) const = default;
 };
+/// The most channels a communicator runs (MAXCHANNELS, src/include/device.h:91).
+inline constexpr int kNcclMaxChannels = 64;
 
 /// Applies one of NCCL_ALGO's (`protocols` false) or NCCL_PROTO's lists to `enabled` as tuning.cc's parseList
 /// does (l.54-137): "A,B" enables those for every function, "^A" all but those, "func:A" one function.

@@ -72,8 +72,20 @@ std::string launch_environment(const ExportInputs& inputs)
       return text + "export NCCL_ALGO=Ring\n";
     case strategies::CollectiveAlgorithm::tree:
       return text + "export NCCL_ALGO=Tree\n";
-    case strategies::CollectiveAlgorithm::nccl:
-      return text + "# collective_algorithm nccl: NCCL picks its algorithm and protocol per call\n";
+    case strategies::CollectiveAlgorithm::nccl: {
+      const costmodel::NcclEnvironment& nccl = inputs.plan->nccl;
+      text += "# collective_algorithm nccl: NCCL picks its algorithm and protocol per call\n";
+      // The lists hold only NCCL's names, ',', ';', ':' and '^' (checked when the plan was read): single quotes do.
+      if (!nccl.algorithms.empty())
+        text += "export NCCL_ALGO='" + nccl.algorithms + "'\n";
+      if (!nccl.protocols.empty())
+        text += "export NCCL_PROTO='" + nccl.protocols + "'\n";
+      if (nccl.min_channels > 0)
+        text += "export NCCL_MIN_NCHANNELS=" + std::to_string(nccl.min_channels) + "\n";
+      if (nccl.max_channels > 0)
+        text += "export NCCL_MAX_NCHANNELS=" + std::to_string(nccl.max_channels) + "\n";
+      return text;
+    }
     case strategies::CollectiveAlgorithm::hierarchical:
       break;
   }

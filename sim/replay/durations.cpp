@@ -83,26 +83,30 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
   };
 }
 
-std::function<std::optional<double>(const strategies::Collective&)> analytic_intra_node_time(const Cluster& cluster)
+std::function<std::optional<double>(const strategies::Collective&)>
+analytic_intra_node_time(const Cluster& cluster, const costmodel::NcclEnvironment& nccl)
 {
-  return [&cluster](const strategies::Collective& collective) -> std::optional<double> {
+  return [&cluster, nccl](const strategies::Collective& collective) -> std::optional<double> {
     for (int d : collective.devices)
       if (cluster.device(d).node != cluster.device(collective.devices[0]).node)
         return std::nullopt;
     return costmodel::collective_seconds(cluster, priced_members(collective), operation_of(collective),
-                                         static_cast<costmodel::Algorithm>(collective.algorithm), collective.bytes);
+                                         static_cast<costmodel::Algorithm>(collective.algorithm), collective.bytes,
+                                         nccl);
   };
 }
 
 std::function<double(const strategies::Collective&)> collective_call_time(const Cluster& cluster,
-                                                                          const costmodel::Calibration* calibration)
+                                                                          const costmodel::Calibration* calibration,
+                                                                          const costmodel::NcclEnvironment& nccl)
 {
-  return [&cluster, calibration](const strategies::Collective& collective) {
+  return [&cluster, calibration, nccl](const strategies::Collective& collective) {
     const std::vector<int> members = priced_members(collective);
     const double calibrated =
         calibration ? collective.calls * costmodel::collective_overhead_seconds(cluster, *calibration, members) : 0;
     return calibrated + costmodel::library_latency_seconds(cluster, members, operation_of(collective), collective.calls,
-                                                           static_cast<costmodel::Algorithm>(collective.algorithm));
+                                                           static_cast<costmodel::Algorithm>(collective.algorithm),
+                                                           nccl);
   };
 }
 

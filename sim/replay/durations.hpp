@@ -26,13 +26,16 @@ std::function<double(const strategies::Task&)> compute_time_model(const Cluster&
 
 /// For a collective whose members share one node, costmodel::collective_seconds with its own algorithm (the α-β
 /// twin of the flows); nothing for the others, which run as flows (`--analytic-intra-node`).
-std::function<std::optional<double>(const strategies::Collective&)> analytic_intra_node_time(const Cluster& cluster);
+/// `nccl` is the environment of collectives NCCL chooses for (strategies::CollectiveAlgorithm::nccl).
+std::function<std::optional<double>(const strategies::Collective&)>
+analytic_intra_node_time(const Cluster& cluster, const costmodel::NcclEnvironment& nccl = {});
 
 /// The software cost each member of a collective waits before its flows: the collective library's latency beyond
 /// moving the bytes once (costmodel::library_latency_seconds over its calls), plus each call's calibrated
 /// overhead when `calibration` fits one. Every argument must outlive the function.
 std::function<double(const strategies::Collective&)> collective_call_time(const Cluster& cluster,
-                                                                          const costmodel::Calibration* calibration);
+                                                                          const costmodel::Calibration* calibration,
+                                                                          const costmodel::NcclEnvironment& nccl = {});
 
 /// Whether a collective's time is already inside profiled layer times: a tensor-parallel all-reduce whose members'
 /// GPUs `profile` covers at the plan's tp. Always false without a profile. `schedule` and `profile` must outlive it.

@@ -37,13 +37,13 @@ ReplayOptions replay_options_for(const strategies::Plan& plan, const strategies:
   const auto profiled = inside_layer_profile(cluster, schedule, plan, options.profile);
   std::function<std::optional<double>(const strategies::Collective&)> intra_node;
   if (options.analytic_intra_node)
-    intra_node = analytic_intra_node_time(cluster);
+    intra_node = analytic_intra_node_time(cluster, plan.nccl);
   // A folded tensor-parallel group fills one node of identical GPUs and its members arrive together (fold.hpp):
   // its collectives take the ring's alpha-beta time on the node's ports when those ports are so much faster than
   // a device's share of the NIC that the NIC-bound traffic beside the collectives takes little of them (DGX A100:
   // 300 GB/s against 200 / 8; H100: 450 against 400 / 8). On slower ports they stay flows.
   const bool folded_tp = schedule.fold && static_cast<int>(schedule.fold->tp_ranks.size()) < plan.tp;
-  const auto one_node  = analytic_intra_node_time(cluster);
+  const auto one_node  = analytic_intra_node_time(cluster, plan.nccl);
   const auto fast_ports = [&cluster](int device) {
     const Node& node = cluster.node_of(device);
     return node.intra.bandwidth_bytes_per_s >=
@@ -53,6 +53,10 @@ ReplayOptions replay_options_for(const strategies::Plan& plan, const strategies:
                                                 fast_ports](const strategies::Collective& collective) {
     if (profiled(collective))
       return std::optional<double>(0.0);
+    // A call NCCL chooses for inside one node takes the time NCCL's tuner expects, not flows on nominal ports.
+    if (collective.algorithm == static_cast<int>(strategies::CollectiveAlgorithm::nccl))
+      if (const auto seconds = one_node(collective))
+        return seconds;
     if (folded_tp && schedule.tasks[collective.tasks.front()].stream == strategies::Stream::tensor_parallel &&
         fast_ports(collective.devices.front()))
       return one_node(collective);
@@ -68,7 +72,7 @@ ReplayOptions replay_options_for(const strategies::Plan& plan, const strategies:
       return false;
     return std::all_of(collective.devices.begin(), collective.devices.end(), fast_ports);
   };
-  replay_options.collective_overhead_seconds = [profiled, call = collective_call_time(cluster, options.calibration)](
+  replay_options.collective_overhead_seconds = [profiled, call = collective_call_time(cluster, options.calibration, plan.nccl)](
                                                   const strategies::Collective& collective) {
     return profiled(collective) ? 0.0 : call(collective);
   };

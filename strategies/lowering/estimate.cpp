@@ -522,10 +522,10 @@ private:
   /// (links shared with other groups slow the bytes, not the wires' latency).
   double transfer_seconds(const std::vector<int>& group, CollectiveOp op, double bytes, double slowdown = 1) const
   {
-    const double seconds = costmodel::collective_seconds(cluster_, group, op, algorithm_, bytes);
+    const double seconds = costmodel::collective_seconds(cluster_, group, op, algorithm_, bytes, plan_.nccl);
     if (slowdown == 1)
       return seconds;
-    const double latency = costmodel::collective_seconds(cluster_, group, op, algorithm_, 0);
+    const double latency = costmodel::collective_seconds(cluster_, group, op, algorithm_, 0, plan_.nccl);
     return latency + slowdown * (seconds - latency);
   }
 
@@ -537,7 +537,7 @@ private:
     const costmodel::Calibration* calibration = compute_.calibration();
     const double calibrated =
         calibration ? calls * costmodel::collective_overhead_seconds(cluster_, *calibration, group) : 0;
-    return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls, algorithm_);
+    return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls, algorithm_, plan_.nccl);
   }
 
   /// Collective time of stage `s`'s `bytes` split in buckets of the plan's size (the lowering's packing), or one

@@ -4,6 +4,7 @@
 /// parallelism `replica` counts data-parallel ranks, cp consecutive ones per replica (Megatron's tp-cp-dp-pp order).
 
 #include "core/dtype.hpp"
+#include "costmodel/nccl_tuning.hpp"
 #include "strategies/plan/framework.hpp"
 
 #include <optional>
@@ -64,6 +65,9 @@ struct Plan {
   bool selective_recompute           = false;
   Dtype dtype                        = Dtype::fp16;
   CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
+  /// NCCL's environment under `nccl` (the plan's "nccl": NCCL_ALGO, NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS); the
+  /// export sets it for the job.
+  costmodel::NcclEnvironment nccl;
   double bucket_bytes                = 0; ///< gradient bucket for ZeRO 0-2; 0: the framework's (gradient_bucket_bytes)
   FrameworkSettings framework;
   /// Poplar's "last batch size": sequences in the last micro-batch of each replica, at most micro_batch[r].

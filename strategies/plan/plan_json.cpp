@@ -483,6 +483,30 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
 
 namespace {
 
+/// The plan's "nccl": NCCL's environment variables by their names, each checked as NCCL reads it.
+costmodel::NcclEnvironment read_nccl_environment(const JsonInput& input)
+{
+  input.allow_only({"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"});
+  costmodel::NcclEnvironment environment;
+  costmodel::NcclEnabled ignored{};
+  if (const auto algo = input.find("NCCL_ALGO")) {
+    environment.algorithms = algo->string();
+    costmodel::parse_nccl_list(environment.algorithms, algo->where(), false, ignored);
+  }
+  if (const auto proto = input.find("NCCL_PROTO")) {
+    environment.protocols = proto->string();
+    costmodel::parse_nccl_list(environment.protocols, proto->where(), true, ignored);
+  }
+  for (const auto& [key, channels] : {std::pair{"NCCL_MIN_NCHANNELS", &environment.min_channels},
+                                      std::pair{"NCCL_MAX_NCHANNELS", &environment.max_channels}})
+    if (const auto field = input.find(key)) {
+      *channels = field->positive_int();
+      if (*channels > costmodel::kNcclMaxChannels)
+        field->fail("at most " + std::to_string(costmodel::kNcclMaxChannels) + " channels (NCCL's MAXCHANNELS)");
+    }
+  return environment;
+}
+
 /// "megatron" or {"name": "deepspeed", <overrides>}: the framework's defaults with any field replaced.
 FrameworkSettings read_framework(const JsonInput& input)
 {
@@ -595,7 +619,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
                    "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "microbatch_group",
-                   "ep", "cp", "sequence_parallel", "seq_len"});
+                   "ep", "cp", "sequence_parallel", "seq_len", "nccl"});
   Plan plan;
   if (auto seq_len = root.find("seq_len")) { // before anything that divides the sequence is checked
     plan.seq_len = seq_len->positive_int();
@@ -698,6 +722,11 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
   if (auto algorithm = root.find("collective_algorithm");
       algorithm && !parse_algorithm(algorithm->string(), plan.collective_algorithm))
     algorithm->fail("\"ring\", \"tree\", \"hierarchical\" or \"nccl\"");
+  if (const auto nccl = root.find("nccl")) {
+    if (plan.collective_algorithm != CollectiveAlgorithm::nccl)
+      nccl->fail("nothing unless \"collective_algorithm\" is \"nccl\" (ring and tree set NCCL_ALGO themselves)");
+    plan.nccl = read_nccl_environment(*nccl);
+  }
   if (auto bucket = root.find("bucket_mib"))
     plan.bucket_bytes = bucket->positive_number() * units::kMiB;
   if (auto framework = root.find("framework"))
@@ -747,6 +776,17 @@ nlohmann::json plan_to_json(const Plan& plan)
     json["recompute"] = plan.recompute;
   json["dtype"]                = dtype_name(plan.dtype);
   json["collective_algorithm"] = algorithm_name(plan.collective_algorithm);
+  if (plan.nccl != costmodel::NcclEnvironment{}) {
+    nlohmann::json& nccl = json["nccl"] = nlohmann::json::object();
+    if (!plan.nccl.algorithms.empty())
+      nccl["NCCL_ALGO"] = plan.nccl.algorithms;
+    if (!plan.nccl.protocols.empty())
+      nccl["NCCL_PROTO"] = plan.nccl.protocols;
+    if (plan.nccl.min_channels > 0)
+      nccl["NCCL_MIN_NCHANNELS"] = plan.nccl.min_channels;
+    if (plan.nccl.max_channels > 0)
+      nccl["NCCL_MAX_NCHANNELS"] = plan.nccl.max_channels;
+  }
   json["framework"]            = framework_json(plan.framework);
   if (plan.bucket_bytes > 0)
     json["bucket_mib"] = plan.bucket_bytes / units::kMiB;

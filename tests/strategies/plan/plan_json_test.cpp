@@ -240,6 +240,37 @@ TEST_CASE("unknown fields and unknown names are rejected")
   check_rejected(with(base(), "zero_stage", 4), "zero_stage", "expected 0, 1, 2 or 3, got 4");
 }
 
+TEST_CASE("a plan that leaves collectives to NCCL carries NCCL's environment, checked as NCCL reads it")
+{
+  Inputs inputs;
+  json plan                    = with(base(), "collective_algorithm", "nccl");
+  plan["nccl"]                 = {{"NCCL_ALGO", "Ring,Tree;allgather:Ring"}, {"NCCL_PROTO", "^LL128"},
+                                  {"NCCL_MAX_NCHANNELS", 8}};
+  const Plan read              = inputs.read(plan);
+  CHECK(read.collective_algorithm == CollectiveAlgorithm::nccl);
+  CHECK(read.nccl.algorithms == "Ring,Tree;allgather:Ring");
+  CHECK(read.nccl.protocols == "^LL128");
+  CHECK(read.nccl.max_channels == 8);
+  CHECK(read.nccl.min_channels == 0);
+  CHECK(inputs.read(plan_to_json(read)) == read);
+
+  json bad_algo                = plan;
+  bad_algo["nccl"]["NCCL_ALGO"] = "Ringg";
+  check_rejected(bad_algo, "nccl.NCCL_ALGO", "'Ringg' is not one of NCCL's algorithms");
+  json bad_prefix              = plan;
+  bad_prefix["nccl"]["NCCL_PROTO"] = "LL;Simple";
+  check_rejected(bad_prefix, "nccl.NCCL_PROTO", "every entry but the first needs a function prefix");
+  json too_many                = plan;
+  too_many["nccl"]["NCCL_MAX_NCHANNELS"] = 65;
+  check_rejected(too_many, "nccl.NCCL_MAX_NCHANNELS", "at most 64 channels");
+  json unknown                 = plan;
+  unknown["nccl"]["NCCL_BUFFSIZE"] = 4194304;
+  check_rejected(unknown, "nccl", "unknown field 'NCCL_BUFFSIZE'");
+  json ring                    = with(base(), "collective_algorithm", "ring");
+  ring["nccl"]                 = {{"NCCL_ALGO", "Tree"}};
+  check_rejected(ring, "nccl", "nothing unless \"collective_algorithm\" is \"nccl\"");
+}
+
 TEST_CASE("degrees must multiply to the cluster's device count")
 {
   check_rejected(with(base(), "dp", 1), "(top level)",
