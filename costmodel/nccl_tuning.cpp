@@ -69,12 +69,16 @@ int compute_capability_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc 
 
 int log2i(double n) { return n < 1 ? -1 : static_cast<int>(std::floor(std::log2(n))); }
 
-/// The speed of `speeds` whose channels carry the most, the fastest on a tie; `channels_at(speed)` counts them.
+/// The search over `speeds` (fastest first): from the fastest that carries a channel, each slower speed while it
+/// is more than 0.49 of the best found (search.cc:1245), keeping the one whose channels carry the most, the
+/// fastest on a tie; `channels_at(speed)` counts the channels the links hold at that speed.
 template <typename ChannelsAt>
 std::pair<int, double> most_carried(const double* speeds, std::size_t count, int max_channels, ChannelsAt channels_at)
 {
   std::pair<int, double> best{0, speeds[count - 1]};
   for (std::size_t i = 0; i < count; ++i) {
+    if (best.first > 0 && speeds[i] <= 0.49 * best.second)
+      break;
     const int channels = std::min(channels_at(speeds[i]), max_channels);
     if (channels * speeds[i] > best.first * best.second + 1e-9)
       best = {channels, speeds[i]};
