@@ -73,7 +73,7 @@ NcclTopology nccl_topology_of(const Cluster& cluster, const std::vector<int>& de
     t.intra_bw_GBps =
         std::min(t.intra_bw_GBps, nominal * (fabric == IntraFabric::pcie ? kPcieCredit : nvlink_credit(low)));
     const double gbps = node.nic.bandwidth_bytes_per_s / units::kGbps;
-    const int nics    = std::max(1, static_cast<int>(std::ceil(gbps / kLargestNicGbps - 1e-9)));
+    const int nics    = static_cast<int>(std::clamp(std::ceil(gbps / kLargestNicGbps - 1e-9), 1.0, 1024.0));
     t.nics            = std::min(t.nics, nics);
     t.nic_bw_GBps     = std::min(t.nic_bw_GBps, gbps / nics / 8);
   }

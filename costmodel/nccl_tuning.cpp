@@ -88,7 +88,11 @@ std::pair<int, double> most_carried(const double* speeds, std::size_t count, int
   return best;
 }
 
-int fits(double bw, double speed) { return static_cast<int>(std::floor(bw / speed + 1e-9)); }
+/// Channels of `speed` that `bw` holds; a link without a limit holds as many as a communicator runs.
+int fits(double bw, double speed)
+{
+  return static_cast<int>(std::min<double>(kMaxChannels, std::floor(bw / speed + 1e-9)));
+}
 
 } // namespace
 

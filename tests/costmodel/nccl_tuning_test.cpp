@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 using namespace hetsim;
 using namespace hetsim::costmodel;
 
@@ -175,4 +177,17 @@ TEST_CASE("a cluster's nodes as NCCL's search reads them: NVLink and PCIe credit
   CHECK(slots.intra == NcclIntraLink::pci);
   CHECK_FALSE(slots.nvswitch);
   CHECK(slots.intra_bw_GBps == doctest::Approx(24.0));
+
+  // Links without a limit (a cluster built in code) give a communicator's most channels, and a finite time.
+  Cluster unlimited;
+  const int gpu    = unlimited.add_gpu(*find_catalog_gpu("H100-SXM5-80GB"));
+  const int region = unlimited.add_region("r", 0);
+  for (int n = 0; n < 2; ++n) {
+    const int node = unlimited.add_node(region, "n" + std::to_string(n), Link{}, Link{});
+    for (int d = 0; d < 4; ++d)
+      unlimited.add_device(node, gpu);
+  }
+  const double seconds = nccl_collective(unlimited, devices(8), CollectiveOp::all_reduce, 1 << 30).seconds;
+  CHECK(std::isfinite(seconds));
+  CHECK(seconds > 0);
 }
