@@ -122,17 +122,22 @@ NcclTopology nccl_topology(NcclTopology t)
   }
   t.ring_channels = channels;
   t.ring_bw_GBps  = speed;
-  // NVLS: NVSwitch with multicast, sm90 or later; a channel per head GPU of the node at most (search.cc:1127),
-  // over links the search credits local/(local-1) times their bandwidth (search.cc:1167).
+  // NVLS: NVSwitch with multicast, sm90 or later. Every GPU of the node is a head pulling from the switch
+  // (search.cc:1126-1127, 1135-1137, 451): as many channels as local GPUs, at the fastest speed whose channels
+  // the node's links carry, credited local/(local-1) times (search.cc:1167). The search then raises the graph's
+  // bwInter while below twice bwIntra (search.cc:1274-1277): HetSim takes it one speed up the list.
   const int local = std::max(1, t.ranks / t.nodes);
   if (t.nvswitch && cc >= 90 && t.intra == NcclIntraLink::nvlink && local > 1) {
-    const double credited = t.intra_bw_GBps * local / (local - 1);
+    const double credited        = t.intra_bw_GBps * local / (local - 1);
     const double* nvls_speeds    = cc >= 100 ? kSm100SpeedsIntra : kSm90SpeedsIntra;
     const std::size_t nvls_count = cc >= 100 ? std::size(kSm100SpeedsIntra) : std::size(kSm90SpeedsIntra);
-    auto [nvls_channels, nvls_speed] = most_carried(nvls_speeds, nvls_count, std::min(kMaxNvlsArity, local),
-                                                    [&](double s) { return s > t.intra_bw_GBps ? 0 : fits(credited, s); });
-    t.nvls_channels = nvls_channels;
-    t.nvls_bw_GBps  = nvls_speed;
+    const int heads              = std::min(kMaxNvlsArity, local);
+    std::size_t i                = 0;
+    while (i + 1 < nvls_count && heads * nvls_speeds[i] > credited + 1e-9)
+      ++i;
+    t.nvls_channels    = heads;
+    t.nvls_bw_GBps     = nvls_speeds[i];
+    t.nvls_inter_GBps  = nvls_speeds[i > 0 ? i - 1 : 0];
   }
   return t;
 }
@@ -236,7 +241,7 @@ NcclTable nccl_table(const NcclTopology& t, NcclFunction function, const NcclEnv
           continue;
         double intra_bw = graph_bw * kNvlsEfficiency[cc] * (channels - 1) / channels; // l.311-312
         intra_bw *= coll == kAllReduce ? 2.0 : (ppn - 1) / ppn;                      // l.314-318
-        const double inter_bw = graph_bw * ((nodes <= 2 && a == kNvlsTree) ? 2 : 1);   // l.320
+        const double inter_bw = t.nvls_inter_GBps * ((nodes <= 2 && a == kNvlsTree) ? 2 : 1); // l.320
         bw = std::min({intra_bw, inter_bw,
                        a == kNvlsTree ? kPerChMaxNvlsTreeBw[cc][index2] : std::numeric_limits<double>::max()});
       }

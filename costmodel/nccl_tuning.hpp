@@ -52,7 +52,8 @@ struct NcclTopology {
   int ring_channels      = 0;
   double ring_bw_GBps    = 0;
   int nvls_channels      = 0;
-  double nvls_bw_GBps    = 0;
+  double nvls_bw_GBps    = 0; ///< the NVLS graph's bwIntra
+  double nvls_inter_GBps = 0; ///< its bwInter, which the search raises past bwIntra
 };
 
 /// `given` with the search's channels filled in: a ring's channels each cross the node's links and, past one
