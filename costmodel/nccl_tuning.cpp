@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <strings.h>
 
@@ -69,14 +70,24 @@ int compute_capability_index(int cc) { return cc >= 100 ? 3 : cc >= 90 ? 2 : cc 
 
 int log2i(double n) { return n < 1 ? -1 : static_cast<int>(std::floor(std::log2(n))); }
 
+/// The search's speeds for GPUs of compute capability `cc`, inside one node or across nodes (search.cc:1154-1160).
+std::span<const double> speed_list(int cc, bool one_node)
+{
+  if (cc >= 100)
+    return one_node ? std::span<const double>(kSm100SpeedsIntra) : std::span<const double>(kSm100SpeedsInter);
+  if (cc >= 90)
+    return one_node ? std::span<const double>(kSm90SpeedsIntra) : std::span<const double>(kSm90SpeedsInter);
+  return one_node ? std::span<const double>(kSpeedsIntra) : std::span<const double>(kSpeedsInter);
+}
+
 /// The search over `speeds` (fastest first): from the fastest that carries a channel, each slower speed while it
 /// is more than 0.49 of the best found (search.cc:1245), keeping the one whose channels carry the most, the
 /// fastest on a tie; `channels_at(speed)` counts the channels the links hold at that speed.
 template <typename ChannelsAt>
-std::pair<int, double> most_carried(const double* speeds, std::size_t count, int max_channels, ChannelsAt channels_at)
+std::pair<int, double> most_carried(std::span<const double> speeds, int max_channels, ChannelsAt channels_at)
 {
-  std::pair<int, double> best{0, speeds[count - 1]};
-  for (std::size_t i = 0; i < count; ++i) {
+  std::pair<int, double> best{0, speeds.back()};
+  for (std::size_t i = 0; i < speeds.size(); ++i) {
     if (best.first > 0 && speeds[i] <= 0.49 * best.second)
       break;
     const int channels = std::min(channels_at(speeds[i]), max_channels);
@@ -101,15 +112,10 @@ std::string_view nccl_protocol_name(NcclProtocol protocol) { return kProtocolNam
 
 NcclTopology nccl_topology(NcclTopology t)
 {
-  const int cc         = t.compute_capability;
-  const bool one_node  = t.nodes == 1;
-  const double* speeds = one_node ? (cc >= 100 ? kSm100SpeedsIntra : cc >= 90 ? kSm90SpeedsIntra : kSpeedsIntra)
-                                  : (cc >= 100 ? kSm100SpeedsInter : cc >= 90 ? kSm90SpeedsInter : kSpeedsInter);
-  const std::size_t count =
-      one_node ? (cc >= 100 ? std::size(kSm100SpeedsIntra) : cc >= 90 ? std::size(kSm90SpeedsIntra) : std::size(kSpeedsIntra))
-               : (cc >= 100 ? std::size(kSm100SpeedsInter) : cc >= 90 ? std::size(kSm90SpeedsInter) : std::size(kSpeedsInter));
-  const bool alone = t.ranks == t.nodes; // one rank per node: its ring leaves by a NIC at once
-  auto [channels, speed] = most_carried(speeds, count, kRingMaxChannels, [&](double s) {
+  const int cc        = t.compute_capability;
+  const bool one_node = t.nodes == 1;
+  const bool alone    = t.ranks == t.nodes; // one rank per node: its ring leaves by a NIC at once
+  auto [channels, speed] = most_carried(speed_list(cc, one_node), kRingMaxChannels, [&](double s) {
     const int inside  = alone ? kRingMaxChannels : fits(t.intra_bw_GBps, s);
     const int outside = one_node ? kRingMaxChannels : t.nics * fits(t.nic_bw_GBps, s);
     return std::min(inside, outside);
@@ -128,16 +134,15 @@ NcclTopology nccl_topology(NcclTopology t)
   // bwInter while below twice bwIntra (search.cc:1274-1277): HetSim takes it one speed up the list.
   const int local = std::max(1, t.ranks / t.nodes);
   if (t.nvswitch && cc >= 90 && t.intra == NcclIntraLink::nvlink && local > 1) {
-    const double credited        = t.intra_bw_GBps * local / (local - 1);
-    const double* nvls_speeds    = cc >= 100 ? kSm100SpeedsIntra : kSm90SpeedsIntra;
-    const std::size_t nvls_count = cc >= 100 ? std::size(kSm100SpeedsIntra) : std::size(kSm90SpeedsIntra);
-    const int heads              = std::min(kMaxNvlsArity, local);
-    std::size_t i                = 0;
-    while (i + 1 < nvls_count && heads * nvls_speeds[i] > credited + 1e-9)
+    const double credited                     = t.intra_bw_GBps * local / (local - 1);
+    const std::span<const double> nvls_speeds = speed_list(cc, true);
+    const int heads                           = std::min(kMaxNvlsArity, local);
+    std::size_t i                             = 0;
+    while (i + 1 < nvls_speeds.size() && heads * nvls_speeds[i] > credited + 1e-9)
       ++i;
-    t.nvls_channels    = heads;
-    t.nvls_bw_GBps     = nvls_speeds[i];
-    t.nvls_inter_GBps  = nvls_speeds[i > 0 ? i - 1 : 0];
+    t.nvls_channels   = heads;
+    t.nvls_bw_GBps    = nvls_speeds[i];
+    t.nvls_inter_GBps = nvls_speeds[i > 0 ? i - 1 : 0];
   }
   return t;
 }

@@ -163,6 +163,12 @@ def figures_end(name):
     return f"<!-- end figures: {name} -->"
 
 
+def collective_algorithm_argument(parser):
+    """Adds --collective-algorithm, the plans' collective_algorithm (ring unless asked)."""
+    parser.add_argument("--collective-algorithm", default="ring",
+                        help="the plans' collective_algorithm (ring, tree, hierarchical or nccl)")
+
+
 def figures_argument(parser):
     """Adds --no-figures, for runs whose figures are not the documented ones (the ctests' subsets)."""
     parser.add_argument("--no-figures", action="store_true",

@@ -26,8 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(common.ROOT, "out", "megatron_weak_scaling")  # --out replaces it
 VOCAB, SEQ = 51200, 2048
 
-
 ALGORITHM = "ring"  # the plans' collective_algorithm (--collective-algorithm)
+
 
 def megatron_flops(row):
     """FLOPs of one iteration by the paper's eq. 3 (with activation recomputation)."""
@@ -130,8 +130,7 @@ def main():
     parser.add_argument("--fold-rows", default="",
                         help="with --max-fold-error, the rows replayed in full (default: every row run); the full "
                              "replays take most of the time: 52 of rows 1-3's 64 s are row 3's")
-    parser.add_argument("--collective-algorithm", default=ALGORITHM,
-                        help="the plans' collective_algorithm (ring, tree, hierarchical or nccl)")
+    common.collective_algorithm_argument(parser)
     common.figures_argument(parser)
     args = parser.parse_args()
     OUT = os.path.abspath(args.out)

@@ -91,8 +91,7 @@ def main():
     parser.add_argument("--rows", default="1-3")
     parser.add_argument("--out", default=OUT)
     parser.add_argument("--max-drop-error", type=float)
-    parser.add_argument("--collective-algorithm", default="ring",
-                        help="the plans' collective_algorithm (ring, tree, hierarchical or nccl)")
+    common.collective_algorithm_argument(parser)
     common.figures_argument(parser)
     args = parser.parse_args()
     out = os.path.abspath(args.out)

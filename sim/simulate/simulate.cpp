@@ -72,8 +72,8 @@ ReplayOptions replay_options_for(const strategies::Plan& plan, const strategies:
       return false;
     return std::all_of(collective.devices.begin(), collective.devices.end(), fast_ports);
   };
-  replay_options.collective_overhead_seconds = [profiled, call = collective_call_time(cluster, options.calibration, plan.nccl)](
-                                                  const strategies::Collective& collective) {
+  const auto call = collective_call_time(cluster, options.calibration, plan.nccl);
+  replay_options.collective_overhead_seconds = [profiled, call](const strategies::Collective& collective) {
     return profiled(collective) ? 0.0 : call(collective);
   };
   return replay_options;

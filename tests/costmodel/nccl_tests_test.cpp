@@ -1,11 +1,12 @@
 // NCCL's tuner, as HetSim reads a cluster for it (costmodel/nccl_collective.hpp), against the bus bandwidths
 // nccl-tests reached on public machines (tests/data/nccl_tests/anchors.json, with their sources).
 
+#include "core/cluster_json.hpp"
 #include "core/json_input.hpp"
-#include "core/units.hpp"
 #include "costmodel/nccl_collective.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <string>
@@ -15,23 +16,17 @@ using namespace hetsim::costmodel;
 
 namespace {
 
+/// The anchor's machine as a cluster file gives it, read by the cluster reader.
 Cluster anchor_cluster(const JsonInput& anchor)
 {
-  Cluster c;
-  const int gpu    = c.add_gpu(*find_catalog_gpu(anchor.at("gpu").string()));
-  const int region = c.add_region("r", 2e-6);
-  const std::string fabric = anchor.at("fabric").string();
-  for (int n = 0; n < anchor.at("nodes").positive_int(); ++n) {
-    const int node = c.add_node(region, "n" + std::to_string(n),
-                                Link{anchor.at("intra_GBps").positive_number() * units::kGBps, 2e-6},
-                                Link{anchor.at("nic_gbps").positive_number() * units::kGbps, 5e-6});
-    c.set_fabric(node, fabric == "nvswitch" ? IntraFabric::nvswitch
-                       : fabric == "nvlink" ? IntraFabric::nvlink
-                                            : IntraFabric::pcie);
-    for (int d = 0; d < anchor.at("gpus_per_node").positive_int(); ++d)
-      c.add_device(node, gpu);
-  }
-  return c;
+  const nlohmann::json node = {
+      {"gpu", anchor.at("gpu").string()},
+      {"devices", anchor.at("gpus_per_node").positive_int()},
+      {"repeat", anchor.at("nodes").positive_int()},
+      {"intra_node", {{"bandwidth_GBps", anchor.at("intra_GBps").positive_number()},
+                      {"fabric", anchor.at("fabric").string()}}},
+      {"nic", {{"bandwidth_gbps", anchor.at("nic_gbps").positive_number()}}}};
+  return cluster_from_json({{"name", "anchor"}, {"regions", {{{"nodes", {node}}}}}}, anchor.where());
 }
 
 } // namespace
