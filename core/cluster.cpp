@@ -49,6 +49,12 @@ void Cluster::set_fabric(int node, IntraFabric fabric)
   nodes_[node].fabric = fabric;
 }
 
+void Cluster::set_transport(int node, NicTransport transport)
+{
+  HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()));
+  nodes_[node].transport = transport;
+}
+
 int Cluster::add_device(int node, int gpu, std::string gpu_origin)
 {
   HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()));

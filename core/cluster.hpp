@@ -42,6 +42,14 @@ enum class IntraFabric {
   pcie      ///< PCIe only
 };
 
+/// How a node's NIC carries NCCL's traffic to other nodes (costmodel/nccl_pipeline.hpp).
+enum class NicTransport {
+  unstated,   ///< not said: read as InfiniBand, NCCL's transport on any RDMA NIC
+  infiniband, ///< InfiniBand (HDR, NDR, XDR) through IB verbs
+  roce,       ///< RDMA over Converged Ethernet: NCCL's same IB-verbs transport
+  efa         ///< AWS Elastic Fabric Adapter through the aws-ofi-nccl plugin
+};
+
 struct Node {
   std::string name;
   int region = 0;
@@ -49,6 +57,7 @@ struct Node {
   Link intra; ///< each device's port to the node switch (NVLink, PCIe)
   Link nic;   ///< the node's network interface, shared by its devices
   IntraFabric fabric = IntraFabric::unstated;
+  NicTransport transport = NicTransport::unstated;
 };
 
 struct Region {
@@ -81,6 +90,7 @@ public:
   /// Replaces a node's NIC (a folded replay narrows the NICs whose traffic it replays in part).
   void set_nic(int node, Link nic);
   void set_fabric(int node, IntraFabric fabric);
+  void set_transport(int node, NicTransport transport);
   /// Sets the WAN link from region `src` to region `dst`; every ordered pair of distinct regions needs one.
   void set_inter_region(int src, int dst, Link link);
   void add_override(NodePairOverride override_link);

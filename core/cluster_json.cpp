@@ -93,6 +93,28 @@ std::pair<Link, IntraFabric> read_intra_node(const std::optional<JsonInput>& obj
           fabric};
 }
 
+/// A node's `nic`: its link, and how NCCL's traffic crosses it ("transport").
+std::pair<Link, NicTransport> read_nic(const std::optional<JsonInput>& object)
+{
+  if (!object)
+    return {kDefaultNic, NicTransport::unstated};
+  object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", "transport"});
+  NicTransport transport = NicTransport::unstated;
+  if (const auto field = object->find("transport")) {
+    const std::string name = field->string();
+    if (name == "infiniband")
+      transport = NicTransport::infiniband;
+    else if (name == "roce")
+      transport = NicTransport::roce;
+    else if (name == "efa")
+      transport = NicTransport::efa;
+    else
+      field->fail("\"infiniband\", \"roce\" or \"efa\"");
+  }
+  return {Link{read_bandwidth(*object, kDefaultNic.bandwidth_bytes_per_s), read_latency_s(*object, kDefaultNic.latency_s)},
+          transport};
+}
+
 GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
 {
   spec.allow_only(
@@ -201,7 +223,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   const std::string base  = node.string_or("name", cluster.regions()[region].name + ".node" +
                                                       std::to_string(cluster.regions()[region].nodes.size()));
   const auto [intra, fabric] = read_intra_node(node.find("intra_node"));
-  const Link nic          = read_link(node.find("nic"), kDefaultNic);
+  const auto [nic, transport] = read_nic(node.find("nic"));
   JsonInput devices       = node.at("devices");
   std::vector<int> device_gpus;
   std::vector<std::string> gpu_origins; // where each device's GPU is named
@@ -228,6 +250,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   for (int r = 0; r < repeat; ++r) {
     const int id = cluster.add_node(region, repeat == 1 ? base : base + "." + std::to_string(r), intra, nic);
     cluster.set_fabric(id, fabric);
+    cluster.set_transport(id, transport);
     for (std::size_t k = 0; k < device_gpus.size(); ++k)
       cluster.add_device(id, device_gpus[k], gpu_origins[k]);
   }

@@ -50,7 +50,7 @@ double library_latency_seconds(const Cluster& cluster, const std::vector<int>& d
   if (n <= 1 || calls <= 0)
     return 0;
   if (algorithm == Algorithm::nccl && op != CollectiveOp::all_to_all)
-    return (calls - 1) * nccl_collective(cluster, devices, op, 0, nccl).seconds;
+    return (calls - 1) * nccl_collective_seconds(cluster, devices, op, 0, nccl);
   const double steps = ring_steps(op, n) * slowest_ring_edge(cluster, devices).latency_s;
   return calls * kCallLatency + (calls - 1) * steps;
 }
@@ -236,7 +236,7 @@ double collective_seconds(const Cluster& cluster, const std::vector<int>& device
     case Algorithm::hierarchical:
       return hierarchical_seconds(cluster, devices, op, bytes);
     case Algorithm::nccl:
-      return devices.size() <= 1 ? 0 : nccl_collective(cluster, devices, op, bytes, nccl).seconds;
+      return devices.size() <= 1 ? 0 : nccl_collective_seconds(cluster, devices, op, bytes, nccl);
     case Algorithm::ring:
       break;
   }

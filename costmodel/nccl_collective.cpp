@@ -88,4 +88,26 @@ NcclChoice nccl_collective(const Cluster& cluster, const std::vector<int>& devic
   return nccl_choose(nccl_topology_of(cluster, devices), function_of(op), bytes, environment);
 }
 
+NcclTransport nccl_transport_of(const Cluster& cluster, const std::vector<int>& devices)
+{
+  std::set<int> nodes;
+  for (int d : devices)
+    nodes.insert(cluster.device(d).node);
+  if (nodes.size() <= 1)
+    return NcclTransport::nvlink;
+  NcclTransport slowest = NcclTransport::infiniband;
+  for (int id : nodes)
+    if (cluster.nodes()[id].transport == NicTransport::efa)
+      slowest = NcclTransport::efa;
+  return slowest;
+}
+
+double nccl_collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
+                               double bytes, const NcclEnvironment& environment)
+{
+  const NcclChoice choice = nccl_collective(cluster, devices, op, bytes, environment);
+  return nccl_achieved_seconds(choice, bytes, static_cast<int>(devices.size()), nccl_transport_of(cluster, devices),
+                               static_cast<double>(environment.buffer_bytes));
+}
+
 } // namespace hetsim::costmodel

@@ -15,6 +15,7 @@
 
 #include "core/cluster.hpp"
 #include "costmodel/collective.hpp"
+#include "costmodel/nccl_pipeline.hpp"
 #include "costmodel/nccl_tuning.hpp"
 
 #include <vector>
@@ -28,5 +29,13 @@ NcclTopology nccl_topology_of(const Cluster& cluster, const std::vector<int>& de
 /// `devices`. An all-to-all is not a collective NCCL tunes (it is grouped sends and receives): not here.
 NcclChoice nccl_collective(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes,
                            const NcclEnvironment& environment = {});
+
+/// What that call takes on the cluster: NCCL's choice at the rate its pipeline reaches (nccl_pipeline.hpp), over
+/// the slowest transport among the devices' nodes (NVLink within one node).
+double nccl_collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
+                               double bytes, const NcclEnvironment& environment = {});
+
+/// The transport NCCL's pipeline runs over for `devices`: NVLink within one node, else the nodes' NICs'.
+NcclTransport nccl_transport_of(const Cluster& cluster, const std::vector<int>& devices);
 
 } // namespace hetsim::costmodel

@@ -62,12 +62,14 @@ struct NcclTopology {
 NcclTopology nccl_topology(NcclTopology given);
 
 /// What NCCL's environment changes in the choice: NCCL_ALGO and NCCL_PROTO (their list syntax, e.g. "Ring",
-/// "^LL128", "Tree,Ring;allgather:Ring") and NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (0: not set).
+/// "^LL128", "Tree,Ring;allgather:Ring"), NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS and NCCL_BUFFSIZE (0: not set).
+/// The tuner does not read NCCL_BUFFSIZE; the pipeline it sizes does (nccl_pipeline.hpp).
 struct NcclEnvironment {
   std::string algorithms;
   std::string protocols;
   int min_channels = 0;
   int max_channels = 0;
+  long long buffer_bytes = 0;
 
   bool operator==(const NcclEnvironment&) const = default;
 };
@@ -96,7 +98,7 @@ NcclTable nccl_table(const NcclTopology& topology, NcclFunction function, const 
 struct NcclChoice {
   NcclAlgorithm algorithm = NcclAlgorithm::ring;
   NcclProtocol protocol   = NcclProtocol::simple;
-  double seconds          = 0;
+  double seconds          = 0; ///< the tuner's estimate (what reaches the wire: nccl_collective_seconds)
   int channels            = 0; ///< the communicator's, after duplication and NCCL_MIN/MAX_NCHANNELS
 };
 /// Throws InputError when the environment leaves no algorithm and protocol for `function`.

@@ -84,6 +84,8 @@ std::string launch_environment(const ExportInputs& inputs)
         text += "export NCCL_MIN_NCHANNELS=" + std::to_string(nccl.min_channels) + "\n";
       if (nccl.max_channels > 0)
         text += "export NCCL_MAX_NCHANNELS=" + std::to_string(nccl.max_channels) + "\n";
+      if (nccl.buffer_bytes > 0)
+        text += "export NCCL_BUFFSIZE=" + std::to_string(nccl.buffer_bytes) + "\n";
       return text;
     }
     case strategies::CollectiveAlgorithm::hierarchical:

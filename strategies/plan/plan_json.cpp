@@ -486,7 +486,7 @@ namespace {
 /// The plan's "nccl": NCCL's environment variables by their names, each checked as NCCL reads it.
 costmodel::NcclEnvironment read_nccl_environment(const JsonInput& input)
 {
-  input.allow_only({"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"});
+  input.allow_only({"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_BUFFSIZE"});
   costmodel::NcclEnvironment environment;
   costmodel::NcclEnabled ignored{};
   if (const auto algo = input.find("NCCL_ALGO")) {
@@ -504,6 +504,9 @@ costmodel::NcclEnvironment read_nccl_environment(const JsonInput& input)
       if (*channels > costmodel::kNcclMaxChannels)
         field->fail("at most " + std::to_string(costmodel::kNcclMaxChannels) + " channels (NCCL's MAXCHANNELS)");
     }
+  // Bytes, as NCCL stores it (an int per protocol, src/init.cc:827).
+  if (const auto buffer = input.find("NCCL_BUFFSIZE"))
+    environment.buffer_bytes = buffer->positive_int();
   return environment;
 }
 
@@ -786,6 +789,8 @@ nlohmann::json plan_to_json(const Plan& plan)
       nccl["NCCL_MIN_NCHANNELS"] = plan.nccl.min_channels;
     if (plan.nccl.max_channels > 0)
       nccl["NCCL_MAX_NCHANNELS"] = plan.nccl.max_channels;
+    if (plan.nccl.buffer_bytes > 0)
+      nccl["NCCL_BUFFSIZE"] = plan.nccl.buffer_bytes;
   }
   json["framework"]            = framework_json(plan.framework);
   if (plan.bucket_bytes > 0)

@@ -124,6 +124,18 @@ TEST_CASE("a node's fabric is what its intra_node says, unstated otherwise")
   CHECK(c.nodes()[2].fabric == hetsim::IntraFabric::unstated);
 }
 
+TEST_CASE("a node's NIC transport is what its nic says, unstated otherwise")
+{
+  const Cluster c = parse(R"({"regions": [{"nodes": [
+      {"gpu": "H100-SXM5-80GB", "devices": 8, "nic": {"bandwidth_gbps": 3200, "transport": "efa"}},
+      {"gpu": "H100-SXM5-80GB", "devices": 8, "nic": {"bandwidth_gbps": 3200, "transport": "roce"}},
+      {"gpu": "H100-SXM5-80GB", "devices": 8, "nic": {"bandwidth_gbps": 3200}}]}]})");
+  CHECK(c.nodes()[0].transport == hetsim::NicTransport::efa);
+  CHECK(c.nodes()[1].transport == hetsim::NicTransport::roce);
+  CHECK(c.nodes()[2].transport == hetsim::NicTransport::unstated);
+  CHECK(c.nodes()[0].nic.bandwidth_bytes_per_s == doctest::Approx(3200 * hetsim::units::kGbps));
+}
+
 TEST_CASE("inline GPU specs")
 {
   const Cluster c = parse(R"({"gpus": {"X1": {"memory_gib": 24, "memory_bandwidth_GBps": 500, "peak_tflops_fp16": 100}},
@@ -175,6 +187,9 @@ TEST_CASE("bad cluster input gives one line naming the file, the path and the ex
   CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2, "intra_node": {"fabric": "nvlnk"}}]}]})") ==
         "c.json: regions[0].nodes[0].intra_node.fabric: expected \"nvswitch\", \"nvlink\" or \"pcie\", got string "
         "\"nvlnk\"");
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2, "nic": {"transport": "tcp"}}]}]})") ==
+        "c.json: regions[0].nodes[0].nic.transport: expected \"infiniband\", \"roce\" or \"efa\", got string "
+        "\"tcp\"");
   CHECK(error_of(R"({"regions": []})") == "c.json: regions: expected a non-empty list of regions, got array");
   CHECK(error_of(R"([1, 2])") == "c.json: (top level): expected an object describing a cluster, got array");
 

@@ -191,7 +191,7 @@ TEST_CASE("export: a plan that leaves collectives to NCCL launches with the NCCL
         "recompute": true, "dtype": "fp16", "collective_algorithm": "nccl")" + nccl + "}");
   };
   const std::string chosen = plan_with("chosen.json", "");
-  const std::string narrow = plan_with("narrow.json", R"(, "nccl": {"NCCL_PROTO": "Simple", "NCCL_MAX_NCHANNELS": 2})");
+  const std::string narrow = plan_with("narrow.json", R"(, "nccl": {"NCCL_PROTO": "Simple", "NCCL_MAX_NCHANNELS": 2, "NCCL_BUFFSIZE": 8388608})");
   auto iteration = [&](const std::string& plan) {
     const std::string report = (dir.path / "report.json").string();
     const RunResult r = run_hetsim("simulate " + inputs + " --plan " + plan + " --report " + report);
@@ -211,5 +211,6 @@ TEST_CASE("export: a plan that leaves collectives to NCCL launches with the NCCL
     scripts += read_file(entry.path().string());
   CHECK(scripts.find("export NCCL_PROTO='Simple'") != std::string::npos);
   CHECK(scripts.find("export NCCL_MAX_NCHANNELS=2") != std::string::npos);
+  CHECK(scripts.find("export NCCL_BUFFSIZE=8388608") != std::string::npos);
   CHECK(scripts.find("NCCL_ALGO") == std::string::npos); // NCCL chooses its algorithm
 }

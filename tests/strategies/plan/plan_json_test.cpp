@@ -245,13 +245,14 @@ TEST_CASE("a plan that leaves collectives to NCCL carries NCCL's environment, ch
   Inputs inputs;
   json plan                    = with(base(), "collective_algorithm", "nccl");
   plan["nccl"]                 = {{"NCCL_ALGO", "Ring,Tree;allgather:Ring"}, {"NCCL_PROTO", "^LL128"},
-                                  {"NCCL_MAX_NCHANNELS", 8}};
+                                  {"NCCL_MAX_NCHANNELS", 8}, {"NCCL_BUFFSIZE", 8388608}};
   const Plan read              = inputs.read(plan);
   CHECK(read.collective_algorithm == CollectiveAlgorithm::nccl);
   CHECK(read.nccl.algorithms == "Ring,Tree;allgather:Ring");
   CHECK(read.nccl.protocols == "^LL128");
   CHECK(read.nccl.max_channels == 8);
   CHECK(read.nccl.min_channels == 0);
+  CHECK(read.nccl.buffer_bytes == 8388608);
   CHECK(inputs.read(plan_to_json(read)) == read);
 
   json bad_algo                = plan;
@@ -264,8 +265,11 @@ TEST_CASE("a plan that leaves collectives to NCCL carries NCCL's environment, ch
   too_many["nccl"]["NCCL_MAX_NCHANNELS"] = 65;
   check_rejected(too_many, "nccl.NCCL_MAX_NCHANNELS", "at most 64 channels");
   json unknown                 = plan;
-  unknown["nccl"]["NCCL_BUFFSIZE"] = 4194304;
-  check_rejected(unknown, "nccl", "unknown field 'NCCL_BUFFSIZE'");
+  unknown["nccl"]["NCCL_LL_BUFFSIZE"] = 4194304;
+  check_rejected(unknown, "nccl", "unknown field 'NCCL_LL_BUFFSIZE'");
+  json no_buffer               = plan;
+  no_buffer["nccl"]["NCCL_BUFFSIZE"] = 0;
+  check_rejected(no_buffer, "nccl.NCCL_BUFFSIZE", "positive");
   json ring                    = with(base(), "collective_algorithm", "ring");
   ring["nccl"]                 = {{"NCCL_ALGO", "Tree"}};
   check_rejected(ring, "nccl", "nothing unless \"collective_algorithm\" is \"nccl\"");
