@@ -44,13 +44,15 @@ int ring_steps(CollectiveOp op, int n)
 }
 
 double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls,
-                               Algorithm algorithm, const NcclEnvironment& nccl)
+                               Algorithm algorithm, const NcclEnvironment& nccl, double bytes)
 {
   const int n = static_cast<int>(devices.size());
   if (n <= 1 || calls <= 0)
     return 0;
   if (algorithm == Algorithm::nccl && op != CollectiveOp::all_to_all)
-    return (calls - 1) * nccl_collective_seconds(cluster, devices, op, 0, nccl);
+    return calls == 1 ? 0
+                      : calls * nccl_collective_seconds(cluster, devices, op, bytes / calls, nccl) -
+                            nccl_collective_seconds(cluster, devices, op, bytes, nccl);
   const double steps = ring_steps(op, n) * slowest_ring_edge(cluster, devices).latency_s;
   return calls * kCallLatency + (calls - 1) * steps;
 }

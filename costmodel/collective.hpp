@@ -30,10 +30,12 @@ int ring_steps(CollectiveOp op, int n);
 /// What a collective that the library runs as `calls` calls over `devices` costs beyond moving its bytes once
 /// (which collective_seconds and the simulator's flows price): every call's base latency, and the ring steps'
 /// latency of every call after the first. ZeRO-3 under DeepSpeed gathers a layer tensor by tensor: at a
-/// thousand ranks, a thousand steps per call make this most of its communication. Under `Algorithm::nccl` the
-/// first call's latency is in collective_seconds, and each later one costs what NCCL expects a small call to.
+/// thousand ranks, a thousand steps per call make this most of its communication. Under `Algorithm::nccl`,
+/// `calls` calls of 1/calls of `bytes` each against one call of all of them, as NCCL prices each
+/// (nccl_collective_seconds: each call its own latency and its own pipeline to fill).
 double library_latency_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, int calls,
-                               Algorithm algorithm = Algorithm::ring, const NcclEnvironment& nccl = {});
+                               Algorithm algorithm = Algorithm::ring, const NcclEnvironment& nccl = {},
+                               double bytes = 0);
 
 /// One transfer of `bytes` from src to dst: latency plus size over the path's bottleneck bandwidth.
 double transfer_seconds(const Cluster& cluster, int src, int dst, double bytes);

@@ -102,6 +102,17 @@ NcclTransport nccl_transport_of(const Cluster& cluster, const std::vector<int>& 
   return slowest;
 }
 
+double nccl_pipeline_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes,
+                             const NcclEnvironment& environment)
+{
+  if (devices.size() <= 1)
+    return 0;
+  const NcclChoice choice = nccl_collective(cluster, devices, op, bytes, environment);
+  return nccl_achieved_seconds(choice, bytes, static_cast<int>(devices.size()), nccl_transport_of(cluster, devices),
+                               static_cast<double>(environment.buffer_bytes)) -
+         choice.seconds;
+}
+
 double nccl_collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
                                double bytes, const NcclEnvironment& environment)
 {

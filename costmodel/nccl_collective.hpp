@@ -35,6 +35,11 @@ NcclChoice nccl_collective(const Cluster& cluster, const std::vector<int>& devic
 double nccl_collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
                                double bytes, const NcclEnvironment& environment = {});
 
+/// Of nccl_collective_seconds, what the pipeline adds to the tuner's time: what the simulator's flows, which
+/// move the bytes over the links, leave out.
+double nccl_pipeline_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes,
+                             const NcclEnvironment& environment = {});
+
 /// The transport NCCL's pipeline runs over for `devices`: NVLink within one node, else the nodes' NICs'.
 NcclTransport nccl_transport_of(const Cluster& cluster, const std::vector<int>& devices);
 

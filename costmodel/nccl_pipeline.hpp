@@ -12,7 +12,8 @@
 ///
 /// with k, what the transport adds while the pipeline fills, read from one public sweep per transport
 /// (tests/data/nccl_tests/sweeps.json): NVLink within a node 0.40 (DGX H100), InfiniBand and RoCE 0.45 (GCP A3
-/// Ultra, RoCE: NCCL's one IB-verbs transport serves both), AWS EFA 1.15 (2 x p5). LL moves 8-byte lines with
+/// Ultra, RoCE: NCCL's one IB-verbs transport serves both), AWS EFA 1.15 (2 x p5, whose aws-ofi-nccl tuner plugin
+/// may choose other algorithms than NCCL's: the figure absorbs that). LL moves 8-byte lines with
 /// their own flags, has no steps to fill, and is the tuner's.
 
 #include "costmodel/nccl_tuning.hpp"

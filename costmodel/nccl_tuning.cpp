@@ -310,19 +310,25 @@ NcclTable nccl_table(const NcclTopology& t, NcclFunction function, const NcclEnv
   return table;
 }
 
+int nccl_channels(const NcclTopology& t, const NcclEnvironment& environment)
+{
+  // The search's doubled (connect.cc:460), then NCCL_MAX/MIN_NCHANNELS (l.500-504).
+  int channels = std::min(kMaxChannels, 2 * t.ring_channels);
+  if (environment.max_channels > 0)
+    channels = std::min(channels, environment.max_channels);
+  if (environment.min_channels > 0)
+    channels = std::max(channels, std::min(environment.min_channels, kMaxChannels));
+  return channels;
+}
+
 NcclChoice nccl_choose(const NcclTopology& t, NcclFunction function, double bytes, const NcclEnvironment& environment)
 {
   NcclChoice best;
   if (t.ranks <= 1)
     return best;
   const NcclTable table = nccl_table(t, function, environment);
-  // The communicator's channels: the search's doubled (connect.cc:460), then NCCL_MAX/MIN_NCHANNELS (l.500-504).
-  int channels = std::min(kMaxChannels, 2 * t.ring_channels);
-  if (environment.max_channels > 0)
-    channels = std::min(channels, environment.max_channels);
-  if (environment.min_channels > 0)
-    channels = std::max(channels, std::min(environment.min_channels, kMaxChannels));
-  best.channels = channels;
+  const int channels    = nccl_channels(t, environment);
+  best.channels         = channels;
   best.seconds  = std::numeric_limits<double>::infinity();
   const int log_size = log2i(std::floor(bytes / 64));
   for (int a = 0; a < kNcclAlgorithms; ++a)

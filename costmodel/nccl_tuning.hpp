@@ -94,6 +94,10 @@ struct NcclTable {
 };
 NcclTable nccl_table(const NcclTopology& topology, NcclFunction function, const NcclEnvironment& environment);
 
+/// The channels a communicator runs: the search's ring channels doubled (ncclTopoDupChannels), then
+/// NCCL_MAX_NCHANNELS and NCCL_MIN_NCHANNELS.
+int nccl_channels(const NcclTopology& topology, const NcclEnvironment& environment);
+
 /// NCCL's choice for one call of `bytes` (its buffer: the all-reduce's, the all-gather's output).
 struct NcclChoice {
   NcclAlgorithm algorithm = NcclAlgorithm::ring;

@@ -1,6 +1,7 @@
 #include "sim/replay/durations.hpp"
 
 #include "costmodel/collective.hpp"
+#include "costmodel/nccl_collective.hpp"
 #include "costmodel/compute.hpp"
 #include "costmodel/link_class.hpp"
 #include "strategies/lowering/fp32_accumulation.hpp"
@@ -26,6 +27,15 @@ costmodel::CollectiveOp operation_of(const strategies::Collective& collective)
 /// members) the real count made of its replayed devices, the first repeated: a0 ... a0 a1 ... ak-1. That ring's
 /// edges are the replayed ring's and edges from a device to itself, which are never the slowest edge nor the
 /// farthest link class, so the ring, one-node and latency formulas see the replayed ring at the real size.
+/// Whether `devices` sit on more than one node.
+bool spans_nodes(const Cluster& cluster, const std::vector<int>& devices)
+{
+  for (int d : devices)
+    if (cluster.device(d).node != cluster.device(devices[0]).node)
+      return true;
+  return false;
+}
+
 std::vector<int> priced_members(const strategies::Collective& collective)
 {
   const int n    = collective.member_count();
@@ -87,9 +97,8 @@ std::function<std::optional<double>(const strategies::Collective&)>
 analytic_intra_node_time(const Cluster& cluster, const costmodel::NcclEnvironment& nccl)
 {
   return [&cluster, nccl](const strategies::Collective& collective) -> std::optional<double> {
-    for (int d : collective.devices)
-      if (cluster.device(d).node != cluster.device(collective.devices[0]).node)
-        return std::nullopt;
+    if (spans_nodes(cluster, collective.devices))
+      return std::nullopt;
     return costmodel::collective_seconds(cluster, priced_members(collective), operation_of(collective),
                                          static_cast<costmodel::Algorithm>(collective.algorithm), collective.bytes,
                                          nccl);
@@ -104,9 +113,16 @@ std::function<double(const strategies::Collective&)> collective_call_time(const 
     const std::vector<int> members = priced_members(collective);
     const double calibrated =
         calibration ? collective.calls * costmodel::collective_overhead_seconds(cluster, *calibration, members) : 0;
-    return calibrated + costmodel::library_latency_seconds(cluster, members, operation_of(collective), collective.calls,
-                                                           static_cast<costmodel::Algorithm>(collective.algorithm),
-                                                           nccl);
+    const auto algorithm = static_cast<costmodel::Algorithm>(collective.algorithm);
+    const auto op        = operation_of(collective);
+    double seconds       = calibrated + costmodel::library_latency_seconds(cluster, members, op, collective.calls,
+                                                                           algorithm, nccl, collective.bytes);
+    // Across nodes the flows move a call's bytes; what NCCL's pipeline loses on top comes here (within a node
+    // the analytic time has it).
+    if (algorithm == costmodel::Algorithm::nccl && op != costmodel::CollectiveOp::all_to_all &&
+        spans_nodes(cluster, members))
+      seconds += costmodel::nccl_pipeline_seconds(cluster, members, op, collective.bytes, nccl);
+    return seconds;
   };
 }
 

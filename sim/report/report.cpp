@@ -87,6 +87,15 @@ void summarize_stages(const strategies::Plan& plan, Report& report)
               (static_cast<double>(plan.virtual_stages) * micro_batches + ramp * (plan.pp - 1.0)));
 }
 
+/// Of memory_bytes.framework, NCCL's buffers per communicator.
+nlohmann::json nccl_memory_to_json(const strategies::NcclMemory& nccl)
+{
+  using units::whole_bytes;
+  return {{"tensor_parallel", whole_bytes(nccl.tensor_parallel)}, {"data_parallel", whole_bytes(nccl.data_parallel)},
+          {"pipeline", whole_bytes(nccl.pipeline)},                {"experts", whole_bytes(nccl.experts)},
+          {"total", whole_bytes(nccl.total)}};
+}
+
 nlohmann::json memory_to_json(const strategies::DeviceMemory& memory)
 {
   using units::whole_bytes;
@@ -252,6 +261,7 @@ nlohmann::json report_to_json(const Report& report)
                        {"peak_memory_bytes", units::whole_bytes(d.memory.total_bytes())},
                        {"memory_capacity_bytes", units::whole_bytes(d.memory.capacity_bytes)},
                        {"memory_bytes", memory_to_json(d.memory)},
+                       {"nccl_memory_bytes", nccl_memory_to_json(d.memory.nccl)},
                        {"bubble_s", d.bubble_s}});
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : report.stages)
@@ -261,7 +271,8 @@ nlohmann::json report_to_json(const Report& report)
                       {"bubble_fraction", s.bubble_fraction},
                       {"peak_memory_device", s.peak_memory_device},
                       {"peak_memory_bytes", units::whole_bytes(s.memory.total_bytes())},
-                      {"memory_bytes", memory_to_json(s.memory)}});
+                      {"memory_bytes", memory_to_json(s.memory)},
+                      {"nccl_memory_bytes", nccl_memory_to_json(s.memory.nccl)}});
   return {{"cluster", report.cluster},
           {"model", report.model},
           {"dtype", report.dtype},
@@ -362,14 +373,15 @@ void print_report(const Report& report, std::ostream& out, const std::string& ti
     out << "\nper stage: compute idle inside the pipelines' window (bubble, mean over the stage's devices) and the "
            "fullest device's memory by term, GiB:\n";
     std::vector<std::vector<std::string>> rows{{"stage", "devices", "bubble s", "bubble", "fullest", "params",
-                                                "grads", "optimizer", "activations", "framework", "transient",
-                                                "workspace", "total", "of"}};
+                                                "grads", "optimizer", "activations", "framework", "(nccl)",
+                                                "transient", "workspace", "total", "of"}};
     for (const auto& st : report.stages) {
       const auto& m = st.memory;
       rows.push_back({std::to_string(st.stage), std::to_string(st.devices), seconds(st.bubble_s),
                       percent(st.bubble_fraction), "dev" + std::to_string(st.peak_memory_device),
                       gib(m.parameter_bytes), gib(m.gradient_bytes), gib(m.optimizer_bytes), gib(m.activation_bytes),
-                      gib(m.framework_bytes), gib(m.transient_bytes), gib(m.workspace_bytes), gib(m.total_bytes()),
+                      gib(m.framework_bytes), gib(m.nccl.total), gib(m.transient_bytes), gib(m.workspace_bytes),
+                      gib(m.total_bytes()),
                       gib(m.capacity_bytes)});
     }
     print_table(rows, out);

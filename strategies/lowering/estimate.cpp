@@ -532,12 +532,12 @@ private:
   /// The software cost of a collective of `op` that takes `calls` library calls over `group`: the library's
   /// latency beyond moving the bytes once, and each call's calibrated overhead (γ; 0 without calibration).
   /// Links shared with other groups slow the transfers, not this.
-  double call_seconds(const std::vector<int>& group, CollectiveOp op, int calls = 1) const
+  double call_seconds(const std::vector<int>& group, CollectiveOp op, int calls = 1, double bytes = 0) const
   {
     const costmodel::Calibration* calibration = compute_.calibration();
     const double calibrated =
         calibration ? calls * costmodel::collective_overhead_seconds(cluster_, *calibration, group) : 0;
-    return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls, algorithm_, plan_.nccl);
+    return calibrated + costmodel::library_latency_seconds(cluster_, group, op, calls, algorithm_, plan_.nccl, bytes);
   }
 
   /// Collective time of stage `s`'s `bytes` split in buckets of the plan's size (the lowering's packing), or one
@@ -599,13 +599,12 @@ private:
         if (params <= 0)
           continue;
         const int calls       = zero3_calls(layer, plan_);
-        const double gathers  = 2 * (transfer_seconds(group, CollectiveOp::all_gather, params * dtype_bytes(plan_.dtype),
-                                                     slowdown) +
-                                    call_seconds(group, CollectiveOp::all_gather, calls));
-        seconds.all += gathers +
-                       transfer_seconds(group, CollectiveOp::reduce_scatter, params * gradient_bytes_per_param(),
-                                        slowdown) +
-                       call_seconds(group, CollectiveOp::reduce_scatter, calls);
+        const double gathered = params * dtype_bytes(plan_.dtype);
+        const double reduced  = params * gradient_bytes_per_param();
+        const double gathers  = 2 * (transfer_seconds(group, CollectiveOp::all_gather, gathered, slowdown) +
+                                    call_seconds(group, CollectiveOp::all_gather, calls, gathered));
+        seconds.all += gathers + transfer_seconds(group, CollectiveOp::reduce_scatter, reduced, slowdown) +
+                       call_seconds(group, CollectiveOp::reduce_scatter, calls, reduced);
         if (zero3_prefetch_layers(layer, plan_) == 0)
           seconds.unprefetched += gathers;
       }

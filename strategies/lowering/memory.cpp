@@ -3,11 +3,13 @@
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "costmodel/attention_speed.hpp"
+#include "costmodel/nccl_memory.hpp"
 #include "strategies/lowering/pass_order.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace hetsim::strategies {
 namespace {
@@ -38,6 +40,70 @@ int communicators(const Plan& plan, int stage)
   return (plan.tp > 1 ? 1 : 0) + (plan.dp > 1 ? 1 : 0) + neighbours + experts;
 }
 
+/// The device rank (stage, replica, tp_rank) runs on: the plan's placement, or before a planner places the plan
+/// the device of the same number (the plan's default placement).
+int placed_device(const Plan& plan, const Cluster& cluster, int stage, int replica, int tp_rank)
+{
+  const int rank = plan.rank(stage, replica, tp_rank);
+  return static_cast<int>(plan.placement.size()) == plan.world_size() ? plan.placement[rank]
+                                                                      : rank % cluster.device_count();
+}
+
+/// What NCCL holds on a device of `stage` for its data-parallel communicator (costmodel/nccl_memory.hpp).
+double data_parallel_nccl_bytes(const Plan& plan, const Cluster& cluster, int stage)
+{
+  std::vector<int> group;
+  for (int r = 0; r < plan.dp; ++r)
+    group.push_back(placed_device(plan, cluster, stage, r, 0));
+  return costmodel::nccl_communicator_bytes(cluster, group, costmodel::NcclUse::collectives, plan.nccl);
+}
+
+/// What NCCL holds on a device of `stage` and `replica` (costmodel/nccl_memory.hpp), per communicator: the
+/// tensor- and data-parallel ones (the latter `data_parallel` when known, negative: worked out), a point-to-point
+/// link per pipeline neighbour, the experts' all-to-all peers and gradient group. Where the plan gives
+/// communicator_buffer_mib, that for each communicator, as the total.
+NcclMemory communicator_bytes(const Plan& plan, const Problem& problem, int stage, int replica, double data_parallel)
+{
+  NcclMemory nccl;
+  if (plan.framework.communicator_buffer_bytes) {
+    nccl.total = *plan.framework.communicator_buffer_bytes * communicators(plan, stage);
+    return nccl;
+  }
+  HETSIM_ASSERT(problem.cluster != nullptr);
+  const Cluster& cluster = *problem.cluster;
+  using costmodel::NcclUse;
+  auto device = [&](int s, int r) { return placed_device(plan, cluster, s, r, 0); };
+  auto pair   = [&](int a, int b) {
+    return costmodel::nccl_communicator_bytes(cluster, {a, b}, NcclUse::point_to_point, plan.nccl);
+  };
+  std::vector<int> group;
+  for (int t = 0; t < plan.tp; ++t)
+    group.push_back(placed_device(plan, cluster, stage, replica, t));
+  nccl.tensor_parallel = costmodel::nccl_communicator_bytes(cluster, group, NcclUse::collectives, plan.nccl);
+  nccl.data_parallel   = data_parallel >= 0 ? data_parallel : data_parallel_nccl_bytes(plan, cluster, stage);
+  // Neighbours as communicators() counts them: with virtual stages the last stage sends on to the first.
+  const int self = device(stage, replica);
+  std::set<int> neighbours;
+  if (plan.pp > 1 && (stage > 0 || plan.virtual_stages > 1))
+    neighbours.insert((stage + plan.pp - 1) % plan.pp);
+  if (plan.pp > 1 && (stage < plan.pp - 1 || plan.virtual_stages > 1))
+    neighbours.insert((stage + 1) % plan.pp);
+  for (int neighbour : neighbours)
+    nccl.pipeline += pair(self, device(neighbour, replica));
+  if (plan.ep > 1) {
+    const int first = replica - plan.expert_rank(replica);
+    for (int q = first; q < first + plan.ep; ++q)
+      if (q != replica)
+        nccl.experts += pair(self, device(stage, q));
+    group.clear();
+    for (int q = plan.expert_rank(replica); q < plan.dp; q += plan.ep)
+      group.push_back(device(stage, q));
+    nccl.experts += costmodel::nccl_communicator_bytes(cluster, group, NcclUse::collectives, plan.nccl);
+  }
+  nccl.total = nccl.tensor_parallel + nccl.data_parallel + nccl.pipeline + nccl.experts;
+  return nccl;
+}
+
 /// Layer ranges [first, end) a device holds: its model chunks.
 using Chunks = std::vector<std::pair<int, int>>;
 
@@ -55,7 +121,9 @@ double interleaved_in_flight(const Plan& plan, int stage, int replica, const std
   return peak;
 }
 
-DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica);
+/// `data_parallel`: NCCL's bytes for the stage's data-parallel communicator, negative to work them out.
+DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica,
+                           double data_parallel = -1);
 
 } // namespace
 
@@ -131,7 +199,8 @@ ScoreBytes fallback_score_bytes(const models::Layer& layer, const GpuSpec* gpu)
   return bytes;
 }
 
-DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica)
+DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica,
+                           double data_parallel)
 {
   const auto& layers            = problem.workload->layers;
   // The GPU this stage's replica runs on, once the plan places it: the attention kernel that runs depends on it.
@@ -267,8 +336,8 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   }
 
   if (!problem.workspace_bytes) { // a workspace the user gives stands for these
-    m.framework_bytes = framework.cuda_context_bytes + framework.gemm_workspace_bytes +
-                        framework.communicator_buffer_bytes * communicators(plan, stage);
+    m.nccl            = communicator_bytes(plan, problem, stage, replica, data_parallel);
+    m.framework_bytes = framework.cuda_context_bytes + framework.gemm_workspace_bytes + m.nccl.total;
     // DeepSpeed's ZeRO-1/2 optimizer copies gradients into a contiguous bucket of reduce_bucket_size elements as
     // the backward makes them (contiguous_gradients, true by default), two with overlap_comm, whatever the
     // model's size (v0.17.4, zero/stage_1_and_2.py:2144-2161).
@@ -312,12 +381,17 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.chunk_count());
 
   std::vector<DeviceMemory> memory(cluster.device_count());
-  for (int s = 0; s < plan.pp; ++s)
+  for (int s = 0; s < plan.pp; ++s) {
+    // One data-parallel communicator for all the stage's replicas.
+    const double data_parallel = plan.framework.communicator_buffer_bytes || problem.workspace_bytes
+                                     ? 0
+                                     : data_parallel_nccl_bytes(plan, cluster, s);
     for (int r = 0; r < plan.dp; ++r) {
-      const DeviceMemory stage = device_memory(plan, problem, s, plan.stage_ranges(s, layer_count), r);
+      const DeviceMemory stage = device_memory(plan, problem, s, plan.stage_ranges(s, layer_count), r, data_parallel);
       for (int t = 0; t < plan.tp; ++t)
         memory[plan.device(s, r, t)] = stage;
     }
+  }
   // What stage_device_memory leaves empty: which device, and what it offers.
   for (int d = 0; d < cluster.device_count(); ++d) {
     memory[d].device          = d;

@@ -15,6 +15,16 @@ namespace hetsim::strategies {
 /// stage 1 shards the optimizer states over the data-parallel group, 2 also the gradients, 3 everything plus a
 /// buffer holding the two largest layers' gathered weights. Tensor parallelism divides the parameters and, as
 /// with Megatron sequence parallelism, the activations; context parallelism divides the activations.
+/// NCCL's GPU memory on one device, per communicator (zero where the plan has none, or gives
+/// communicator_buffer_mib: then `total` only).
+struct NcclMemory {
+  double tensor_parallel = 0;
+  double data_parallel   = 0;
+  double pipeline        = 0; ///< the point-to-point links to its pipeline neighbours
+  double experts         = 0; ///< the all-to-all peers and the experts' gradient group
+  double total           = 0;
+};
+
 struct DeviceMemory {
   int device = 0;
   std::string gpu;             ///< GPU name, for messages
@@ -26,6 +36,8 @@ struct DeviceMemory {
   /// What the framework holds whatever the batch: CUDA context, NCCL buffers of each communicator, cuBLAS
   /// workspace (FrameworkSettings).
   double framework_bytes  = 0;
+  /// Of framework_bytes, NCCL's buffers for the device's communicators (costmodel/nccl_memory.hpp).
+  NcclMemory nccl;
   /// The peak of short-lived buffers beyond the kept activations: during training the caching allocator's
   /// slack and the larger of the loss's fp32 logit gradient and one attention's s x s score gradients; at the
   /// optimizer step (activations freed) the fp32 copy of the gradients for the master weights.

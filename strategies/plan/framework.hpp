@@ -74,9 +74,10 @@ struct FrameworkSettings {
   /// file's, or the framework's default (SDPA under Hugging Face modules, Transformer Engine's under Megatron-LM).
   std::optional<models::AttentionKernel> attention;
   /// Memory held beyond the model: CUDA context and loaded kernels, NCCL's buffers per communicator the device
-  /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations.
+  /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations. NCCL's
+  /// buffers, unless given, are what NCCL allocates on the cluster (costmodel/nccl_memory.hpp).
   double cuda_context_bytes         = 0.5 * (1 << 30);
-  double communicator_buffer_bytes  = 128.0 * (1 << 20);
+  std::optional<double> communicator_buffer_bytes;
   double gemm_workspace_bytes       = 32.0 * (1 << 20);
   double allocator_fragmentation    = 0.1;
   /// The PyTorch release the run trains with, whose CUDA libraries and kernels set what a GPU reaches; not

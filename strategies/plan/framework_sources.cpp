@@ -203,8 +203,8 @@ constexpr auto kSources = std::to_array<SettingSource>({
     HETSIM_ALL_FRAMEWORKS("cuda_context_gib", kMeasured, "tests/data/h100/README.md", 14, "(about 0.5 GiB)",
                           "a CUDA context with lazily loaded modules, measured on the H100"),
     HETSIM_ALL_FRAMEWORKS("communicator_buffer_mib", kMeasured, "", 0, "",
-                          "NCCL_BUFFSIZE's documented 4 MiB per channel and direction, 16 channels to two ring "
-                          "peers, per communicator"),
+                          "not set: what NCCL v2.30.7-1 allocates for each communicator on the cluster "
+                          "(costmodel/nccl_memory.hpp); given, that many MiB per communicator"),
     HETSIM_ALL_FRAMEWORKS("gemm_workspace_mib", kMeasured, "", 0, "",
                           "PyTorch's documented default cuBLAS workspace, CUBLAS_WORKSPACE_CONFIG :4096:8"),
     HETSIM_ALL_FRAMEWORKS("allocator_fragmentation", kMeasured, "tests/data/h100/pytorch/gpt2-medium-steps.json",

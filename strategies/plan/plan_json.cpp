@@ -561,9 +561,8 @@ FrameworkSettings read_framework(const JsonInput& input)
   settings.prefetch_params      = input.non_negative_number_or("prefetch_params", settings.prefetch_params);
   settings.cuda_context_bytes =
       input.non_negative_number_or("cuda_context_gib", settings.cuda_context_bytes / units::kGiB) * units::kGiB;
-  settings.communicator_buffer_bytes =
-      input.non_negative_number_or("communicator_buffer_mib", settings.communicator_buffer_bytes / units::kMiB) *
-      units::kMiB;
+  if (const auto buffers = input.find("communicator_buffer_mib"))
+    settings.communicator_buffer_bytes = buffers->non_negative_number() * units::kMiB;
   settings.gemm_workspace_bytes =
       input.non_negative_number_or("gemm_workspace_mib", settings.gemm_workspace_bytes / units::kMiB) * units::kMiB;
   settings.allocator_fragmentation =
@@ -594,7 +593,6 @@ nlohmann::json framework_json(const FrameworkSettings& s)
                          {"gather_per_tensor", s.gather_per_tensor},
                          {"prefetch_params", s.prefetch_params},
                          {"cuda_context_gib", s.cuda_context_bytes / units::kGiB},
-                         {"communicator_buffer_mib", s.communicator_buffer_bytes / units::kMiB},
                          {"gemm_workspace_mib", s.gemm_workspace_bytes / units::kMiB},
                          {"allocator_fragmentation", s.allocator_fragmentation},
                          {"eager_modules", s.eager_modules},
@@ -607,6 +605,8 @@ nlohmann::json framework_json(const FrameworkSettings& s)
     json["attention"] = models::attention_kernel_name(*s.attention);
   if (s.pytorch.given())
     json["pytorch"] = s.pytorch.text();
+  if (s.communicator_buffer_bytes)
+    json["communicator_buffer_mib"] = *s.communicator_buffer_bytes / units::kMiB;
   return json;
 }
 

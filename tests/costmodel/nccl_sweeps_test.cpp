@@ -1,9 +1,9 @@
 // NCCL's collectives as HetSim prices them (costmodel/nccl_collective.hpp) against whole public nccl-tests sweeps
 // (tests/data/nccl_tests/published_curves.md, machines in sweeps.json).
 
-#include "core/cluster_json.hpp"
 #include "core/json_input.hpp"
 #include "costmodel/nccl_collective.hpp"
+#include "nccl_machine.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -61,18 +61,6 @@ std::vector<SweepRow> read_block(const std::string& file, const std::string& sec
   return rows;
 }
 
-Cluster sweep_cluster(const JsonInput& sweep)
-{
-  const nlohmann::json node = {
-      {"gpu", sweep.at("gpu").string()},
-      {"devices", sweep.at("gpus_per_node").positive_int()},
-      {"repeat", sweep.at("nodes").positive_int()},
-      {"intra_node", {{"bandwidth_GBps", sweep.at("intra_GBps").positive_number()},
-                      {"fabric", sweep.at("fabric").string()}}},
-      {"nic", {{"bandwidth_gbps", sweep.at("nic_gbps").positive_number()}, {"transport", sweep.at("transport").string()}}}};
-  return cluster_from_json({{"name", "sweep"}, {"regions", {{{"nodes", {node}}}}}}, sweep.where());
-}
-
 } // namespace
 
 TEST_CASE("NCCL's collectives against whole nccl-tests sweeps: within 15% at every size from 1 MB to 4 GB")
@@ -89,7 +77,7 @@ TEST_CASE("NCCL's collectives against whole nccl-tests sweeps: within 15% at eve
     const auto rows =
         read_block(dir + "published_curves.md", sweep.at("section").string(), sweep.at("block").non_negative_int());
     REQUIRE(!rows.empty());
-    const Cluster cluster = sweep_cluster(sweep);
+    const Cluster cluster = nccl_test_machine(sweep);
     std::vector<int> devices(cluster.device_count());
     for (int d = 0; d < cluster.device_count(); ++d)
       devices[d] = d;

@@ -1,9 +1,9 @@
 // NCCL's tuner, as HetSim reads a cluster for it (costmodel/nccl_collective.hpp), against the bus bandwidths
 // nccl-tests reached on public machines (tests/data/nccl_tests/anchors.json, with their sources).
 
-#include "core/cluster_json.hpp"
 #include "core/json_input.hpp"
 #include "costmodel/nccl_collective.hpp"
+#include "nccl_machine.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -14,23 +14,6 @@
 using namespace hetsim;
 using namespace hetsim::costmodel;
 
-namespace {
-
-/// The anchor's machine as a cluster file gives it, read by the cluster reader.
-Cluster anchor_cluster(const JsonInput& anchor)
-{
-  const nlohmann::json node = {
-      {"gpu", anchor.at("gpu").string()},
-      {"devices", anchor.at("gpus_per_node").positive_int()},
-      {"repeat", anchor.at("nodes").positive_int()},
-      {"intra_node", {{"bandwidth_GBps", anchor.at("intra_GBps").positive_number()},
-                      {"fabric", anchor.at("fabric").string()}}},
-      {"nic", {{"bandwidth_gbps", anchor.at("nic_gbps").positive_number()}}}};
-  return cluster_from_json({{"name", "anchor"}, {"regions", {{{"nodes", {node}}}}}}, anchor.where());
-}
-
-} // namespace
-
 TEST_CASE("NCCL's tuner on public machines: large-message bus bandwidth within 16% of what nccl-tests reached")
 {
   const std::string file = std::string(HETSIM_SOURCE_DIR) + "/tests/data/nccl_tests/anchors.json";
@@ -40,7 +23,7 @@ TEST_CASE("NCCL's tuner on public machines: large-message bus bandwidth within 1
   for (const JsonInput& anchor : data.at("anchors").elements()) {
     const std::string name = anchor.at("name").string();
     CAPTURE(name);
-    const Cluster cluster = anchor_cluster(anchor);
+    const Cluster cluster = nccl_test_machine(anchor);
     std::vector<int> devices(cluster.device_count());
     for (int d = 0; d < cluster.device_count(); ++d)
       devices[d] = d;

@@ -5,6 +5,7 @@
 #include "core/units.hpp"
 #include "costmodel/nccl_collective.hpp"
 #include "costmodel/nccl_tuning.hpp"
+#include "nccl_machine.hpp"
 
 #include <doctest/doctest.h>
 
@@ -120,34 +121,6 @@ TEST_CASE("NCCL_MAX_NCHANNELS narrows what rings carry")
   CHECK(few.seconds > 3.5 * all.seconds); // a quarter of the channels: nearly four times as long
 }
 
-namespace {
-
-/// `nodes` nodes of eight `gpu`s on `fabric` at `intra_GBps` each, with `nic_gbps` of NICs per node.
-Cluster eight_gpu_nodes(const char* gpu, int nodes, double intra_GBps, IntraFabric fabric, double nic_gbps)
-{
-  Cluster c;
-  const int type   = c.add_gpu(*find_catalog_gpu(gpu));
-  const int region = c.add_region("r", 2e-6);
-  for (int n = 0; n < nodes; ++n) {
-    const int node = c.add_node(region, "n" + std::to_string(n), Link{intra_GBps * units::kGBps, 2e-6},
-                                Link{nic_gbps * units::kGbps, 5e-6});
-    c.set_fabric(node, fabric);
-    for (int d = 0; d < 8; ++d)
-      c.add_device(node, type);
-  }
-  return c;
-}
-
-std::vector<int> devices(int n)
-{
-  std::vector<int> v(n);
-  for (int i = 0; i < n; ++i)
-    v[i] = i;
-  return v;
-}
-
-} // namespace
-
 TEST_CASE("a cluster's nodes as NCCL's search reads them: NVLink and PCIe credited as NCCL credits them")
 {
   // A DGX A100 as a cluster file gives it: 300 GB/s of NVLink per GPU, eight 200 Gb/s NICs.
@@ -173,6 +146,14 @@ TEST_CASE("a cluster's nodes as NCCL's search reads them: NVLink and PCIe credit
   CHECK(library_latency_seconds(dgx, devices(8), CollectiveOp::all_gather, 1, Algorithm::nccl) == 0.0);
   CHECK(library_latency_seconds(dgx, devices(8), CollectiveOp::all_gather, 11, Algorithm::nccl) ==
         doctest::Approx(10 * nccl_collective_seconds(dgx, devices(8), CollectiveOp::all_gather, 0)));
+  // Split into calls, each call fills its own pipeline: ten 100 MiB gathers cost more than one of 1000 MiB by
+  // more than ten small calls' latency.
+  const double gigabyte = 1000.0 * (1 << 20);
+  const double split = library_latency_seconds(dgx, devices(8), CollectiveOp::all_gather, 10, Algorithm::nccl, {},
+                                               gigabyte);
+  CHECK(split == doctest::Approx(10 * nccl_collective_seconds(dgx, devices(8), CollectiveOp::all_gather, gigabyte / 10) -
+                                 nccl_collective_seconds(dgx, devices(8), CollectiveOp::all_gather, gigabyte)));
+  CHECK(split > 9 * nccl_collective_seconds(dgx, devices(8), CollectiveOp::all_gather, 0));
 
   // PCIe: NCCL's 24 GB/s of a 4.0 x16 slot's 31.5, no LL128, no NVLS.
   const Cluster pcie = eight_gpu_nodes("L40S", 1, 31.5, IntraFabric::pcie, 100);

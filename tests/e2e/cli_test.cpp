@@ -76,6 +76,15 @@ TEST_CASE("the default scenario runs and reports sensible numbers")
       terms += bytes.get<long long>();
     }
     CHECK(std::llabs(terms - d["peak_memory_bytes"].get<long long>()) <= 3);
+    // NCCL's buffers per communicator: dp 8 and pp 8 over single-GPU nodes, no tensor parallelism.
+    const auto& nccl = d["nccl_memory_bytes"];
+    CHECK(nccl["tensor_parallel"].get<long long>() == 0);
+    CHECK(nccl["data_parallel"].get<long long>() > 0);
+    CHECK(nccl["pipeline"].get<long long>() > 0);
+    CHECK(std::llabs(nccl["tensor_parallel"].get<long long>() + nccl["data_parallel"].get<long long>() +
+                     nccl["pipeline"].get<long long>() + nccl["experts"].get<long long>() -
+                     nccl["total"].get<long long>()) <= 2);
+    CHECK(nccl["total"].get<long long>() < d["memory_bytes"]["framework"].get<long long>());
     CHECK(d["memory_bytes"]["optimizer"].get<double>() > 0);
     CHECK(d["compute_s"].get<double>() + d["idle_s"].get<double>() <= j["iteration_time_s"].get<double>() * (1 + 1e-9));
   }

@@ -1,6 +1,7 @@
 #include "strategies/lowering/memory.hpp"
 
 #include "core/error.hpp"
+#include "costmodel/nccl_memory.hpp"
 #include "fixtures.hpp"
 #include "models/workload.hpp"
 #include "models/transformer.hpp"
@@ -142,9 +143,25 @@ TEST_CASE("check_memory names the device with the largest overflow")
   // Replica 1 on stage 0 keeps the most activations: 4 MiB x 2 layers x 64 x 2 in flight = 1 GiB.
   const int worst = setup.plan.device(0, 1, 0);
   CHECK(memory[worst].activation_bytes == units::kGiB);
-  // Framework: 0.5 GiB context, 32 MiB cuBLAS workspace, 128 MiB for each of 3 communicators (tp, dp and the
-  // pipeline neighbour). Transient: 10% of the activations (this layer list has no operators for the rest).
-  CHECK(memory[worst].framework_bytes == doctest::Approx(0.5 * units::kGiB + 32 * kMiB + 3 * 128 * kMiB));
+  // Framework: 0.5 GiB context, 32 MiB cuBLAS workspace, and NCCL's buffers for its 3 communicators (tp, dp and
+  // the pipeline neighbour). Transient: 10% of the activations (this layer list has no operators for the rest).
+  const auto& p        = setup.plan;
+  const double nccl    = costmodel::nccl_communicator_bytes(setup.cluster, {p.device(0, 1, 0), p.device(0, 1, 1)},
+                                                            costmodel::NcclUse::collectives) +
+                      costmodel::nccl_communicator_bytes(setup.cluster, {p.device(0, 0, 0), p.device(0, 1, 0)},
+                                                         costmodel::NcclUse::collectives) +
+                      costmodel::nccl_communicator_bytes(setup.cluster, {p.device(0, 1, 0), p.device(1, 1, 0)},
+                                                         costmodel::NcclUse::point_to_point);
+  CHECK(nccl > 3 * 9 * kMiB); // at least one channel of LL, LL128 and Simple buffers each
+  CHECK(memory[worst].nccl.total == doctest::Approx(nccl));
+  CHECK(memory[worst].nccl.pipeline > 0);
+  CHECK(memory[worst].nccl.experts == 0);
+  CHECK(memory[worst].framework_bytes == doctest::Approx(0.5 * units::kGiB + 32 * kMiB + nccl));
+  // A plan that gives communicator_buffer_mib takes that for each communicator instead.
+  setup.plan.framework.communicator_buffer_bytes = 128 * kMiB;
+  CHECK(setup.memory()[worst].framework_bytes == doctest::Approx(0.5 * units::kGiB + 32 * kMiB + 3 * 128 * kMiB));
+  setup.plan.framework.communicator_buffer_bytes.reset();
+  memory = setup.memory();
   CHECK(memory[worst].transient_bytes == doctest::Approx(0.1 * units::kGiB));
   // A workspace the user gives replaces the framework's buffers.
   setup.problem.workspace_bytes = 11.5 * units::kGiB;
