@@ -42,6 +42,7 @@ struct SearchOptions {
   std::string framework = "megatron";
   bool framework_given  = false; ///< --framework was on the command line
   bool autocast         = false; ///< --autocast: a plain PyTorch loop's fp32 weights under torch.autocast
+  std::string collective_algorithm = "ring"; ///< --collective-algorithm
   std::string pytorch;             ///< the PyTorch release the candidates run with; empty: not said
   std::string out_file;
   std::string best_file;
@@ -246,6 +247,9 @@ int run_search(const SearchOptions& options)
   problem.dtype = strategies::choose_dtype(options.dtype, "--dtype", cluster, given);
   const models::Workload workload = apply_framework(options.framework, options.autocast, given, problem);
   problem.workload                = &workload;
+  if (!strategies::parse_algorithm(options.collective_algorithm, problem.collective_algorithm))
+    throw InputError("--collective-algorithm: expected ring, tree, hierarchical or nccl, got '" +
+                     options.collective_algorithm + "'");
   apply_memory_options(options.memory_limit, options.workspace, problem);
   if (!options.pytorch.empty()) {
     const auto release = parse_software_release(options.pytorch);
@@ -442,6 +446,9 @@ CommandRunner add_search_command(CLI::App& app)
                       "planner switch, repeatable: zero=N (poplar, deepspeed, whale: that ZeRO stage only), pp=N (dtfm, "
                       "dtfm-kl, dtfm-random: that pipeline depth only), anneal (amp, as --anneal); "
                       "--list-planners shows each planner's");
+  command->add_option("--collective-algorithm", options->collective_algorithm,
+                      "how the candidates' collectives run: ring (default), tree, hierarchical, or nccl (NCCL "
+                      "chooses per call, priced by its own tuner)");
   command->add_flag("--pipelined-rings", options->pipelined_rings, "simulate ring phases as pipelined flows");
   command->add_flag("--exact", options->exact,
                     "re-score every device's and every micro-batch's tasks instead of folding identical devices "

@@ -24,6 +24,9 @@ struct Problem {
   int global_batch                  = 0; ///< sequences per iteration; 0 when the plan decides
   Dtype dtype                       = Dtype::fp16;
   FrameworkSettings framework;      ///< what the planners' plans run under (search --framework)
+  /// How every candidate's collectives run (search --collective-algorithm): the planners propose, and each
+  /// candidate is priced and written with it.
+  CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;
   double memory_limit_bytes         = 0; ///< per device; 0 means each device's own memory
   /// Memory per device for the framework's buffers, replacing the plan framework's context, NCCL buffers and
   /// cuBLAS workspace when given (--workspace).

@@ -28,6 +28,7 @@ std::unique_ptr<Profiler> PlannerContext::make_profiler(const Problem& problem) 
 
 Candidate evaluate(Plan plan, const Problem& problem, const PlannerContext& context, std::string note)
 {
+  plan.collective_algorithm = problem.collective_algorithm;
   Candidate candidate;
   candidate.estimate = estimate(plan, problem, context.compute_model());
   const auto memory  = plan_memory(plan, problem);

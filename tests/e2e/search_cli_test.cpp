@@ -64,6 +64,28 @@ TEST_CASE("search: ranked candidates with estimate and simulation; the best plan
   CHECK(report_iteration_time(report) == doctest::Approx(ranked[0]["simulated_s"].get<double>()).epsilon(1e-9));
 }
 
+TEST_CASE("search --collective-algorithm nccl: every candidate is priced and written with NCCL's choice")
+{
+  TempDir dir("search_nccl");
+  auto best_of = [&](const std::string& algorithm) {
+    const std::string best = dir.file(algorithm + ".json");
+    const RunResult r      = run_hetsim("search " + kAmpInputs + " --global-batch 32 --planner megatron --top 1 " +
+                                        "--collective-algorithm " + algorithm + " --best " + best);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(read_file(best));
+  };
+  const nlohmann::json nccl = best_of("nccl");
+  CHECK(nccl["collective_algorithm"] == "nccl");
+  CHECK(best_of("ring")["collective_algorithm"] == "ring");
+  // The plan simulates as written, with NCCL's choice.
+  const std::string report = dir.file("report.json");
+  const RunResult sim      = run_hetsim("simulate " + kAmpInputs + " --plan " + dir.file("nccl.json") +
+                                        " --report " + report);
+  INFO(sim.output);
+  CHECK(sim.exit_code == 0);
+}
+
 TEST_CASE("search: a per-layer profile replaces the roofline estimate")
 {
   TempDir dir("profile");
@@ -133,6 +155,8 @@ TEST_CASE("search: refusals are one line and exit 2")
        "--flag 'zero=x': expected zero=N with N a whole number"},
       {"unknown framework", kAmpInputs + " --global-batch 32 --framework horovod",
        "--framework: expected megatron, deepspeed, fsdp or megatron-deepspeed, got 'horovod'"},
+      {"unknown collective algorithm", kAmpInputs + " --global-batch 32 --collective-algorithm butterfly",
+       "--collective-algorithm: expected ring, tree, hierarchical or nccl, got 'butterfly'"},
       {"autocast over Megatron-LM's 16-bit modules", kAmpInputs + " --global-batch 32 --autocast",
        "--autocast: needs a framework that runs Hugging Face's modules (fsdp or deepspeed); megatron's"},
   };
