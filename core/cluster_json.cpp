@@ -1,5 +1,6 @@
 #include "core/cluster_json.hpp"
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 #include "core/presets.hpp"
@@ -62,57 +63,39 @@ double read_bandwidth(const JsonInput& object, double fallback)
   return fallback;
 }
 
-Link read_link(const std::optional<JsonInput>& object, Link fallback)
+constexpr EnumNames<IntraFabric, 3> kFabricNames{
+    {{{IntraFabric::nvswitch, "nvswitch"}, {IntraFabric::nvlink, "nvlink"}, {IntraFabric::pcie, "pcie"}}}};
+constexpr EnumNames<NicTransport, 3> kTransportNames{
+    {{{NicTransport::infiniband, "infiniband"}, {NicTransport::roce, "roce"}, {NicTransport::efa, "efa"}}}};
+
+/// A link (`fallback` where the file leaves it out) and what kind it is, by its field `kind` named as `names`
+/// has it; `Enum::unstated` where not said. `expected` is the refusal's words for a name not in `names`.
+template <class Enum, std::size_t N>
+std::pair<Link, Enum> read_link_of_kind(const std::optional<JsonInput>& object, Link fallback, std::string_view kind,
+                                        const EnumNames<Enum, N>& names, const char* expected)
 {
   if (!object)
-    return fallback;
-  object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us"});
-  return Link{read_bandwidth(*object, fallback.bandwidth_bytes_per_s), read_latency_s(*object, fallback.latency_s)};
+    return {fallback, Enum::unstated};
+  object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", kind});
+  Enum value = Enum::unstated;
+  if (const auto field = object->find(kind); field && !names.parse(field->string(), value))
+    field->fail(expected);
+  return {Link{read_bandwidth(*object, fallback.bandwidth_bytes_per_s), read_latency_s(*object, fallback.latency_s)},
+          value};
 }
 
 /// A node's `intra_node`: its link, and what the link is ("fabric").
 std::pair<Link, IntraFabric> read_intra_node(const std::optional<JsonInput>& object)
 {
-  if (!object)
-    return {kDefaultIntraNode, IntraFabric::unstated};
-  object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", "fabric"});
-  IntraFabric fabric = IntraFabric::unstated;
-  if (const auto field = object->find("fabric")) {
-    const std::string name = field->string();
-    if (name == "nvswitch")
-      fabric = IntraFabric::nvswitch;
-    else if (name == "nvlink")
-      fabric = IntraFabric::nvlink;
-    else if (name == "pcie")
-      fabric = IntraFabric::pcie;
-    else
-      field->fail("\"nvswitch\", \"nvlink\" or \"pcie\"");
-  }
-  return {Link{read_bandwidth(*object, kDefaultIntraNode.bandwidth_bytes_per_s),
-               read_latency_s(*object, kDefaultIntraNode.latency_s)},
-          fabric};
+  return read_link_of_kind(object, kDefaultIntraNode, "fabric", kFabricNames,
+                           "\"nvswitch\", \"nvlink\" or \"pcie\"");
 }
 
 /// A node's `nic`: its link, and how NCCL's traffic crosses it ("transport").
 std::pair<Link, NicTransport> read_nic(const std::optional<JsonInput>& object)
 {
-  if (!object)
-    return {kDefaultNic, NicTransport::unstated};
-  object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", "transport"});
-  NicTransport transport = NicTransport::unstated;
-  if (const auto field = object->find("transport")) {
-    const std::string name = field->string();
-    if (name == "infiniband")
-      transport = NicTransport::infiniband;
-    else if (name == "roce")
-      transport = NicTransport::roce;
-    else if (name == "efa")
-      transport = NicTransport::efa;
-    else
-      field->fail("\"infiniband\", \"roce\" or \"efa\"");
-  }
-  return {Link{read_bandwidth(*object, kDefaultNic.bandwidth_bytes_per_s), read_latency_s(*object, kDefaultNic.latency_s)},
-          transport};
+  return read_link_of_kind(object, kDefaultNic, "transport", kTransportNames,
+                           "\"infiniband\", \"roce\" or \"efa\"");
 }
 
 GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)

@@ -42,6 +42,14 @@ NcclFunction function_of(CollectiveOp op)
   throw InternalError("nccl_collective: an all-to-all is grouped sends and receives, not a tuned collective");
 }
 
+/// `choice`'s time over `devices` at the rate NCCL's pipeline reaches.
+double achieved_seconds(const Cluster& cluster, const std::vector<int>& devices, const NcclChoice& choice,
+                        double bytes, const NcclEnvironment& environment)
+{
+  return nccl_achieved_seconds(choice, bytes, static_cast<int>(devices.size()), nccl_transport_of(cluster, devices),
+                               static_cast<double>(environment.buffer_bytes));
+}
+
 } // namespace
 
 NcclTopology nccl_topology_of(const Cluster& cluster, const std::vector<int>& devices)
@@ -105,20 +113,15 @@ NcclTransport nccl_transport_of(const Cluster& cluster, const std::vector<int>& 
 double nccl_pipeline_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op, double bytes,
                              const NcclEnvironment& environment)
 {
-  if (devices.size() <= 1)
-    return 0;
   const NcclChoice choice = nccl_collective(cluster, devices, op, bytes, environment);
-  return nccl_achieved_seconds(choice, bytes, static_cast<int>(devices.size()), nccl_transport_of(cluster, devices),
-                               static_cast<double>(environment.buffer_bytes)) -
-         choice.seconds;
+  return achieved_seconds(cluster, devices, choice, bytes, environment) - choice.seconds;
 }
 
 double nccl_collective_seconds(const Cluster& cluster, const std::vector<int>& devices, CollectiveOp op,
                                double bytes, const NcclEnvironment& environment)
 {
-  const NcclChoice choice = nccl_collective(cluster, devices, op, bytes, environment);
-  return nccl_achieved_seconds(choice, bytes, static_cast<int>(devices.size()), nccl_transport_of(cluster, devices),
-                               static_cast<double>(environment.buffer_bytes));
+  return achieved_seconds(cluster, devices, nccl_collective(cluster, devices, op, bytes, environment), bytes,
+                          environment);
 }
 
 } // namespace hetsim::costmodel

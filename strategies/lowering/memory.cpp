@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace hetsim::strategies {
@@ -28,13 +29,23 @@ std::string gib(double bytes)
   return text;
 }
 
+/// The stages `stage` sends to or receives from. With virtual stages the last stage sends on to the first: every
+/// stage has two neighbours (one when pp is 2).
+std::set<int> pipeline_neighbours(const Plan& plan, int stage)
+{
+  std::set<int> neighbours;
+  if (plan.pp > 1 && (stage > 0 || plan.virtual_stages > 1))
+    neighbours.insert((stage + plan.pp - 1) % plan.pp);
+  if (plan.pp > 1 && (stage < plan.pp - 1 || plan.virtual_stages > 1))
+    neighbours.insert((stage + 1) % plan.pp);
+  return neighbours;
+}
+
 /// Communicators a device of `stage` takes part in: its tensor- and data-parallel groups, one per pipeline
 /// neighbour.
 int communicators(const Plan& plan, int stage)
 {
-  // With virtual stages the last stage sends on to the first: every stage has two neighbours (one when pp is 2).
-  const bool ends      = plan.virtual_stages == 1 && (stage == 0 || stage == plan.pp - 1);
-  const int neighbours = plan.pp == 1 ? 0 : plan.pp == 2 || ends ? 1 : 2;
+  const int neighbours = static_cast<int>(pipeline_neighbours(plan, stage).size());
   // Expert parallelism adds its all-to-all group and, with more than one group, the experts' gradient group.
   const int experts = plan.ep > 1 ? 1 + (plan.dp > plan.ep ? 1 : 0) : 0;
   return (plan.tp > 1 ? 1 : 0) + (plan.dp > 1 ? 1 : 0) + neighbours + experts;
@@ -59,10 +70,11 @@ double data_parallel_nccl_bytes(const Plan& plan, const Cluster& cluster, int st
 }
 
 /// What NCCL holds on a device of `stage` and `replica` (costmodel/nccl_memory.hpp), per communicator: the
-/// tensor- and data-parallel ones (the latter `data_parallel` when known, negative: worked out), a point-to-point
+/// tensor- and data-parallel ones (the latter `data_parallel` when known, else worked out), a point-to-point
 /// link per pipeline neighbour, the experts' all-to-all peers and gradient group. Where the plan gives
 /// communicator_buffer_mib, that for each communicator, as the total.
-NcclMemory communicator_bytes(const Plan& plan, const Problem& problem, int stage, int replica, double data_parallel)
+NcclMemory communicator_bytes(const Plan& plan, const Problem& problem, int stage, int replica,
+                              std::optional<double> data_parallel)
 {
   NcclMemory nccl;
   if (plan.framework.communicator_buffer_bytes) {
@@ -80,15 +92,9 @@ NcclMemory communicator_bytes(const Plan& plan, const Problem& problem, int stag
   for (int t = 0; t < plan.tp; ++t)
     group.push_back(placed_device(plan, cluster, stage, replica, t));
   nccl.tensor_parallel = costmodel::nccl_communicator_bytes(cluster, group, NcclUse::collectives, plan.nccl);
-  nccl.data_parallel   = data_parallel >= 0 ? data_parallel : data_parallel_nccl_bytes(plan, cluster, stage);
-  // Neighbours as communicators() counts them: with virtual stages the last stage sends on to the first.
+  nccl.data_parallel   = data_parallel ? *data_parallel : data_parallel_nccl_bytes(plan, cluster, stage);
   const int self = device(stage, replica);
-  std::set<int> neighbours;
-  if (plan.pp > 1 && (stage > 0 || plan.virtual_stages > 1))
-    neighbours.insert((stage + plan.pp - 1) % plan.pp);
-  if (plan.pp > 1 && (stage < plan.pp - 1 || plan.virtual_stages > 1))
-    neighbours.insert((stage + 1) % plan.pp);
-  for (int neighbour : neighbours)
+  for (int neighbour : pipeline_neighbours(plan, stage))
     nccl.pipeline += pair(self, device(neighbour, replica));
   if (plan.ep > 1) {
     const int first = replica - plan.expert_rank(replica);
@@ -121,9 +127,9 @@ double interleaved_in_flight(const Plan& plan, int stage, int replica, const std
   return peak;
 }
 
-/// `data_parallel`: NCCL's bytes for the stage's data-parallel communicator, negative to work them out.
+/// `data_parallel`: NCCL's bytes for the stage's data-parallel communicator, when already worked out.
 DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica,
-                           double data_parallel = -1);
+                           std::optional<double> data_parallel = std::nullopt);
 
 } // namespace
 
@@ -200,7 +206,7 @@ ScoreBytes fallback_score_bytes(const models::Layer& layer, const GpuSpec* gpu)
 }
 
 DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica,
-                           double data_parallel)
+                           std::optional<double> data_parallel)
 {
   const auto& layers            = problem.workload->layers;
   // The GPU this stage's replica runs on, once the plan places it: the attention kernel that runs depends on it.
@@ -383,9 +389,7 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   std::vector<DeviceMemory> memory(cluster.device_count());
   for (int s = 0; s < plan.pp; ++s) {
     // One data-parallel communicator for all the stage's replicas.
-    const double data_parallel = plan.framework.communicator_buffer_bytes || problem.workspace_bytes
-                                     ? 0
-                                     : data_parallel_nccl_bytes(plan, cluster, s);
+    const double data_parallel = data_parallel_nccl_bytes(plan, cluster, s);
     for (int r = 0; r < plan.dp; ++r) {
       const DeviceMemory stage = device_memory(plan, problem, s, plan.stage_ranges(s, layer_count), r, data_parallel);
       for (int t = 0; t < plan.tp; ++t)

@@ -10,11 +10,6 @@
 
 namespace hetsim::strategies {
 
-/// Bytes one device needs. Model states are 16-bit weights and gradients plus fp32 master weights and two Adam
-/// moments (12 bytes per parameter; 8 in fp32 training, whose weights are the master copy), split by ZeRO:
-/// stage 1 shards the optimizer states over the data-parallel group, 2 also the gradients, 3 everything plus a
-/// buffer holding the two largest layers' gathered weights. Tensor parallelism divides the parameters and, as
-/// with Megatron sequence parallelism, the activations; context parallelism divides the activations.
 /// NCCL's GPU memory on one device, per communicator (zero where the plan has none, or gives
 /// communicator_buffer_mib: then `total` only).
 struct NcclMemory {
@@ -25,6 +20,11 @@ struct NcclMemory {
   double total           = 0;
 };
 
+/// Bytes one device needs. Model states are 16-bit weights and gradients plus fp32 master weights and two Adam
+/// moments (12 bytes per parameter; 8 in fp32 training, whose weights are the master copy), split by ZeRO:
+/// stage 1 shards the optimizer states over the data-parallel group, 2 also the gradients, 3 everything plus a
+/// buffer holding the two largest layers' gathered weights. Tensor parallelism divides the parameters and, as
+/// with Megatron sequence parallelism, the activations; context parallelism divides the activations.
 struct DeviceMemory {
   int device = 0;
   std::string gpu;             ///< GPU name, for messages
