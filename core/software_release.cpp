@@ -22,11 +22,11 @@ std::optional<SoftwareRelease> parse_software_release(std::string_view text)
 {
   std::size_t at = 0;
   const auto major = read_number(text, at);
-  if (!major || *major == 0 || at >= text.size() || text[at] != '.')
+  if (!major || at >= text.size() || text[at] != '.')
     return std::nullopt;
   ++at;
   const auto minor = read_number(text, at);
-  if (!minor)
+  if (!minor || (*major == 0 && *minor == 0)) // 0.0 is no release; DeepSpeed's are 0.x
     return std::nullopt;
   if (at < text.size() && text[at] == '.') { // a patch number
     ++at;

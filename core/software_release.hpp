@@ -12,13 +12,13 @@ namespace hetsim {
 struct SoftwareRelease {
   int major = 0;
   int minor = 0;
-  bool given() const { return major > 0; }
+  bool given() const { return major > 0 || minor > 0; } ///< DeepSpeed's are 0.x
   auto operator<=>(const SoftwareRelease&) const = default;
   /// "2.1"
   std::string text() const { return std::to_string(major) + "." + std::to_string(minor); }
 };
 
-/// "MAJOR.MINOR", optionally followed by ".PATCH" and a local version ("2.1.0+cu121", as torch.__version__
+/// "MAJOR.MINOR" (not 0.0), optionally followed by ".PATCH" and a local version ("2.1.0+cu121", as torch.__version__
 /// prints it); nullopt for anything else.
 std::optional<SoftwareRelease> parse_software_release(std::string_view text);
 

@@ -119,6 +119,8 @@ nlohmann::json deepspeed_engine_config(const ExportInputs& inputs)
     zero["allgather_bucket_size"] = std::llround(elements);
   if (plan.zero_stage == 3 && framework.prefetch_params > 0)
     zero["stage3_prefetch_bucket_size"] = std::llround(framework.prefetch_params);
+  if (plan.zero_stage == 3) // the tensors left whole on every rank, as simulated
+    zero["stage3_param_persistence_threshold"] = std::llround(framework.persistence_threshold);
   config["zero_optimization"] = zero;
 
   if (plan.recompute) // every block recomputed from its input; checkpoints kept whole on their GPU

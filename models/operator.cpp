@@ -213,4 +213,25 @@ std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops
   return groups;
 }
 
+std::vector<double> parameter_tensor_sizes(const Operator& op)
+{
+  const int tensors = op.params > 0 ? std::max(1, op.tensors) : 0;
+  if (tensors == 0)
+    return {};
+  if (op.kind == OperatorKind::linear && tensors == 2 && op.n > 0 && op.n < op.params)
+    return {op.params - op.n, op.n};
+  return std::vector<double>(tensors, op.params / tensors);
+}
+
+int parameter_tensors_at_least(const Layer& layer, double min_elements)
+{
+  if (layer.operators.empty())
+    return layer.params > 0 ? std::max(1, layer.parameter_tensors) : 0;
+  int count = 0;
+  for (const Operator& op : layer.operators)
+    for (double elements : parameter_tensor_sizes(op))
+      count += elements >= min_elements ? 1 : 0;
+  return count;
+}
+
 } // namespace hetsim::models

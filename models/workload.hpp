@@ -51,6 +51,13 @@ struct Layer {
 /// all-reduces per forward to the number of row-split and vocabulary-split operators.
 void apply_operator_totals(Layer& layer);
 
+/// The element counts of `op`'s parameter tensors: a linear's weight and its bias of n elements, otherwise its
+/// parameters split evenly over its tensors (a norm's weight and bias).
+std::vector<double> parameter_tensor_sizes(const Operator& op);
+/// How many of `layer`'s parameter tensors hold `min_elements` or more: parameter_tensors when it has no
+/// operators to tell (a layer list's layer).
+int parameter_tensors_at_least(const Layer& layer, double min_elements);
+
 struct Workload {
   std::string name;
   int seq_len = 0;

@@ -2,8 +2,10 @@
 
 #include "costmodel/collective.hpp"
 #include "costmodel/nccl_collective.hpp"
+#include "costmodel/nccl_occupancy.hpp"
 #include "costmodel/compute.hpp"
 #include "costmodel/link_class.hpp"
+#include "costmodel/list_collectives.hpp"
 #include "strategies/lowering/fp32_accumulation.hpp"
 
 namespace hetsim::sim {
@@ -23,10 +25,6 @@ costmodel::CollectiveOp operation_of(const strategies::Collective& collective)
   return costmodel::CollectiveOp::all_reduce;
 }
 
-/// The members the cost model prices a collective over: its devices, or for a folded collective (Collective::
-/// members) the real count made of its replayed devices, the first repeated: a0 ... a0 a1 ... ak-1. That ring's
-/// edges are the replayed ring's and edges from a device to itself, which are never the slowest edge nor the
-/// farthest link class, so the ring, one-node and latency formulas see the replayed ring at the real size.
 /// Whether `devices` sit on more than one node.
 bool spans_nodes(const Cluster& cluster, const std::vector<int>& devices)
 {
@@ -36,6 +34,10 @@ bool spans_nodes(const Cluster& cluster, const std::vector<int>& devices)
   return false;
 }
 
+/// The members the cost model prices a collective over: its devices, or for a folded collective (Collective::
+/// members) the real count made of its replayed devices, the first repeated: a0 ... a0 a1 ... ak-1. That ring's
+/// edges are the replayed ring's and edges from a device to itself, which are never the slowest edge nor the
+/// farthest link class, so the ring, one-node and latency formulas see the replayed ring at the real size.
 std::vector<int> priced_members(const strategies::Collective& collective)
 {
   const int n    = collective.member_count();
@@ -117,12 +119,24 @@ std::function<double(const strategies::Collective&)> collective_call_time(const 
     const auto op        = operation_of(collective);
     double seconds       = calibrated + costmodel::library_latency_seconds(cluster, members, op, collective.calls,
                                                                            algorithm, nccl, collective.bytes);
+    if (collective.list_api)
+      seconds += costmodel::list_calls_seconds(cluster, members, op, collective.calls, collective.bytes);
     // Across nodes the flows move a call's bytes; what NCCL's pipeline loses on top comes here (within a node
     // the analytic time has it).
     if (algorithm == costmodel::Algorithm::nccl && op != costmodel::CollectiveOp::all_to_all &&
         spans_nodes(cluster, members))
       seconds += costmodel::nccl_pipeline_seconds(cluster, members, op, collective.bytes, nccl);
     return seconds;
+  };
+}
+
+std::function<std::vector<double>(const strategies::Collective&)>
+collective_compute_shares(const Cluster& cluster, const costmodel::NcclEnvironment& nccl)
+{
+  return [&cluster, nccl](const strategies::Collective& collective) {
+    // Over the replayed members alone: the channels follow the links of their nodes, which the members a fold
+    // leaves out share, not the count of members (repeating a replayed one would put them all on its node).
+    return costmodel::collective_multiprocessor_shares(cluster, collective.devices, nccl);
   };
 }
 

@@ -37,6 +37,12 @@ std::function<double(const strategies::Collective&)> collective_call_time(const 
                                                                           const costmodel::Calibration* calibration,
                                                                           const costmodel::NcclEnvironment& nccl = {});
 
+/// For each member of a collective (in the order of its devices), the share of its GPU NCCL's blocks hold while
+/// the call runs (costmodel::collective_multiprocessor_shares over its replayed members). `cluster` must outlive
+/// it.
+std::function<std::vector<double>(const strategies::Collective&)>
+collective_compute_shares(const Cluster& cluster, const costmodel::NcclEnvironment& nccl = {});
+
 /// Whether a collective's time is already inside profiled layer times: a tensor-parallel all-reduce whose members'
 /// GPUs `profile` covers at the plan's tp. Always false without a profile. `schedule` and `profile` must outlive it.
 std::function<bool(const strategies::Collective&)> inside_layer_profile(const Cluster& cluster,

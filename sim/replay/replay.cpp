@@ -1,6 +1,7 @@
 #include "sim/replay/replay.hpp"
 
 #include "core/error.hpp"
+#include "costmodel/nccl_occupancy.hpp"
 #include "sim/platform/platform.hpp"
 #include "sim/replay/collective_flows.hpp"
 #include "sim/replay/counter.hpp"
@@ -12,6 +13,7 @@
 
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -70,6 +72,8 @@ private:
   void run_transfer(int send_id);
   void complete(int id);
   void on_ready(int id);
+  /// Starts an endless execution on `device`'s host that takes `share` of it from the compute while it runs.
+  sg4::ExecPtr hold(int device, double share);
 
   const Platform& platform_;
   const Schedule& schedule_;
@@ -80,6 +84,8 @@ private:
   std::vector<double> analytic_seconds_; ///< per collective: analytic duration, or -1 for flows
   std::vector<double> overhead_seconds_; ///< per collective: software cost each member waits first
   std::vector<char> one_flow_rings_;     ///< per collective: ReplayOptions::folded_ring_in_one_flow
+  std::vector<double> member_share_;     ///< collective members: the share of their GPU they hold while running
+  std::vector<char> contended_;          ///< per device: some collective member holds part of its GPU
   std::vector<int> successor_offsets_;   ///< CSR: successors of task i are successors_[offsets[i], offsets[i+1])
   std::vector<int> successors_;
   std::vector<int> pending_;             ///< deps not ended yet
@@ -106,6 +112,8 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
   for (int d = 0; d < schedule.device_count; ++d)
     slowed_[d] = find_slowdown(platform.slowdowns(), Slowdown::Part::device, d) != nullptr;
   member_index_.assign(count, -1);
+  member_share_.assign(count, 0);
+  contended_.assign(schedule.device_count, 0);
   for (const Task& task : schedule.tasks) {
     if (!is_compute(task.kind))
       continue;
@@ -121,8 +129,18 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
     const auto& collective = schedule.collectives[c];
     if (options.folded_ring_in_one_flow)
       one_flow_rings_[c] = options.folded_ring_in_one_flow(collective);
-    for (std::size_t i = 0; i < collective.tasks.size(); ++i)
-      member_index_[collective.tasks[i]] = static_cast<int>(i);
+    // A tensor-parallel collective's compute waits for it: nothing of the device's runs beside it.
+    const bool beside_compute = collective.devices.size() > 1 && !collective.tasks.empty() &&
+                                schedule.tasks[collective.tasks.front()].stream != Stream::tensor_parallel;
+    const std::vector<double> shares = options.collective_compute_shares && beside_compute
+                                           ? options.collective_compute_shares(collective)
+                                           : std::vector<double>(collective.tasks.size(), 0.0);
+    for (std::size_t i = 0; i < collective.tasks.size(); ++i) {
+      const int id      = collective.tasks[i];
+      member_index_[id] = static_cast<int>(i);
+      member_share_[id] = shares[i];
+      contended_[schedule.tasks[id].device] |= shares[i] > 0;
+    }
     if (options.collective_overhead_seconds && collective.devices.size() > 1)
       overhead_seconds_[c] = options.collective_overhead_seconds(collective);
     if (!options.analytic_collective_seconds || collective.devices.size() <= 1)
@@ -204,8 +222,8 @@ void Replayer::run_stream(int device, int stream)
     timings_[id].start_s = sg4::Engine::get_clock();
     if (strategies::is_collective(task.kind))
       run_collective_member(id);
-    else if (durations_[id] > 0 && slowed_[device])
-      sg4::this_actor::execute(durations_[id] * kHostSpeedFlops); // the host's speed profile stretches it
+    else if (durations_[id] > 0 && (slowed_[device] || contended_[device]))
+      sg4::this_actor::execute(durations_[id] * kHostSpeedFlops); // a speed profile or a hold stretches it
     else if (durations_[id] > 0)
       sg4::this_actor::sleep_for(durations_[id]);
     complete(id);
@@ -221,9 +239,25 @@ void Replayer::run_collective_member(int id)
   CollectiveRun& run = *runs_[c];
   if (overhead_seconds_[c] > 0)
     sg4::this_actor::sleep_for(overhead_seconds_[c]);
+  const sg4::ExecPtr held = member_share_[id] > 0 ? hold(schedule_.tasks[id].device, member_share_[id]) : nullptr;
   run.run_member(member_index_[id]);
-  if (run.finished() == run.size())
+  if (run.finished() == run.size()) // before anything that yields: another member would find it finished too
     runs_[c].reset();
+  if (held)
+    held->cancel();
+}
+
+sg4::ExecPtr Replayer::hold(int device, double share)
+{
+  // Longer than any replay: the member cancels it when its call ends.
+  constexpr double kEndless = 1e9 * kHostSpeedFlops;
+  // Against a computation of weight 1, a hold of weight share / (1 - share) leaves it 1 - share of the host;
+  // holds of calls in flight together add their weights.
+  const double weight = share / (1 - std::min(share, costmodel::kMostMultiprocessorsTaken));
+  sg4::ExecPtr exec   = sg4::Exec::init()->set_flops_amount(kEndless)->set_host(platform_.host(device));
+  exec->set_priority(weight);
+  exec->start();
+  return exec;
 }
 
 void Replayer::run_transfer(int send_id)

@@ -54,6 +54,10 @@ struct ReplayOptions {
   /// When set, each member of a collective first waits this long: the software cost of the call
   /// (costmodel::LinkCalibration::collective_overhead_s).
   std::function<double(const strategies::Collective&)> collective_overhead_seconds;
+  /// When set, the share of its GPU a collective's kernel holds on each member (in the order of its devices)
+  /// while that member runs (costmodel::collective_multiprocessor_shares): the compute of that device, a SimGrid
+  /// execution on its host, then shares the host with a hold of that weight and runs at the rest.
+  std::function<std::vector<double>(const strategies::Collective&)> collective_compute_shares;
   /// When set, receives every link's bytes and busy time over the replay (LinkUsageRecorder), in
   /// Platform::links() order.
   std::vector<LinkUsage>* link_usage = nullptr;

@@ -115,6 +115,11 @@ ReplayOptions joined_options(const JoinedSchedule& joined, const std::vector<Rep
     const auto [k, mine] = job_collective(collective);
     return own[k].collective_overhead_seconds ? own[k].collective_overhead_seconds(*mine) : 0.0;
   };
+  replay.collective_compute_shares = [&own, job_collective](const Collective& collective) {
+    const auto [k, mine] = job_collective(collective);
+    return own[k].collective_compute_shares ? own[k].collective_compute_shares(*mine)
+                                            : std::vector<double>(collective.tasks.size(), 0.0);
+  };
   return replay;
 }
 

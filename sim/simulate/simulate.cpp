@@ -72,6 +72,7 @@ ReplayOptions replay_options_for(const strategies::Plan& plan, const strategies:
       return false;
     return std::all_of(collective.devices.begin(), collective.devices.end(), fast_ports);
   };
+  replay_options.collective_compute_shares = collective_compute_shares(cluster, plan.nccl);
   const auto call = collective_call_time(cluster, options.calibration, plan.nccl);
   replay_options.collective_overhead_seconds = [profiled, call](const strategies::Collective& collective) {
     return profiled(collective) ? 0.0 : call(collective);

@@ -3,6 +3,8 @@
 #include "costmodel/collective.hpp"
 #include "costmodel/compute.hpp"
 #include "costmodel/link_class.hpp"
+#include "costmodel/list_collectives.hpp"
+#include "costmodel/nccl_occupancy.hpp"
 #include "costmodel/pipeline.hpp"
 #include "strategies/lowering/fp32_accumulation.hpp"
 #include "strategies/lowering/lower.hpp"
@@ -234,6 +236,22 @@ private:
     return devices;
   }
 
+  /// The largest share of a GPU that stage `s`'s data-parallel collectives hold on any of their members while
+  /// they run (costmodel::collective_multiprocessor_share): what the compute beside them loses.
+  double dp_compute_share(int s) const
+  {
+    double most = 0;
+    for (int t = 0; t < plan_.tp; ++t)
+      most = std::max(most, largest_compute_share(dp_group(s, t)));
+    return most;
+  }
+
+  double largest_compute_share(const std::vector<int>& group) const
+  {
+    const auto shares = costmodel::collective_multiprocessor_shares(cluster_, group, plan_.nccl);
+    return shares.empty() ? 0 : *std::max_element(shares.begin(), shares.end());
+  }
+
   /// One replica's pipeline: when each of its stages ends its last backward.
   std::vector<double> pipeline_finish_seconds(int r) const
   {
@@ -368,7 +386,10 @@ private:
       const SyncSeconds synced = per_micro_batch_sync_seconds(s);
       const double serial      = synced.unprefetched;
       const double overlapped  = synced.all - serial;
-      steps.backward_s         = std::max(steps.backward_s, overlapped - steps.forward_s);
+      // The compute beside the overlapped collectives runs on the multiprocessors they leave.
+      const double compute = steps.forward_s + steps.backward_s;
+      steps.backward_s += costmodel::contended_compute_seconds(compute, dp_compute_share(s), overlapped) - compute;
+      steps.backward_s = std::max(steps.backward_s, overlapped - steps.forward_s);
       steps.forward_s += serial / 2;
       steps.backward_s += serial / 2;
       if (plan_.zero_stage == 3 || sharding_)
@@ -601,10 +622,18 @@ private:
         const int calls       = zero3_calls(layer, plan_);
         const double gathered = params * dtype_bytes(plan_.dtype);
         const double reduced  = params * gradient_bytes_per_param();
+        // DeepSpeed before 0.6 calls each through torch.distributed's list API (costmodel/list_collectives.hpp).
+        const bool lists      = zero3_list_collectives(plan_.framework);
         const double gathers  = 2 * (transfer_seconds(group, CollectiveOp::all_gather, gathered, slowdown) +
-                                    call_seconds(group, CollectiveOp::all_gather, calls, gathered));
+                                    call_seconds(group, CollectiveOp::all_gather, calls, gathered) +
+                                    (lists ? costmodel::list_calls_seconds(cluster_, group, CollectiveOp::all_gather,
+                                                                           calls, gathered)
+                                           : 0));
         seconds.all += gathers + transfer_seconds(group, CollectiveOp::reduce_scatter, reduced, slowdown) +
-                       call_seconds(group, CollectiveOp::reduce_scatter, calls, reduced);
+                       call_seconds(group, CollectiveOp::reduce_scatter, calls, reduced) +
+                       (lists ? costmodel::list_calls_seconds(cluster_, group, CollectiveOp::reduce_scatter, calls,
+                                                              reduced)
+                              : 0);
         if (zero3_prefetch_layers(layer, plan_) == 0)
           seconds.unprefetched += gathers;
       }
@@ -705,9 +734,14 @@ private:
       if (plan_.shards_optimizer_states())
         gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), shared, s);
     }
-    // A stage reduced in one bucket overlaps nothing: then reduce is the answer.
-    const double last     = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown, s);
-    return std::max(last, reduce - overlappable_backward_seconds(s, t)) + gather;
+    // A stage reduced in one bucket overlaps nothing: then reduce is the answer. The backward the buckets overlap
+    // runs on the multiprocessors they leave, and so ends later (`slower`), hiding that much more of them.
+    const double last        = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown, s);
+    const double overlapping = overlappable_backward_seconds(s, t);
+    const double beside      = std::min(std::max(0.0, reduce - last), overlapping);
+    const double slower      = costmodel::contended_compute_seconds(overlapping, largest_compute_share(group), beside) -
+                          overlapping;
+    return slower + std::max(last, reduce - overlapping - slower) + gather;
   }
 
   /// The part of the slowest replica's last backward that the bucketed reduction can overlap: what remains once

@@ -621,7 +621,7 @@ private:
       if (after >= 0)
         task.deps = {after};
       last             = add_dp_collective(std::move(task));
-      schedule_.collectives[schedule_.tasks[last].collective].calls = library_calls(layer);
+      set_library_calls(schedule_.collectives[schedule_.tasks[last].collective], layer);
     }
     return last;
   }
@@ -632,8 +632,13 @@ private:
     return zero3_ && !sharding_ ? zero3_prefetch_layers(layers_[layer], plan_) : std::numeric_limits<int>::max();
   }
 
-  /// Calls one of `layer`'s collectives takes (a sharded slice's: one).
-  int library_calls(int layer) const { return zero3_ && !sharding_ ? zero3_calls(layers_[layer], plan_) : 1; }
+  /// The calls one of `layer`'s collectives takes (a sharded slice's: one), and how they are made.
+  void set_library_calls(Collective& collective, int layer) const
+  {
+    const bool zero3  = zero3_ && !sharding_;
+    collective.calls    = zero3 ? zero3_calls(layers_[layer], plan_) : 1;
+    collective.list_api = zero3 && zero3_list_collectives(plan_.framework);
+  }
 
   bool gathers(int layer) const { return sharded_collectives(layer) > 0; }
 
@@ -886,7 +891,7 @@ private:
           scatter.bytes       = sharded_collective_bytes(layer, true);
           scatter.deps        = {id};
           const int added     = add_dp_collective(std::move(scatter));
-          schedule_.collectives[schedule_.tasks[added].collective].calls = library_calls(layer);
+          set_library_calls(schedule_.collectives[schedule_.tasks[added].collective], layer);
           sync_tasks_.push_back(added);
         }
       }
@@ -1011,7 +1016,9 @@ int zero3_prefetch_layers(const models::Layer& layer, const Plan& plan)
 
 int zero3_calls(const models::Layer& layer, const Plan& plan)
 {
-  return plan.framework.gather_per_tensor ? std::max(1, layer.parameter_tensors) : 1;
+  if (!plan.framework.gather_per_tensor)
+    return 1;
+  return std::max(1, models::parameter_tensors_at_least(layer, plan.framework.persistence_threshold));
 }
 
 double tied_embedding_gradient_bytes(const std::vector<models::Layer>& layers, const Plan& plan)

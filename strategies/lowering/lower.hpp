@@ -43,8 +43,9 @@ Schedule lower_for_replay(const Plan& plan, const Problem& problem, bool exact, 
 /// fewer micro-batches (sim/simulate/steady_state.hpp) folds as its full plan does, task for task.
 Schedule lower_with_fold(const Plan& plan, const Problem& problem, std::shared_ptr<const Fold> fold);
 
-/// Library calls one ZeRO-3 gather or reduce-scatter of `layer` takes under `plan`'s framework: one per
-/// parameter tensor with gather_per_tensor, else one.
+/// Library calls one ZeRO-3 gather or reduce-scatter of `layer` takes under `plan`'s framework: with
+/// gather_per_tensor one per parameter tensor the framework partitions (persistence_threshold elements or more),
+/// at least one; else one.
 int zero3_calls(const models::Layer& layer, const Plan& plan);
 /// Layers a ZeRO-3 gather of `layer` may run ahead of the compute: prefetch_params over the layer's parameters
 /// on a device (0 when the layer is larger: gathered only once the previous layer is done), or one without a

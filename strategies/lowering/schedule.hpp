@@ -85,6 +85,9 @@ struct Collective {
   double bytes = 0;         ///< per member: its buffer (all-to-all: what it holds for all members, itself included)
   int algorithm = 0;        ///< a CollectiveAlgorithm value
   int calls     = 1;        ///< library calls that move the bytes (one per parameter tensor for DeepSpeed's ZeRO-3)
+  /// Each call goes through torch.distributed's list API, a synchronize before each gather (DeepSpeed's ZeRO-3
+  /// before 0.6: costmodel/list_collectives.hpp).
+  bool list_api = false;
   /// Members of the real collective; 0 means devices.size(). A folded schedule (fold.hpp) replays some of them.
   int members   = 0;
 

@@ -30,6 +30,7 @@ FrameworkSettings framework_defaults(Framework framework)
     s.blocking_sends           = true;
     s.gather_per_tensor        = true;
     s.prefetch_params          = 5e7;
+    s.persistence_threshold    = 1e5;
     s.eager_modules            = true;
     s.sends_attention_mask     = true;
     break;
@@ -59,6 +60,14 @@ bool uses_bf16_optimizer(const FrameworkSettings& settings, Dtype dtype, int zer
 {
   return runs_deepspeed_engine(settings.name) && dtype == Dtype::bf16 && zero_stage <= 1 &&
          settings.fp32_gradient_accumulation.value_or(zero_stage == 0);
+}
+
+bool zero3_list_collectives(const FrameworkSettings& settings)
+{
+  // DeepSpeed 0.6.0 (March 2022) fetches a module's parameters in one flat all_gather_coalesced and
+  // reduce-scatters through reduce_scatter_coalesced (stage3.py); every release before gathers tensor by tensor.
+  constexpr SoftwareRelease kFlatCollectivesSince{0, 6};
+  return runs_deepspeed_engine(settings.name) && settings.deepspeed.given() && settings.deepspeed < kFlatCollectivesSince;
 }
 
 bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype)

@@ -56,6 +56,13 @@ struct FrameworkSettings {
   /// stage3_prefetch_bucket_size): a layer larger than that is gathered only once the previous one is done.
   /// 0: one layer ahead, whatever its size (FSDP's backward prefetch of the next block).
   double prefetch_params = 0;
+  /// ZeRO-3 leaves parameter tensors of fewer elements than this whole on every rank: they are neither gathered
+  /// nor counted among a layer's calls (DeepSpeed's stage3_param_persistence_threshold). 0: every tensor.
+  double persistence_threshold = 0;
+  /// The DeepSpeed release the run trains with; not given: one that gathers through flat tensors (0.6 and later).
+  /// Before 0.6, ZeRO-3 gathers and reduce-scatters each tensor through torch.distributed's list API
+  /// (zero3_list_collectives, costmodel/list_collectives.hpp).
+  SoftwareRelease deepspeed;
   /// The model runs as Hugging Face's modules in eager PyTorch, op by op (models::TransformerShape::eager):
   /// what a user of FSDP, DeepSpeed or plain PyTorch trains. Otherwise as Megatron-LM's fused kernels, with the
   /// vocabulary padded to a multiple of 128 (--make-vocab-size-divisible-by).
@@ -106,6 +113,10 @@ bool uses_bf16_optimizer(const FrameworkSettings& settings, Dtype dtype, int zer
 inline constexpr double kBf16AccumulationBytesPerParam = 20;
 /// Kernels it launches per parameter tensor: the cast and the add.
 inline constexpr double kBf16AccumulationLaunchesPerTensor = 2;
+
+/// Whether ZeRO-3 under `settings` calls each gather and reduce-scatter through torch.distributed's list API with a
+/// device synchronize before each gather: DeepSpeed's engine at a release before 0.6 (costmodel/list_collectives.hpp).
+bool zero3_list_collectives(const FrameworkSettings& settings);
 
 /// `workload` as `settings` runs it in `dtype`: Hugging Face's eager modules or Megatron-LM's fused ones, under
 /// autocast or not (fp32 training has nothing to cast).

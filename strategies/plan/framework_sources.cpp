@@ -159,6 +159,19 @@ constexpr auto kSources = std::to_array<SettingSource>({
     {"prefetch_params", MD, kDeepSpeedRelease, "deepspeed/runtime/zero/config.py", 208,
      "prefetch_bucket_size: int = Field(pp_int(5e7), ge=0, alias=\"stage3_prefetch_bucket_size\")",
      "DeepSpeed's ZeRO-3, as under deepspeed"},
+    // persistence_threshold
+    {"persistence_threshold", M, kMegatronRelease, "megatron/core/distributed/custom_fsdp/param_and_grad_buffer.py",
+     1066, "class ParamAndGradBuffer:", "Megatron FSDP shards every parameter in its buckets: none stays whole"},
+    {"persistence_threshold", D, kDeepSpeedEarlierRelease, "deepspeed/runtime/zero/config.py", 214,
+     "param_persistence_threshold: int = Field(pp_int(1e5), ge=0, alias=\"stage3_param_persistence_threshold\")",
+     "tensors under 1e5 elements (biases, norms) stay whole on every rank (partition_parameters.py marks them "
+     "ds_persist); the same default at v0.3.15, stage3.py:605"},
+    {"persistence_threshold", F, kPyTorchFsdpRelease, "torch/distributed/fsdp/_flat_param.py", 211,
+     "It is comprised of one or more original parameters, which are flattened and",
+     "every parameter of a wrapped module is in its flat parameter, sharded whatever its size"},
+    {"persistence_threshold", MD, kDeepSpeedEarlierRelease, "deepspeed/runtime/zero/config.py", 214,
+     "param_persistence_threshold: int = Field(pp_int(1e5), ge=0, alias=\"stage3_param_persistence_threshold\")",
+     "DeepSpeed's ZeRO-3, as under deepspeed"},
     // eager_modules
     {"eager_modules", M, kMegatronRelease, "megatron/core/fusions/fused_bias_gelu.py", 17,
      "def bias_gelu(bias, y):",

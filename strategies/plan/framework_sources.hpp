@@ -16,7 +16,9 @@ namespace hetsim::strategies {
 struct SettingSource {
   std::string_view setting; ///< the plan file's field ("bucket_params")
   Framework framework;
-  std::string_view release; ///< kDeepSpeedRelease, kMegatronRelease, kMegatronDeepSpeedRelease, kPyTorch*Release or kMeasured
+  /// kDeepSpeedRelease (or kDeepSpeedEarlierRelease), kMegatronRelease, kMegatronDeepSpeedRelease,
+  /// kPyTorch*Release or kMeasured
+  std::string_view release;
   std::string_view file;    ///< in the release's tree (or the measurement's file in this repository)
   int line = 0;             ///< 1-based
   std::string_view excerpt; ///< words of that line
@@ -24,6 +26,8 @@ struct SettingSource {
 };
 
 inline constexpr std::string_view kDeepSpeedRelease = "DeepSpeed v0.17.4";
+/// The release a line of DeepSpeed was read from where the v0.17.4 tree was not at hand (tests/data/frameworks).
+inline constexpr std::string_view kDeepSpeedEarlierRelease = "DeepSpeed v0.16.5 (38327e0)";
 inline constexpr std::string_view kMegatronRelease  = "Megatron-LM core_v0.13.0";
 /// github.com/deepspeedai/Megatron-DeepSpeed at commit 4efb479d (2025-07-16; it tags no releases)
 inline constexpr std::string_view kMegatronDeepSpeedRelease = "Megatron-DeepSpeed 4efb479d";

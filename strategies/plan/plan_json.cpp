@@ -525,12 +525,12 @@ FrameworkSettings read_framework(const JsonInput& input)
   input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
                     "buckets_first_chunk_only", "tied_embedding_all_reduce", "scatter_gather_sends",
                     "sends_attention_mask", "partitioned_sends", "blocking_sends",
-                    "gather_per_tensor", "prefetch_params", "cuda_context_gib", "communicator_buffer_mib",
+                    "gather_per_tensor", "prefetch_params", "persistence_threshold", "deepspeed", "cuda_context_gib", "communicator_buffer_mib",
                     "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast",
                     "fp32_gradient_accumulation", "attention", "pytorch"});
   if (auto release = input.find("pytorch")) {
     const auto parsed = release->is_string() ? parse_software_release(release->string()) : std::nullopt;
-    if (!parsed)
+    if (!parsed || parsed->major == 0)
       release->fail("a PyTorch release \"MAJOR.MINOR\" such as \"2.1\" (or torch.__version__, \"2.1.0+cu121\")");
     settings.pytorch = *parsed;
   }
@@ -559,6 +559,14 @@ FrameworkSettings read_framework(const JsonInput& input)
   settings.blocking_sends       = input.boolean_or("blocking_sends", settings.blocking_sends);
   settings.gather_per_tensor    = input.boolean_or("gather_per_tensor", settings.gather_per_tensor);
   settings.prefetch_params      = input.non_negative_number_or("prefetch_params", settings.prefetch_params);
+  settings.persistence_threshold =
+      input.non_negative_number_or("persistence_threshold", settings.persistence_threshold);
+  if (auto release = input.find("deepspeed")) {
+    const auto parsed = release->is_string() ? parse_software_release(release->string()) : std::nullopt;
+    if (!parsed)
+      release->fail("a DeepSpeed release \"MAJOR.MINOR\" such as \"0.3\" (or deepspeed.__version__, \"0.3.15\")");
+    settings.deepspeed = *parsed;
+  }
   settings.cuda_context_bytes =
       input.non_negative_number_or("cuda_context_gib", settings.cuda_context_bytes / units::kGiB) * units::kGiB;
   if (const auto buffers = input.find("communicator_buffer_mib"))
@@ -592,6 +600,7 @@ nlohmann::json framework_json(const FrameworkSettings& s)
                          {"blocking_sends", s.blocking_sends},
                          {"gather_per_tensor", s.gather_per_tensor},
                          {"prefetch_params", s.prefetch_params},
+                         {"persistence_threshold", s.persistence_threshold},
                          {"cuda_context_gib", s.cuda_context_bytes / units::kGiB},
                          {"gemm_workspace_mib", s.gemm_workspace_bytes / units::kMiB},
                          {"allocator_fragmentation", s.allocator_fragmentation},
@@ -605,6 +614,8 @@ nlohmann::json framework_json(const FrameworkSettings& s)
     json["attention"] = models::attention_kernel_name(*s.attention);
   if (s.pytorch.given())
     json["pytorch"] = s.pytorch.text();
+  if (s.deepspeed.given())
+    json["deepspeed"] = s.deepspeed.text();
   if (s.communicator_buffer_bytes)
     json["communicator_buffer_mib"] = *s.communicator_buffer_bytes / units::kMiB;
   return json;

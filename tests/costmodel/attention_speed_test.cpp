@@ -151,6 +151,7 @@ TEST_CASE("a release is read as torch.__version__ prints it, MAJOR.MINOR first")
   CHECK(parse_software_release("2.1.0+cu121") == SoftwareRelease{2, 1});
   CHECK(parse_software_release("2.11.0") == SoftwareRelease{2, 11});
   CHECK(SoftwareRelease{2, 9} < SoftwareRelease{2, 11}); // not 2.9 > 2.11 as decimals would have it
-  for (const char* bad : {"", "2", "two", "2.", ".1", "2.1x", "0.1", "2.1.", "99999.1", "2.1-rc1"})
+  CHECK(parse_software_release("0.3.15") == SoftwareRelease{0, 3}); // DeepSpeed's releases are 0.x
+  for (const char* bad : {"", "2", "two", "2.", ".1", "2.1x", "0.0", "2.1.", "99999.1", "2.1-rc1"})
     CHECK_FALSE(parse_software_release(bad).has_value());
 }

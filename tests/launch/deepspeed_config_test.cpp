@@ -48,6 +48,8 @@ TEST_CASE("the DeepSpeed configuration: batch sizes that multiply out, precision
   CHECK(config["zero_optimization"]["stage"] == 3);
   CHECK(config["zero_optimization"]["stage3_prefetch_bucket_size"] ==
         static_cast<long long>(c.plan.framework.prefetch_params));
+  CHECK(config["zero_optimization"]["stage3_param_persistence_threshold"] ==
+        static_cast<long long>(c.plan.framework.persistence_threshold));
   CHECK(config.contains("activation_checkpointing"));
   CHECK(!config.contains("pipeline"));
 }

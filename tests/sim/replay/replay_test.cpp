@@ -247,3 +247,31 @@ TEST_CASE("check_schedule: malformed schedules are rejected with the task's name
     CHECK_THROWS_AS(replay_isolated(cluster, b.schedule(), ReplayOptions{}), InternalError);
   }
 }
+
+TEST_CASE("replay: compute beside a collective runs on the share of its GPU the call leaves")
+{
+  const Cluster cluster = testing::uniform_cluster(2, 1, {100e9, 2 * kMicrosecond}, {10 * kGbps, 10 * kMicrosecond},
+                                                   20 * kMicrosecond);
+  // Device 0 computes 1 s while an all-reduce of a fixed 0.4 s runs from time 0; device 1 only reduces. A second
+  // compute task follows the first, after the call has ended.
+  ScheduleBuilder b(2);
+  const int first  = b.compute(0, 1.0);
+  const int second = b.compute(0, 0.5, {first});
+  b.collective(TaskKind::all_reduce, {0, 1}, 1e6);
+  ReplayOptions options = testing::seconds_from_flops();
+  options.analytic_collective_seconds = [](const strategies::Collective&) { return std::optional<double>(0.4); };
+  SUBCASE("without a share, the compute is as long as it is")
+  {
+    const auto timings = replay_isolated(cluster, b.schedule(), options);
+    CHECK(timings[first].end_s == doctest::Approx(1.0));
+  }
+  SUBCASE("with a quarter of the GPU held, the 0.4 s beside the call do 0.3 s of work")
+  {
+    options.collective_compute_shares = [](const strategies::Collective& c) {
+      return std::vector<double>(c.devices.size(), 0.25);
+    };
+    const auto timings = replay_isolated(cluster, b.schedule(), options);
+    CHECK(timings[first].end_s == doctest::Approx(1.1));
+    CHECK(timings[second].end_s - timings[second].start_s == doctest::Approx(0.5)); // the call is over
+  }
+}

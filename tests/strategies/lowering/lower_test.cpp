@@ -1,6 +1,7 @@
 #include "strategies/lowering/lower.hpp"
 
 #include "core/error.hpp"
+#include "core/software_release.hpp"
 #include "fixtures.hpp"
 #include "models/transformer.hpp"
 #include "tests/models/gpt_shape.hpp"
@@ -735,9 +736,10 @@ TEST_CASE("DeepSpeed's ZeRO-3 gathers tensor by tensor, and no further ahead tha
     const Task& first = deepspeed.tasks[c.tasks.front()];
     if (c.kind != TaskKind::all_gather && c.kind != TaskKind::reduce_scatter)
       continue;
-    CHECK(c.calls == gpt.layers[first.first_layer].parameter_tensors);
+    CHECK(c.calls == std::max(1, models::parameter_tensors_at_least(gpt.layers[first.first_layer], 1e5)));
     if (gpt.layers[first.first_layer].kind == "transformer")
-      CHECK(c.calls == 12); // two norms (scale, bias) and four projections (weight, bias)
+      CHECK(c.calls == 4); // the four projections' weights: norms and biases stay whole (persistence_threshold)
+    CHECK_FALSE(c.list_api); // no DeepSpeed release given: flat collectives
   }
   for (const Collective& c : fsdp.collectives)
     CHECK(c.calls == 1);
@@ -750,7 +752,12 @@ TEST_CASE("DeepSpeed's ZeRO-3 gathers tensor by tensor, and no further ahead tha
   Plan defaults      = make_plan(cluster, gpt, 1, 1, 4, 1, 1);
   defaults.framework = framework_defaults(Framework::deepspeed);
   CHECK(zero3_prefetch_layers(gpt.layers[1], defaults) == 3); // 5e7 parameters over a block's 12.6 M
+  // DeepSpeed leaves tensors under 1e5 elements whole: the norms and biases; the four projections' weights remain.
+  CHECK(zero3_calls(gpt.layers[1], defaults) == 4);
+  defaults.framework.persistence_threshold = 0;
   CHECK(zero3_calls(gpt.layers[1], defaults) == 12);
+  defaults.framework.persistence_threshold = 1e12; // none partitioned: still one call for the layer
+  CHECK(zero3_calls(gpt.layers[1], defaults) == 1);
   // A prefetch of more layers than an int counts is all of them, not an overflow (a crash in the lowering; 1e15
   // over a layer of 0.01 parameters did it).
   defaults.framework.prefetch_params = 1e300;
@@ -875,4 +882,31 @@ TEST_CASE("interleaved 1F1B issues Megatron's order: chunk 0 for a group of pp m
     last = key;
   }
   CHECK(order == "F0c0 F1c0 F0c1 F1c1 F2c0 B0c1 F3c0 B1c1 F2c1 B0c0 F3c1 B1c0 B2c1 B3c1 B2c0 B3c0 O");
+}
+
+TEST_CASE("DeepSpeed before 0.6 calls ZeRO-3's gathers and reduce-scatters through torch.distributed's lists")
+{
+  const models::Workload gpt = models::build_transformer(models::testing::gpt_shape(4, 1024, 16, 1000, 64));
+  const Cluster cluster      = make_cluster(1, 4);
+  auto list_calls = [&](Framework framework, const char* release) {
+    Plan plan       = make_plan(cluster, gpt, 1, 1, 4, 1, 1);
+    plan.zero_stage = 3;
+    plan.framework  = framework_defaults(framework);
+    if (release)
+      plan.framework.deepspeed = *parse_software_release(release);
+    const Schedule schedule = lower(plan, make_problem(cluster, gpt));
+    int lists = 0, zero3 = 0;
+    for (const Collective& c : schedule.collectives)
+      if (c.kind == TaskKind::all_gather || c.kind == TaskKind::reduce_scatter) {
+        ++zero3;
+        lists += c.list_api ? 1 : 0;
+      }
+    REQUIRE(zero3 > 0);
+    return static_cast<double>(lists) / zero3;
+  };
+  CHECK(list_calls(Framework::deepspeed, "0.3.15") == 1);
+  CHECK(list_calls(Framework::megatron_deepspeed, "0.5") == 1);
+  CHECK(list_calls(Framework::deepspeed, "0.6") == 0); // all_gather_coalesced and reduce_scatter_coalesced
+  CHECK(list_calls(Framework::deepspeed, nullptr) == 0);
+  CHECK(list_calls(Framework::fsdp, "0.3") == 0); // not DeepSpeed's engine
 }

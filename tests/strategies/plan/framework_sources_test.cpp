@@ -19,7 +19,7 @@ const std::map<std::string, std::string>& release_lines()
 {
   static const std::map<std::string, std::string> lines = [] {
     std::map<std::string, std::string> out;
-    for (const char* name : {"deepspeed_v0.17.4.lines", "megatron_core_v0.13.0.lines",
+    for (const char* name : {"deepspeed_v0.17.4.lines", "deepspeed_v0.16.5.lines", "megatron_core_v0.13.0.lines",
                              "megatron_deepspeed_4efb479d.lines", "pytorch.lines"}) {
       std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/tests/data/frameworks/" + name);
       REQUIRE(in.good());
@@ -225,6 +225,17 @@ TEST_CASE("row blocking_sends: batched isend/irecv under Megatron-LM, blocking s
   CHECK_FALSE(fsdp.blocking_sends);
   CHECK(says("blocking_sends", Framework::megatron_deepspeed, "assert async_op == False"));
   CHECK(mds.blocking_sends);
+}
+
+TEST_CASE("row persistence_threshold: DeepSpeed keeps tensors under 1e5 elements whole; FSDP shards them all")
+{
+  CHECK(says("persistence_threshold", Framework::deepspeed, "pp_int(1e5)"));
+  CHECK(deepspeed.persistence_threshold == 1e5);
+  CHECK(says("persistence_threshold", Framework::megatron_deepspeed, "pp_int(1e5)"));
+  CHECK(mds.persistence_threshold == 1e5);
+  CHECK(says("persistence_threshold", Framework::fsdp, "flattened"));
+  CHECK(fsdp.persistence_threshold == 0);
+  CHECK(megatron.persistence_threshold == 0);
 }
 
 TEST_CASE("row gather_per_tensor and prefetch_params: DeepSpeed fetches modules 5e7 ahead; FSDP one flat "

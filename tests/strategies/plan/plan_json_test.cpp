@@ -547,3 +547,19 @@ TEST_CASE("tp must give each rank whole heads and key-value groups, an equal MLP
   // A layer list has no heads to split.
   CHECK(read(make_workload(4), tp8).tp == 8);
 }
+
+TEST_CASE("a plan names the DeepSpeed release it trains with; a bad one is one clear line")
+{
+  Inputs inputs;
+  const Plan old = inputs.read(with(base(), "framework", json{{"name", "deepspeed"}, {"deepspeed", "0.3.15"}}));
+  CHECK(old.framework.deepspeed == SoftwareRelease{0, 3});
+  CHECK(zero3_list_collectives(old.framework));
+  CHECK(plan_to_json(old)["framework"]["deepspeed"] == "0.3");
+  CHECK(inputs.read(plan_to_json(old)) == old);
+  check_rejected(with(base(), "framework", json{{"name", "deepspeed"}, {"deepspeed", "v3"}}), "framework.deepspeed",
+                 "expected a DeepSpeed release \"MAJOR.MINOR\"");
+  check_rejected(with(base(), "framework", json{{"name", "fsdp"}, {"pytorch", "0.4"}}), "framework.pytorch",
+                 "expected a PyTorch release");
+  const Plan whole = inputs.read(with(base(), "framework", json{{"name", "deepspeed"}, {"persistence_threshold", 0}}));
+  CHECK(whole.framework.persistence_threshold == 0);
+}
