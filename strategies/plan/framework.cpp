@@ -67,7 +67,8 @@ bool zero3_list_collectives(const FrameworkSettings& settings)
   // DeepSpeed 0.6.0 (March 2022) fetches a module's parameters in one flat all_gather_coalesced and
   // reduce-scatters through reduce_scatter_coalesced (stage3.py); every release before gathers tensor by tensor.
   constexpr SoftwareRelease kFlatCollectivesSince{0, 6};
-  return runs_deepspeed_engine(settings.name) && settings.deepspeed.given() && settings.deepspeed < kFlatCollectivesSince;
+  return runs_deepspeed_engine(settings.name) && settings.deepspeed.given() &&
+         settings.deepspeed < kFlatCollectivesSince;
 }
 
 bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype)

@@ -525,9 +525,9 @@ FrameworkSettings read_framework(const JsonInput& input)
   input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
                     "buckets_first_chunk_only", "tied_embedding_all_reduce", "scatter_gather_sends",
                     "sends_attention_mask", "partitioned_sends", "blocking_sends",
-                    "gather_per_tensor", "prefetch_params", "persistence_threshold", "deepspeed", "cuda_context_gib", "communicator_buffer_mib",
-                    "gemm_workspace_mib", "allocator_fragmentation", "eager_modules", "autocast",
-                    "fp32_gradient_accumulation", "attention", "pytorch"});
+                    "gather_per_tensor", "prefetch_params", "persistence_threshold", "deepspeed",
+                    "cuda_context_gib", "communicator_buffer_mib", "gemm_workspace_mib", "allocator_fragmentation",
+                    "eager_modules", "autocast", "fp32_gradient_accumulation", "attention", "pytorch"});
   if (auto release = input.find("pytorch")) {
     const auto parsed = release->is_string() ? parse_software_release(release->string()) : std::nullopt;
     if (!parsed || parsed->major == 0)
@@ -562,6 +562,9 @@ FrameworkSettings read_framework(const JsonInput& input)
   settings.persistence_threshold =
       input.non_negative_number_or("persistence_threshold", settings.persistence_threshold);
   if (auto release = input.find("deepspeed")) {
+    if (!runs_deepspeed_engine(name))
+      release->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (the DeepSpeed release their "
+                    "engine runs)");
     const auto parsed = release->is_string() ? parse_software_release(release->string()) : std::nullopt;
     if (!parsed)
       release->fail("a DeepSpeed release \"MAJOR.MINOR\" such as \"0.3\" (or deepspeed.__version__, \"0.3.15\")");

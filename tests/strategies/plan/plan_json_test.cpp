@@ -560,6 +560,8 @@ TEST_CASE("a plan names the DeepSpeed release it trains with; a bad one is one c
                  "expected a DeepSpeed release \"MAJOR.MINOR\"");
   check_rejected(with(base(), "framework", json{{"name", "fsdp"}, {"pytorch", "0.4"}}), "framework.pytorch",
                  "expected a PyTorch release");
+  check_rejected(with(base(), "framework", json{{"name", "fsdp"}, {"deepspeed", "0.3"}}), "framework.deepspeed",
+                 "no field outside \"deepspeed\" and \"megatron-deepspeed\"");
   const Plan whole = inputs.read(with(base(), "framework", json{{"name", "deepspeed"}, {"persistence_threshold", 0}}));
   CHECK(whole.framework.persistence_threshold == 0);
 }
