@@ -252,7 +252,7 @@ int run_search(const SearchOptions& options)
                      options.collective_algorithm + "'");
   apply_memory_options(options.memory_limit, options.workspace, problem);
   if (!options.pytorch.empty()) {
-    const auto release = parse_software_release(options.pytorch);
+    const auto release = parse_pytorch_release(options.pytorch);
     if (!release)
       throw InputError("--pytorch: expected a PyTorch release \"MAJOR.MINOR\" such as 2.1, got '" +
                        options.pytorch + "'");

@@ -38,4 +38,12 @@ std::optional<SoftwareRelease> parse_software_release(std::string_view text)
   return SoftwareRelease{*major, *minor};
 }
 
+std::optional<SoftwareRelease> parse_pytorch_release(std::string_view text)
+{
+  const auto release = parse_software_release(text);
+  if (!release || release->major == 0)
+    return std::nullopt;
+  return release;
+}
+
 } // namespace hetsim

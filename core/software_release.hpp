@@ -21,5 +21,7 @@ struct SoftwareRelease {
 /// "MAJOR.MINOR" (not 0.0), optionally followed by ".PATCH" and a local version ("2.1.0+cu121", as torch.__version__
 /// prints it); nullopt for anything else.
 std::optional<SoftwareRelease> parse_software_release(std::string_view text);
+/// The same for a PyTorch release, whose major number is never 0.
+std::optional<SoftwareRelease> parse_pytorch_release(std::string_view text);
 
 } // namespace hetsim

@@ -35,8 +35,10 @@ double multiprocessor_share(const GpuSpec& gpu, int channels);
 std::vector<double> collective_multiprocessor_shares(const Cluster& cluster, const std::vector<int>& devices,
                                                      const NcclEnvironment& environment = {});
 
-/// The most of a GPU's multiprocessors collectives in flight together take: NCCL's blocks are resident only
-/// where the multiprocessors have room, and the computation still runs.
+/// The most of a GPU's multiprocessors one collective takes: NCCL's blocks are resident only where the
+/// multiprocessors have room, and the computation still runs. In the replay, calls in flight together add their
+/// holds' weights (two of share s leave the compute (1 - s) / (1 + s)); the estimate counts the largest
+/// data-parallel one.
 inline constexpr double kMostMultiprocessorsTaken = 0.9;
 
 /// How long `compute_seconds` of work takes when, from its start, a collective holding `share` of the

@@ -223,15 +223,38 @@ std::vector<double> parameter_tensor_sizes(const Operator& op)
   return std::vector<double>(tensors, op.params / tensors);
 }
 
-int parameter_tensors_at_least(const Layer& layer, double min_elements)
+namespace {
+
+/// Calls `each(elements)` for every tensor of `layer` of `min_elements` or more per tensor-parallel rank.
+template <typename Each>
+void for_tensors_at_least(const Layer& layer, double min_elements, int tp, Each each)
+{
+  for (const Operator& op : layer.operators) {
+    const int ranks = op.split == TensorSplit::replicated ? 1 : std::max(1, tp);
+    for (double elements : parameter_tensor_sizes(op))
+      if (elements / ranks >= min_elements)
+        each(elements);
+  }
+}
+
+} // namespace
+
+int parameter_tensors_at_least(const Layer& layer, double min_elements, int tp)
 {
   if (layer.operators.empty())
     return layer.params > 0 ? std::max(1, layer.parameter_tensors) : 0;
   int count = 0;
-  for (const Operator& op : layer.operators)
-    for (double elements : parameter_tensor_sizes(op))
-      count += elements >= min_elements ? 1 : 0;
+  for_tensors_at_least(layer, min_elements, tp, [&](double) { ++count; });
   return count;
+}
+
+double parameter_elements_at_least(const Layer& layer, double min_elements, int tp)
+{
+  if (layer.operators.empty())
+    return layer.params;
+  double sum = 0;
+  for_tensors_at_least(layer, min_elements, tp, [&](double elements) { sum += elements; });
+  return sum;
 }
 
 } // namespace hetsim::models

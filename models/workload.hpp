@@ -54,9 +54,12 @@ void apply_operator_totals(Layer& layer);
 /// The element counts of `op`'s parameter tensors: a linear's weight and its bias of n elements, otherwise its
 /// parameters split evenly over its tensors (a norm's weight and bias).
 std::vector<double> parameter_tensor_sizes(const Operator& op);
-/// How many of `layer`'s parameter tensors hold `min_elements` or more: parameter_tensors when it has no
-/// operators to tell (a layer list's layer).
-int parameter_tensors_at_least(const Layer& layer, double min_elements);
+/// How many of `layer`'s parameter tensors hold `min_elements` or more on each of `tp` tensor-parallel ranks (a
+/// split operator's tensors hold 1/tp of theirs): parameter_tensors when it has no operators to tell (a layer
+/// list's layer).
+int parameter_tensors_at_least(const Layer& layer, double min_elements, int tp = 1);
+/// The elements (whole, not per rank) of those tensors: params when it has no operators.
+double parameter_elements_at_least(const Layer& layer, double min_elements, int tp = 1);
 
 struct Workload {
   std::string name;

@@ -135,6 +135,9 @@ Replayer::Replayer(const Platform& platform, const Schedule& schedule, const Rep
     const std::vector<double> shares = options.collective_compute_shares && beside_compute
                                            ? options.collective_compute_shares(collective)
                                            : std::vector<double>(collective.tasks.size(), 0.0);
+    if (shares.size() != collective.tasks.size())
+      throw InternalError("replay: collective " + std::to_string(c) + " got " + std::to_string(shares.size()) +
+                          " compute shares for " + std::to_string(collective.tasks.size()) + " members");
     for (std::size_t i = 0; i < collective.tasks.size(); ++i) {
       const int id      = collective.tasks[i];
       member_index_[id] = static_cast<int>(i);
@@ -335,7 +338,11 @@ std::vector<TaskTiming> Replayer::take_timings()
   } else {
     why = "a task ahead of it in its stream never ended";
   }
-  throw InternalError("replay deadlocked at t = " + std::to_string(sg4::Engine::get_clock()) + " s: " +
+  // The last task's end, not the clock: a member's hold on its GPU runs on past a deadlock.
+  double last_end_s = 0;
+  for (const TaskTiming& timing : timings_)
+    last_end_s = std::max(last_end_s, timing.end_s);
+  throw InternalError("replay deadlocked after t = " + std::to_string(last_end_s) + " s: " +
                       std::to_string(stuck) + " of " + std::to_string(ended_.size()) + " tasks never ended; " +
                       describe(schedule_, first_stuck) + ": " + why);
 }

@@ -386,9 +386,12 @@ private:
       const SyncSeconds synced = per_micro_batch_sync_seconds(s);
       const double serial      = synced.unprefetched;
       const double overlapped  = synced.all - serial;
-      // The compute beside the overlapped collectives runs on the multiprocessors they leave.
+      // The compute beside the overlapped collectives runs on the multiprocessors their kernels leave while they
+      // move bytes (the calls' software costs before them hold none, as in the replay).
       const double compute = steps.forward_s + steps.backward_s;
-      steps.backward_s += costmodel::contended_compute_seconds(compute, dp_compute_share(s), overlapped) - compute;
+      steps.backward_s += costmodel::contended_compute_seconds(compute, dp_compute_share(s),
+                                                               std::min(overlapped, synced.moving)) -
+                          compute;
       steps.backward_s = std::max(steps.backward_s, overlapped - steps.forward_s);
       steps.forward_s += serial / 2;
       steps.backward_s += serial / 2;
@@ -588,13 +591,16 @@ private:
   struct SyncSeconds {
     double all          = 0;
     double unprefetched = 0;
+    double moving       = 0; ///< of the prefetched part, the transfers: while NCCL's kernels run beside the compute
   };
   SyncSeconds per_micro_batch_sync_seconds(int s) const
   {
     if (plan_.dp == 1)
       return {};
-    if (sharding_)
-      return {sharded_sync_seconds(s), 0};
+    if (sharding_) {
+      const double seconds = sharded_sync_seconds(s);
+      return {seconds, 0, seconds};
+    }
     // Routed experts (ep > 1) are reduced apart, over the replicas that hold them (none when each is alone).
     const double experts = stage_expert_params(s);
     const double bytes   = (stage_params(s) - experts) * gradient_bytes_per_param();
@@ -607,7 +613,8 @@ private:
         if (experts > 0 && plan_.dp > plan_.ep)
           seconds += bucketed_seconds(expert_dp_group(s, t, 0), CollectiveOp::reduce_scatter,
                                       experts * gradient_bytes_per_param(), expert_end_slowdown_[s * plan_.tp + t], s);
-        worst.all = std::max(worst.all, seconds);
+        worst.all    = std::max(worst.all, seconds);
+        worst.moving = std::max(worst.moving, seconds);
         continue;
       }
       // ZeRO-3 goes layer by layer, as the lowering issues it: each layer's parameters gathered before its
@@ -616,7 +623,7 @@ private:
       SyncSeconds seconds;
       for (int l = plan_.stage_starts[s]; l < plan_.stage_end(s, layer_count()); ++l) { // one chunk with ZeRO-3
         const models::Layer& layer = workload_.layers[l];
-        const double params        = layer.params / plan_.tp;
+        const double params        = layer.params / plan_.tp * zero3_partitioned_share(layer, plan_);
         if (params <= 0)
           continue;
         const int calls       = zero3_calls(layer, plan_);
@@ -629,16 +636,20 @@ private:
                                     (lists ? costmodel::list_calls_seconds(cluster_, group, CollectiveOp::all_gather,
                                                                            calls, gathered)
                                            : 0));
-        seconds.all += gathers + transfer_seconds(group, CollectiveOp::reduce_scatter, reduced, slowdown) +
-                       call_seconds(group, CollectiveOp::reduce_scatter, calls, reduced) +
+        const double scatter = transfer_seconds(group, CollectiveOp::reduce_scatter, reduced, slowdown);
+        seconds.all += gathers + scatter + call_seconds(group, CollectiveOp::reduce_scatter, calls, reduced) +
                        (lists ? costmodel::list_calls_seconds(cluster_, group, CollectiveOp::reduce_scatter, calls,
                                                               reduced)
                               : 0);
+        seconds.moving += scatter;
         if (zero3_prefetch_layers(layer, plan_) == 0)
           seconds.unprefetched += gathers;
+        else
+          seconds.moving += 2 * transfer_seconds(group, CollectiveOp::all_gather, gathered, slowdown);
       }
       worst.all          = std::max(worst.all, seconds.all);
       worst.unprefetched = std::max(worst.unprefetched, seconds.unprefetched);
+      worst.moving       = std::max(worst.moving, seconds.moving);
     }
     return worst;
   }

@@ -211,14 +211,16 @@ private:
       return 0;
     if (sharding_)
       return plan_.layer_sharding[layer].sharded;
-    return zero3_ ? 1 : 0;
+    return zero3_ && zero3_partitioned_share(layers_[layer], plan_) > 0 ? 1 : 0;
   }
 
-  /// Bytes of one of those collectives: parameters gathered, or gradients reduce-scattered.
+  /// Bytes of one of those collectives: parameters gathered, or gradients reduce-scattered (ZeRO-3: of the
+  /// tensors it partitions).
   double sharded_collective_bytes(int layer, bool gradients = false) const
   {
     const double bytes = gradients ? layer_gradient_bytes(layer) : layer_param_bytes(layer);
-    return sharding_ ? bytes / plan_.layer_sharding[layer].slices : bytes;
+    return sharding_ ? bytes / plan_.layer_sharding[layer].slices
+                     : bytes * zero3_partitioned_share(layers_[layer], plan_);
   }
 
   /// Whether layers [first, first + count) have operators that selective recompute reruns.
@@ -1018,7 +1020,14 @@ int zero3_calls(const models::Layer& layer, const Plan& plan)
 {
   if (!plan.framework.gather_per_tensor)
     return 1;
-  return std::max(1, models::parameter_tensors_at_least(layer, plan.framework.persistence_threshold));
+  return std::max(1, models::parameter_tensors_at_least(layer, plan.framework.persistence_threshold, plan.tp));
+}
+
+double zero3_partitioned_share(const models::Layer& layer, const Plan& plan)
+{
+  if (layer.params <= 0)
+    return 0;
+  return models::parameter_elements_at_least(layer, plan.framework.persistence_threshold, plan.tp) / layer.params;
 }
 
 double tied_embedding_gradient_bytes(const std::vector<models::Layer>& layers, const Plan& plan)

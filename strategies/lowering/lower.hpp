@@ -47,6 +47,9 @@ Schedule lower_with_fold(const Plan& plan, const Problem& problem, std::shared_p
 /// gather_per_tensor one per parameter tensor the framework partitions (persistence_threshold elements or more),
 /// at least one; else one.
 int zero3_calls(const models::Layer& layer, const Plan& plan);
+/// The share of `layer`'s parameters ZeRO-3 partitions under `plan`'s framework: those of tensors at or above
+/// persistence_threshold, which its gathers and reduce-scatters move; the rest stay whole on every rank.
+double zero3_partitioned_share(const models::Layer& layer, const Plan& plan);
 /// Layers a ZeRO-3 gather of `layer` may run ahead of the compute: prefetch_params over the layer's parameters
 /// on a device (0 when the layer is larger: gathered only once the previous layer is done), or one without a
 /// prefetch size.

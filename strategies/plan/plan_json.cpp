@@ -17,6 +17,8 @@ namespace {
 
 /// Smaller gradient buckets would only multiply tasks.
 constexpr double kMinBucketBytes = 64 * 1024;
+/// The most elements a framework count of elements may name: DeepSpeed reads them as integers.
+constexpr double kMostElements = 1e15;
 
 std::string str(long long value)
 {
@@ -529,8 +531,8 @@ FrameworkSettings read_framework(const JsonInput& input)
                     "cuda_context_gib", "communicator_buffer_mib", "gemm_workspace_mib", "allocator_fragmentation",
                     "eager_modules", "autocast", "fp32_gradient_accumulation", "attention", "pytorch"});
   if (auto release = input.find("pytorch")) {
-    const auto parsed = release->is_string() ? parse_software_release(release->string()) : std::nullopt;
-    if (!parsed || parsed->major == 0)
+    const auto parsed = release->is_string() ? parse_pytorch_release(release->string()) : std::nullopt;
+    if (!parsed)
       release->fail("a PyTorch release \"MAJOR.MINOR\" such as \"2.1\" (or torch.__version__, \"2.1.0+cu121\")");
     settings.pytorch = *parsed;
   }
@@ -561,6 +563,8 @@ FrameworkSettings read_framework(const JsonInput& input)
   settings.prefetch_params      = input.non_negative_number_or("prefetch_params", settings.prefetch_params);
   settings.persistence_threshold =
       input.non_negative_number_or("persistence_threshold", settings.persistence_threshold);
+  if (settings.persistence_threshold > kMostElements) // DeepSpeed reads it as an int, the export writes one
+    input.at("persistence_threshold").fail("at most 1e15 elements");
   if (auto release = input.find("deepspeed")) {
     if (!runs_deepspeed_engine(name))
       release->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (the DeepSpeed release their "

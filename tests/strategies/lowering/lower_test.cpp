@@ -756,8 +756,16 @@ TEST_CASE("DeepSpeed's ZeRO-3 gathers tensor by tensor, and no further ahead tha
   CHECK(zero3_calls(gpt.layers[1], defaults) == 4);
   defaults.framework.persistence_threshold = 0;
   CHECK(zero3_calls(gpt.layers[1], defaults) == 12);
-  defaults.framework.persistence_threshold = 1e12; // none partitioned: still one call for the layer
-  CHECK(zero3_calls(gpt.layers[1], defaults) == 1);
+  CHECK(zero3_partitioned_share(gpt.layers[1], defaults) == 1);
+  defaults.framework.persistence_threshold = 1e5;
+  const double weights = zero3_partitioned_share(gpt.layers[1], defaults); // the biases and norms stay whole
+  CHECK(weights < 1);
+  CHECK(weights > 0.99);
+  defaults.framework.persistence_threshold = 1e12; // every tensor whole: nothing to gather
+  CHECK(zero3_partitioned_share(gpt.layers[1], defaults) == 0);
+  defaults.zero_stage = 3;
+  for (const Collective& c : lower(defaults, make_problem(cluster, gpt)).collectives)
+    CHECK((c.kind != TaskKind::all_gather && c.kind != TaskKind::reduce_scatter));
   // A prefetch of more layers than an int counts is all of them, not an overflow (a crash in the lowering; 1e15
   // over a layer of 0.01 parameters did it).
   defaults.framework.prefetch_params = 1e300;
