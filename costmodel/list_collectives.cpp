@@ -24,10 +24,14 @@ double list_calls_seconds(const Cluster& cluster, const std::vector<int>& device
 {
   if (calls <= 0 || devices.empty())
     return 0;
-  const int ranks = static_cast<int>(devices.size());
-  double slowest  = 0;
+  const int ranks       = static_cast<int>(devices.size());
+  double slowest        = 0;
+  const GpuSpec* priced = nullptr; // a group is mostly one GPU type: price each run of it once
   for (int device : devices) {
     const GpuSpec& gpu = cluster.gpu_of(device);
+    if (&gpu == priced)
+      continue;
+    priced  = &gpu;
     slowest = std::max(slowest, list_collective_seconds(gpu, kernel_constants(gpu), op, ranks, bytes / calls));
   }
   return calls * slowest;

@@ -33,6 +33,10 @@ public:
     for (int s = 0; s < plan.pp; ++s) {
       const std::vector<double> stage = data_parallel_slowdowns(s, s + 1, false);
       stage_slowdown_.insert(stage_slowdown_.end(), stage.begin(), stage.end());
+      for (int t = 0; t < plan.tp; ++t) {
+        const auto shares = costmodel::collective_multiprocessor_shares(cluster_, dp_group(s, t), plan.nccl);
+        group_share_.push_back(shares.empty() ? 0 : *std::max_element(shares.begin(), shares.end()));
+      }
     }
     time_boundaries();
   }
@@ -237,19 +241,11 @@ private:
   }
 
   /// The largest share of a GPU that stage `s`'s data-parallel collectives hold on any of their members while
-  /// they run (costmodel::collective_multiprocessor_share): what the compute beside them loses.
+  /// they run (group_share_): what the compute beside them loses.
   double dp_compute_share(int s) const
   {
-    double most = 0;
-    for (int t = 0; t < plan_.tp; ++t)
-      most = std::max(most, largest_compute_share(dp_group(s, t)));
-    return most;
-  }
-
-  double largest_compute_share(const std::vector<int>& group) const
-  {
-    const auto shares = costmodel::collective_multiprocessor_shares(cluster_, group, plan_.nccl);
-    return shares.empty() ? 0 : *std::max_element(shares.begin(), shares.end());
+    const auto first = group_share_.begin() + static_cast<std::ptrdiff_t>(s) * plan_.tp;
+    return *std::max_element(first, first + plan_.tp);
   }
 
   /// One replica's pipeline: when each of its stages ends its last backward.
@@ -750,8 +746,8 @@ private:
     const double last        = bucketed_seconds(group, op, std::min(bytes, plan_.gradient_bucket_bytes()), slowdown, s);
     const double overlapping = overlappable_backward_seconds(s, t);
     const double beside      = std::min(std::max(0.0, reduce - last), overlapping);
-    const double slower      = costmodel::contended_compute_seconds(overlapping, largest_compute_share(group), beside) -
-                          overlapping;
+    const double share       = group_share_[s * plan_.tp + t];
+    const double slower      = costmodel::contended_compute_seconds(overlapping, share, beside) - overlapping;
     return slower + std::max(last, reduce - overlapping - slower) + gather;
   }
 
@@ -818,6 +814,9 @@ private:
   std::vector<double> end_slowdown_;   ///< [s * tp + t]: every data-parallel group at once
   std::vector<double> expert_end_slowdown_; ///< [s * tp + t]: every experts' gradient group at once
   std::vector<double> stage_slowdown_; ///< [s * tp + t]: the groups of one stage at once
+  /// [s * tp + t]: the largest share of its GPU the group's collectives hold on a member
+  /// (costmodel::collective_multiprocessor_shares)
+  std::vector<double> group_share_;
   /// One micro-batch's transfer over a boundary, the slowest TP rank's.
   struct Transfer {
     double seconds     = 0; ///< with the other replicas crossing the boundary at once
