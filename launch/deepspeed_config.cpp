@@ -121,6 +121,8 @@ nlohmann::json deepspeed_engine_config(const ExportInputs& inputs)
     zero["stage3_prefetch_bucket_size"] = std::llround(framework.prefetch_params);
   if (plan.zero_stage == 3) // the tensors left whole on every rank, as simulated
     zero["stage3_param_persistence_threshold"] = std::llround(framework.persistence_threshold);
+  if (plan.zero_stage == 3 && framework.max_reuse_distance) // when a recomputed tensor is gathered again
+    zero["stage3_max_reuse_distance"] = std::llround(*framework.max_reuse_distance);
   config["zero_optimization"] = zero;
 
   if (plan.recompute) // every block recomputed from its input; checkpoints kept whole on their GPU

@@ -627,11 +627,15 @@ private:
         const double reduced  = params * gradient_bytes_per_param();
         // DeepSpeed before 0.6 calls each through torch.distributed's list API (costmodel/list_collectives.hpp).
         const bool lists      = zero3_list_collectives(plan_.framework);
-        const double gathers  = 2 * (transfer_seconds(group, CollectiveOp::all_gather, gathered, slowdown) +
-                                    call_seconds(group, CollectiveOp::all_gather, calls, gathered) +
-                                    (lists ? costmodel::list_calls_seconds(cluster_, group, CollectiveOp::all_gather,
-                                                                           calls, gathered)
-                                           : 0));
+        const auto gather     = [&](int n, double moved) {
+          return transfer_seconds(group, CollectiveOp::all_gather, moved, slowdown) +
+                 call_seconds(group, CollectiveOp::all_gather, n, moved) +
+                 (lists ? costmodel::list_calls_seconds(cluster_, group, CollectiveOp::all_gather, n, moved) : 0);
+        };
+        // Before the backward, with what the recompute's gather released (zero3_backward_regather).
+        const Zero3Regather again = zero3_backward_regather(layer, plan_);
+        const double regathered   = layer.params / plan_.tp * again.share * dtype_bytes(plan_.dtype);
+        const double gathers      = gather(calls, gathered) + gather(calls + again.calls, gathered + regathered);
         const double scatter = transfer_seconds(group, CollectiveOp::reduce_scatter, reduced, slowdown);
         seconds.all += gathers + scatter + call_seconds(group, CollectiveOp::reduce_scatter, calls, reduced) +
                        (lists ? costmodel::list_calls_seconds(cluster_, group, CollectiveOp::reduce_scatter, calls,
@@ -641,7 +645,8 @@ private:
         if (zero3_prefetch_layers(layer, plan_) == 0)
           seconds.unprefetched += gathers;
         else
-          seconds.moving += 2 * transfer_seconds(group, CollectiveOp::all_gather, gathered, slowdown);
+          seconds.moving += transfer_seconds(group, CollectiveOp::all_gather, gathered, slowdown) +
+                            transfer_seconds(group, CollectiveOp::all_gather, gathered + regathered, slowdown);
       }
       worst.all          = std::max(worst.all, seconds.all);
       worst.unprefetched = std::max(worst.unprefetched, seconds.unprefetched);

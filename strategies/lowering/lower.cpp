@@ -613,17 +613,22 @@ private:
   /// (ordered only by that stream); returns the last gather.
   int add_gather(int layer, int micro_batch, bool backward, int after = -1)
   {
+    // What the recompute's gather released before the backward comes again with the backward's (zero3 only).
+    const Zero3Regather again =
+        backward && zero3_ && !sharding_ ? zero3_backward_regather(layers_[layer], plan_) : Zero3Regather{};
     int last = -1;
     for (int slice = 0; slice < sharded_collectives(layer); ++slice) {
       Task task        = make_task(TaskKind::all_gather, Stream::data_parallel, micro_batch, backward);
       task.first_layer = layer;
       task.layer_count = 1;
       task.piece       = slice;
-      task.bytes       = sharded_collective_bytes(layer);
+      task.bytes       = sharded_collective_bytes(layer) + layer_param_bytes(layer) * again.share;
       if (after >= 0)
         task.deps = {after};
       last             = add_dp_collective(std::move(task));
-      set_library_calls(schedule_.collectives[schedule_.tasks[last].collective], layer);
+      Collective& collective = schedule_.collectives[schedule_.tasks[last].collective];
+      set_library_calls(collective, layer);
+      collective.calls += again.calls;
     }
     return last;
   }
@@ -1021,6 +1026,32 @@ int zero3_calls(const models::Layer& layer, const Plan& plan)
   if (!plan.framework.gather_per_tensor)
     return 1;
   return std::max(1, models::parameter_tensors_at_least(layer, plan.framework.persistence_threshold, plan.tp));
+}
+
+Zero3Regather zero3_backward_regather(const models::Layer& layer, const Plan& plan)
+{
+  const std::optional<double>& limit = plan.framework.max_reuse_distance;
+  if (!plan.recompute || !limit || layer.params <= 0)
+    return {};
+  // DeepSpeed sums the elements of the modules used between two uses of a tensor, per tensor-parallel rank
+  // (partitioned_param_coordinator.py, __params_to_release; stage3.py:236-284 at v0.3.15): a module's recompute
+  // is followed by the recompute of the modules after it, then by their backward, then by its own backward.
+  Zero3Regather regather;
+  double regathered = 0, after = 0;
+  for (auto op = layer.operators.rbegin(); op != layer.operators.rend(); ++op) {
+    const int ranks = op->split == models::TensorSplit::replicated ? 1 : std::max(1, plan.tp);
+    if (2 * after >= *limit)
+      for (double elements : models::parameter_tensor_sizes(*op))
+        if (elements / ranks >= plan.framework.persistence_threshold) {
+          ++regather.calls;
+          regathered += elements;
+        }
+    after += op->params / ranks;
+  }
+  if (!plan.framework.gather_per_tensor)
+    regather.calls = regather.calls > 0 ? 1 : 0;
+  regather.share = regathered / layer.params;
+  return regather;
 }
 
 double zero3_partitioned_share(const models::Layer& layer, const Plan& plan)

@@ -50,6 +50,15 @@ int zero3_calls(const models::Layer& layer, const Plan& plan);
 /// The share of `layer`'s parameters ZeRO-3 partitions under `plan`'s framework: those of tensors at or above
 /// persistence_threshold, which its gathers and reduce-scatters move; the rest stay whole on every rank.
 double zero3_partitioned_share(const models::Layer& layer, const Plan& plan);
+/// What a ZeRO-3 gather of `layer` before its backward adds under full recompute: the tensors the framework
+/// released after gathering them for the recompute (FrameworkSettings::max_reuse_distance) and gathers again for
+/// their backward: its partitioned tensors after which, in the recompute and then in the backward, at least that
+/// many parameters are used. `share` of the layer's parameters, in `calls` library calls (as zero3_calls counts).
+struct Zero3Regather {
+  int calls    = 0;
+  double share = 0;
+};
+Zero3Regather zero3_backward_regather(const models::Layer& layer, const Plan& plan);
 /// Layers a ZeRO-3 gather of `layer` may run ahead of the compute: prefetch_params over the layer's parameters
 /// on a device (0 when the layer is larger: gathered only once the previous layer is done), or one without a
 /// prefetch size.

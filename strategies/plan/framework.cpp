@@ -31,6 +31,7 @@ FrameworkSettings framework_defaults(Framework framework)
     s.gather_per_tensor        = true;
     s.prefetch_params          = 5e7;
     s.persistence_threshold    = 1e5;
+    s.max_reuse_distance       = 1e9;
     s.eager_modules            = true;
     s.sends_attention_mask     = true;
     break;

@@ -59,6 +59,12 @@ struct FrameworkSettings {
   /// ZeRO-3 leaves parameter tensors of fewer elements than this whole on every rank: they are neither gathered
   /// nor counted among a layer's calls (DeepSpeed's stage3_param_persistence_threshold). 0: every tensor.
   double persistence_threshold = 0;
+  /// With full recompute, ZeRO-3 keeps a tensor gathered for a layer's recompute until its backward only while
+  /// fewer than this many parameters are used between the two (the rest of the layer's recompute, then the
+  /// backward of the modules after it); otherwise it releases the tensor and gathers it again (DeepSpeed's
+  /// stage3_max_reuse_distance, whose 0 regathers every one; zero3_backward_regather). Unset: kept, as FSDP gathers
+  /// a block once for its recompute and backward.
+  std::optional<double> max_reuse_distance;
   /// The DeepSpeed release the run trains with; not given: one that gathers through flat tensors (0.6 and later).
   /// Before 0.6, ZeRO-3 gathers and reduce-scatters each tensor through torch.distributed's list API
   /// (zero3_list_collectives, costmodel/list_collectives.hpp).

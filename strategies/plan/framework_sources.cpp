@@ -172,6 +172,19 @@ constexpr auto kSources = std::to_array<SettingSource>({
     {"persistence_threshold", MD, kDeepSpeedEarlierRelease, "deepspeed/runtime/zero/config.py", 214,
      "param_persistence_threshold: int = Field(pp_int(1e5), ge=0, alias=\"stage3_param_persistence_threshold\")",
      "DeepSpeed's ZeRO-3, as under deepspeed"},
+    // max_reuse_distance
+    {"max_reuse_distance", M, kMegatronRelease, "megatron/core/distributed/custom_fsdp/param_and_grad_buffer.py",
+     1066, "class ParamAndGradBuffer:", "unset: Megatron FSDP gathers a bucket once for its recompute and backward"},
+    {"max_reuse_distance", D, kDeepSpeedEarlierRelease, "deepspeed/runtime/zero/config.py", 237,
+     "max_reuse_distance: int = Field(pp_int(1e9), ge=0, alias=\"stage3_max_reuse_distance\")",
+     "a tensor is released after its recompute unless fewer than 1e9 elements are used before its backward "
+     "(partitioned_param_coordinator.py, __params_to_release); the same default at v0.3.15 (zero/constants.py:101)"},
+    {"max_reuse_distance", F, kPyTorchFsdpRelease, "torch/distributed/fsdp/fully_sharded_data_parallel.py", 329,
+     "backward_prefetch: Optional[BackwardPrefetch] = BackwardPrefetch.BACKWARD_PRE,",
+     "unset: a block's backward pre-hook gathers it once, for its recompute and its backward"},
+    {"max_reuse_distance", MD, kDeepSpeedEarlierRelease, "deepspeed/runtime/zero/config.py", 237,
+     "max_reuse_distance: int = Field(pp_int(1e9), ge=0, alias=\"stage3_max_reuse_distance\")",
+     "DeepSpeed's ZeRO-3, as under deepspeed"},
     // eager_modules
     {"eager_modules", M, kMegatronRelease, "megatron/core/fusions/fused_bias_gelu.py", 17,
      "def bias_gelu(bias, y):",

@@ -527,7 +527,7 @@ FrameworkSettings read_framework(const JsonInput& input)
   input.allow_only({"name", "fp32_gradient_reduction", "bucket_params", "reduce_during_backward",
                     "buckets_first_chunk_only", "tied_embedding_all_reduce", "scatter_gather_sends",
                     "sends_attention_mask", "partitioned_sends", "blocking_sends",
-                    "gather_per_tensor", "prefetch_params", "persistence_threshold", "deepspeed",
+                    "gather_per_tensor", "prefetch_params", "persistence_threshold", "max_reuse_distance", "deepspeed",
                     "cuda_context_gib", "communicator_buffer_mib", "gemm_workspace_mib", "allocator_fragmentation",
                     "eager_modules", "autocast", "fp32_gradient_accumulation", "attention", "pytorch"});
   if (auto release = input.find("pytorch")) {
@@ -565,6 +565,14 @@ FrameworkSettings read_framework(const JsonInput& input)
       input.non_negative_number_or("persistence_threshold", settings.persistence_threshold);
   if (settings.persistence_threshold > kMostElements) // DeepSpeed reads it as an int, the export writes one
     input.at("persistence_threshold").fail("at most 1e15 elements");
+  if (auto distance = input.find("max_reuse_distance")) {
+    if (!runs_deepspeed_engine(name))
+      distance->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (DeepSpeed's "
+                     "stage3_max_reuse_distance)");
+    settings.max_reuse_distance = distance->non_negative_number();
+    if (*settings.max_reuse_distance > kMostElements) // DeepSpeed reads it as an int, the export writes one
+      distance->fail("at most 1e15 elements");
+  }
   if (auto release = input.find("deepspeed")) {
     if (!runs_deepspeed_engine(name))
       release->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (the DeepSpeed release their "
@@ -617,6 +625,8 @@ nlohmann::json framework_json(const FrameworkSettings& s)
     json["fp32_gradient_reduction"] = *s.fp32_gradient_reduction;
   if (s.fp32_gradient_accumulation)
     json["fp32_gradient_accumulation"] = *s.fp32_gradient_accumulation;
+  if (s.max_reuse_distance)
+    json["max_reuse_distance"] = *s.max_reuse_distance;
   if (s.attention)
     json["attention"] = models::attention_kernel_name(*s.attention);
   if (s.pytorch.given())

@@ -50,6 +50,8 @@ TEST_CASE("the DeepSpeed configuration: batch sizes that multiply out, precision
         static_cast<long long>(c.plan.framework.prefetch_params));
   CHECK(config["zero_optimization"]["stage3_param_persistence_threshold"] ==
         static_cast<long long>(c.plan.framework.persistence_threshold));
+  CHECK(config["zero_optimization"]["stage3_max_reuse_distance"] ==
+        static_cast<long long>(*c.plan.framework.max_reuse_distance));
   CHECK(config.contains("activation_checkpointing"));
   CHECK(!config.contains("pipeline"));
 }

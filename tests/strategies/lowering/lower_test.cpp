@@ -772,6 +772,52 @@ TEST_CASE("DeepSpeed's ZeRO-3 gathers tensor by tensor, and no further ahead tha
   CHECK(zero3_prefetch_layers(gpt.layers[1], defaults) == 1 << 30);
 }
 
+TEST_CASE("DeepSpeed's ZeRO-3 gathers again for the backward what it released after the recompute")
+{
+  const models::Workload gpt = models::build_transformer(models::testing::gpt_shape(4, 1024, 16, 1000, 64));
+  const Cluster cluster      = make_cluster(1, 4);
+  const models::Layer& block = gpt.layers[1];
+  const double h             = 1024;
+  Plan plan                  = make_plan(cluster, gpt, 1, 1, 4, 1, 1);
+  plan.zero_stage            = 3;
+  plan.recompute             = true;
+  plan.framework             = framework_defaults(Framework::deepspeed);
+  // Between a block's recompute and its backward, DeepSpeed's 1e9 elements are far more than a 12.6 M block.
+  CHECK(zero3_backward_regather(block, plan).calls == 0);
+  // 12 M: the q/k/v and output projections see the two 4h² projections after them twice (16.8 M) and are
+  // released; the first MLP projection sees the last one twice (8.4 M) and is kept, as is the last one.
+  plan.framework.max_reuse_distance = 12e6;
+  const Zero3Regather two = zero3_backward_regather(block, plan);
+  CHECK(two.calls == 2);
+  CHECK(two.share == doctest::Approx(4 * h * h / block.params).epsilon(1e-3)); // their weights; biases stay whole
+  plan.framework.max_reuse_distance = 0; // DeepSpeed's 0 releases every tensor after each use
+  CHECK(zero3_backward_regather(block, plan).calls == 4);
+  CHECK(zero3_backward_regather(block, plan).share == doctest::Approx(zero3_partitioned_share(block, plan)));
+  // Without full recompute the backward gathers once anyway; FSDP gathers a block once for both.
+  plan.recompute = false;
+  CHECK(zero3_backward_regather(block, plan).calls == 0);
+  plan.recompute = true;
+  plan.framework = framework_defaults(Framework::fsdp);
+  CHECK(zero3_backward_regather(block, plan).calls == 0);
+
+  // The lowering adds them to each block's backward gather: its calls and bytes beyond the forward's.
+  plan.framework                    = framework_defaults(Framework::deepspeed);
+  plan.framework.max_reuse_distance = 12e6;
+  const Schedule schedule           = lower(plan, make_problem(cluster, gpt));
+  CHECK(replay_problem(schedule) == "");
+  int checked = 0;
+  for (const Collective& c : schedule.collectives) {
+    const Task& gather = schedule.tasks[c.tasks.front()];
+    if (c.kind != TaskKind::all_gather || gpt.layers[gather.first_layer].kind != "transformer")
+      continue;
+    const double forward = zero3_partitioned_share(block, plan) * block.params * 2; // fp16 bytes
+    CHECK(c.calls == (gather.backward ? 6 : 4));
+    CHECK(gather.bytes == doctest::Approx(gather.backward ? forward + two.share * block.params * 2 : forward));
+    ++checked;
+  }
+  CHECK(checked == 4 * 2); // each block's gather before its forward and before its backward, one micro-batch
+}
+
 TEST_CASE("blocking sends: a device's next computation waits for its previous send")
 {
   // 1F1B over 3 stages, 4 micro-batches: every send but each device's last is followed by a computation.

@@ -238,6 +238,17 @@ TEST_CASE("row persistence_threshold: DeepSpeed keeps tensors under 1e5 elements
   CHECK(megatron.persistence_threshold == 0);
 }
 
+TEST_CASE("row max_reuse_distance: DeepSpeed regathers a recomputed tensor 1e9 elements from its backward")
+{
+  CHECK(says("max_reuse_distance", Framework::deepspeed, "pp_int(1e9)"));
+  CHECK(deepspeed.max_reuse_distance == 1e9);
+  CHECK(says("max_reuse_distance", Framework::megatron_deepspeed, "pp_int(1e9)"));
+  CHECK(mds.max_reuse_distance == 1e9);
+  CHECK(says("max_reuse_distance", Framework::fsdp, "BACKWARD_PRE"));
+  CHECK_FALSE(fsdp.max_reuse_distance);
+  CHECK_FALSE(megatron.max_reuse_distance);
+}
+
 TEST_CASE("row gather_per_tensor and prefetch_params: DeepSpeed fetches modules 5e7 ahead; FSDP one flat "
           "parameter a block ahead")
 {

@@ -564,4 +564,14 @@ TEST_CASE("a plan names the DeepSpeed release it trains with; a bad one is one c
                  "no field outside \"deepspeed\" and \"megatron-deepspeed\"");
   const Plan whole = inputs.read(with(base(), "framework", json{{"name", "deepspeed"}, {"persistence_threshold", 0}}));
   CHECK(whole.framework.persistence_threshold == 0);
+  // DeepSpeed's stage3_max_reuse_distance: 0 is DeepSpeed's "release after every use", not "unset".
+  const Plan eager = inputs.read(with(base(), "framework", json{{"name", "deepspeed"}, {"max_reuse_distance", 0}}));
+  REQUIRE(eager.framework.max_reuse_distance);
+  CHECK(*eager.framework.max_reuse_distance == 0);
+  CHECK(plan_to_json(eager)["framework"]["max_reuse_distance"] == 0);
+  CHECK(inputs.read(plan_to_json(eager)) == eager);
+  check_rejected(with(base(), "framework", json{{"name", "fsdp"}, {"max_reuse_distance", 1e9}}),
+                 "framework.max_reuse_distance", "no field outside \"deepspeed\" and \"megatron-deepspeed\"");
+  check_rejected(with(base(), "framework", json{{"name", "deepspeed"}, {"max_reuse_distance", 1e16}}),
+                 "framework.max_reuse_distance", "at most 1e15 elements");
 }
