@@ -54,8 +54,8 @@ double causal_imbalance(const GpuSpec& gpu, double rows, double tiles)
 
 // The ceilings are the fraction of dense tensor-core peak that cuBLAS reaches on large fp16 products: about 0.8
 // on the A100 (Bekman's maximum achievable matmul table, ml-engineering: 271 of 312 TFLOP/s at its best shape,
-// a few percent less on ordinary ones), 0.67 on the V100 (below); lower on T4, which clocks down under its 70 W
-// cap (unmeasured); 0.83 on Hopper (below). Memory efficiency: STREAM-like
+// a few percent less on ordinary ones), 0.67 on the V100 (below); 0.37 on the T4, which clocks down under its
+// 70 W cap (below); 0.83 on Hopper (below). Memory efficiency: STREAM-like
 // copies reach 85-90% of datasheet bandwidth (BabelStream on V100 and A100). Tiles: cuBLAS' usual
 // 128 x 128 thread-block tile on Volta and Turing, 256 x 128 on Ampere and Hopper. Launch gap: a few
 // microseconds between dependent kernels on one stream; host dispatch: eager PyTorch spends on the order of
@@ -91,7 +91,11 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     // (chsasank/device-benchmarks): 0.67, where 0.8 had been carried over from the A100.
     c.gemm_ceiling = 0.67;
   } else if (n.starts_with("T4")) {
-    c.gemm_ceiling = 0.55;
+    // cuBLAS' fp16 GEMM of 4096 x 4096 x 4096 run 100 times on a T4: about 24 TFLOP/s of 65, the 70 W cap
+    // clocking it down, "expected behavior for approximately continuous matrix multiply operations on a T4"
+    // (NVIDIA Developer Forums, "About GPU peak performance", topic 264462): 0.37. A training step's products
+    // run back to back, as that loop's; a short burst reaches about 42 (chsasank-style torch.matmul maxima).
+    c.gemm_ceiling = 0.37;
     c.unvectorized_bytes_per_sm_s = kUnvectorizedBytesPerSmCycle * 1.59e9;
     // Device-to-device copies reach 240 of 320 GB/s on the T4's GDDR6 (CUDA's bandwidthTest and a torch copy,
     // both 240): 0.75, against HBM parts' 0.85.

@@ -74,10 +74,12 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
             "unvectorized elementwise rate is Hopper's per SM and cycle at its clock"};
   if (n.starts_with("V100"))
     return {ConstantsOrigin::carried, 0.25, 0.45,
-            "its GEMM ceiling from published cuBLAS benchmarks, the rest another generation's; no step checked"};
+            "its GEMM ceiling from published cuBLAS benchmarks, the rest another generation's; steps checked only "
+            "beside T4s (AMP's mixed cluster, experiments/amp_measured)"};
   if (n.starts_with("T4"))
     return {ConstantsOrigin::carried, 0.25, 0.45,
-            "its memory efficiency from published copies, the rest another generation's; no step checked"};
+            "its GEMM ceiling from a published power-capped cuBLAS run and its memory efficiency from published "
+            "copies, the rest another generation's; AMP's measured steps (experiments/amp_measured)"};
   if (gpu.compute_capability > 0)
     return {ConstantsOrigin::carried, 0.25, 0.45,
             "another generation's fractions of peak applied to this GPU's datasheet; unmeasured here"};
