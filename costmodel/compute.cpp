@@ -123,7 +123,7 @@ double ComputeModel::selective_recompute_seconds(const GpuSpec& gpu, const model
   for (int l = first; l < end; ++l)
     for (const models::Operator& op : workload.layers[l].operators)
       if (op.selectively_recomputed)
-        rerun.push_back(op);
+        rerun.push_back(op.selective_rerun());
   if (rerun.empty())
     return 0;
   return operators_seconds(gpu, constants(gpu, workload), rerun, tp, samples, dtype, false, sequence_parallel);

@@ -357,8 +357,13 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
     args.push_back({"--recompute-method", "uniform"});
     add(args, "--recompute-num-layers", 1);
   }
-  if (plan.selective_recompute) // core attention rerun in backward (Megatron's default selective module)
+  if (plan.selective_recompute) { // core attention rerun in backward (Megatron's default selective module)
+    if (plan.framework.selective != models::SelectivePolicy::core_attention)
+      refuse_plan_field(inputs, "framework.selective",
+                        "\"core_attn\" with selective recompute: Megatron-LM reruns its core attention, not "
+                        "torchtitan's op-level policy the plan was simulated with");
     args.push_back({"--recompute-granularity", "selective"});
+  }
   add_data_parallel(args, inputs);
 
   // Blocks per model chunk: per stage, or per virtual stage in pipeline order (Megatron-Core reads a layout of

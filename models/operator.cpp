@@ -160,8 +160,8 @@ void apply_operator_totals(Layer& layer)
     layer.forward_flops_per_sample += op.flops_per_sample();
     layer.saved_activation_bytes_per_sample += op.saved_bytes_per_sample;
     layer.selective_saved_bytes_per_sample +=
-        op.selectively_recomputed ? op.selective_saved_bytes_per_sample : op.saved_bytes_per_sample;
-    layer.selective_recompute_flops_per_sample += op.selectively_recomputed ? op.flops_per_sample() : 0;
+        op.selective_saved_bytes_per_sample.value_or(op.selectively_recomputed ? 0 : op.saved_bytes_per_sample);
+    layer.selective_recompute_flops_per_sample += op.selectively_recomputed ? op.selective_rerun().flops_per_sample() : 0;
     // A column-parallel product keeps its input, the whole activation every member was given.
     if (op.split == TensorSplit::replicated || (op.kind == OperatorKind::linear && op.split == TensorSplit::columns))
       layer.replicated_saved_bytes_per_sample += op.saved_bytes_per_sample;
@@ -211,6 +211,19 @@ std::vector<OperatorGroup> communication_groups(const std::vector<Operator>& ops
     groups.pop_back();
   }
   return groups;
+}
+
+Operator Operator::selective_rerun() const
+{
+  if (selective_rerun_width <= 0 || n <= 0)
+    return *this;
+  Operator part = *this; // the products it reruns, each one launch
+  const double share  = selective_rerun_width / n;
+  part.n              = selective_rerun_width;
+  part.params         = params * share;
+  part.launches_forward = part.launches_backward = 0;
+  part.call_widths.clear();
+  return part;
 }
 
 std::vector<double> parameter_tensor_sizes(const Operator& op)

@@ -4,6 +4,7 @@
 
 #include "models/attention_kernel.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,11 +75,18 @@ struct Operator {
   /// elementwise_kernel). The multiprocessors, not the memory, set their pace (costmodel/kernel_time.hpp).
   /// Forward and backward apart: a mixed-dtype sum's gradient is a cast down, which loads in vectors.
   double unvectorized_share_forward = 0, unvectorized_share_backward = 0;
-  /// Megatron's selective recompute (Korthikanti et al. 2022, sec. 5) reruns this operator's forward in backward
-  /// rather than keep what it saves: the sequence x sequence part of non-fused attention...
+  /// Under selective recompute (models/selective_recompute.hpp) its backward reruns its forward first, rather
+  /// than keep what it saves: under Megatron's policy the sequence x sequence part of non-fused attention...
   bool selectively_recomputed = false;
-  /// ...keeping only this much of saved_bytes_per_sample (the Q, K or V the rerun starts from).
-  double selective_saved_bytes_per_sample = 0;
+  /// ...and what it keeps for backward then (Megatron's: the Q, K or V the rerun starts from; torchtitan's: a
+  /// kept product's output). Unset: saved_bytes_per_sample when it is not rerun, nothing when it is.
+  std::optional<double> selective_saved_bytes_per_sample;
+  /// A rerun product that reruns only some of the products it calls apart: the output width of those (k of q,
+  /// k and v under torchtitan's policy); 0: all of it.
+  double selective_rerun_width = 0;
+  /// A linear operator that eager PyTorch calls as separate products (q, k and v in most families): the output
+  /// width of each, in order; empty: one product of width n.
+  std::vector<double> call_widths;
   /// Fused attention: its keys and values over the whole sequence, 16-bit per sample. Under context
   /// parallelism they pass round the group's ring while the kernel runs (ring attention), and their gradients
   /// back round it in backward.
@@ -91,6 +99,8 @@ struct Operator {
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;
+  /// What a selective backward reruns of it: itself, or its products of selective_rerun_width.
+  Operator selective_rerun() const;
   /// Of its backward's FLOPs, the weight gradient's (a linear operator's: its forward's again), which a
   /// zero-bubble schedule runs apart from the rest.
   double weight_gradient_flops_per_sample() const

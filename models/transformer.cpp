@@ -383,6 +383,8 @@ std::vector<Operator> attention_operators(const TransformerShape& shape)
       shape.family == "gpt2" || shape.family == "gpt_neox" || shape.family == "falcon" || shape.family == "mpt" ||
       shape.family == "bloom";
   make_eager_linear(qkv, shape, one_module ? 1 : 3, true);
+  if (shape.eager && !one_module)
+    qkv.call_widths = {d.q, d.kv, d.kv};
   ops.push_back(qkv);
   if (shape.qk_norm)
     ops.push_back(qk_norm(shape, d.q + d.kv));
@@ -601,23 +603,37 @@ Layer embedding_layer(const TransformerShape& shape)
   return layer_of("embedding", "embedding", std::move(ops), r * d.s * d.h);
 }
 
+/// `ops` recomputed as the shape's selective policy says, for a layer whose input is `input_bytes` per sample
+/// (core_attention: as the operators were built).
+std::vector<Operator> under_selective_policy(const TransformerShape& shape, std::vector<Operator> ops,
+                                             double input_bytes)
+{
+  if (shape.selective == SelectivePolicy::every_other_product)
+    keep_every_other_product(ops, input_bytes);
+  return ops;
+}
+
 Layer block_layer(const TransformerShape& shape, int index)
 {
   const Dims d = dims_of(shape);
   std::vector<Operator> ops = attention_half(shape);
   for (Operator& op : mlp_half(shape, index))
     ops.push_back(std::move(op));
-  return layer_of("block." + std::to_string(index), "transformer", std::move(ops), stream_bytes(shape) * d.s * d.h);
+  const double boundary = stream_bytes(shape) * d.s * d.h;
+  return layer_of("block." + std::to_string(index), "transformer",
+                  under_selective_policy(shape, std::move(ops), boundary), boundary);
 }
 
-/// A block as its attention and MLP halves, each with its norms; the operators are block_layer's.
+/// A block as its attention and MLP halves, each with its norms; the operators are block_layer's. Under
+/// torchtitan's policy each half counts its own products, as a checkpoint of each would.
 std::pair<Layer, Layer> split_block_layers(const TransformerShape& shape, int index)
 {
   const Dims d           = dims_of(shape);
   const std::string name = "block." + std::to_string(index);
   const double boundary   = stream_bytes(shape) * d.s * d.h;
-  return {layer_of(name + ".attention", "attention", attention_half(shape), boundary),
-          layer_of(name + ".mlp", "mlp", mlp_half(shape, index), boundary)};
+  return {layer_of(name + ".attention", "attention", under_selective_policy(shape, attention_half(shape), boundary),
+                   boundary),
+          layer_of(name + ".mlp", "mlp", under_selective_policy(shape, mlp_half(shape, index), boundary), boundary)};
 }
 
 /// Megatron's vocabulary-parallel cross entropy in fp32: the 16-bit logits read and cast (6sv), the max

@@ -3,6 +3,7 @@
 
 #include "models/attention_kernel.hpp"
 #include "models/loss_kernel.hpp"
+#include "models/selective_recompute.hpp"
 
 #include <numeric>
 #include <string>
@@ -104,6 +105,8 @@ struct TransformerShape {
   /// fp32, products cast their inputs to 16-bit (each caller its own copy), and autocast's fp32 operations
   /// (pow, so all of gelu_new; log_softmax) run and keep fp32.
   bool autocast = false;
+  /// What a block keeps under selective recompute and reruns (the plan's framework's policy).
+  SelectivePolicy selective = SelectivePolicy::core_attention;
   /// Each block as two layers, "block.i.attention" (with the first norm) and "block.i.mlp" (with the second),
   /// so that per-layer decisions (OSDP's sharding) reach the operators inside a block.
   bool split_blocks = false;

@@ -164,6 +164,15 @@ bool recomputed(const Workload& workload, int layer)
   return kind != "embedding" && kind != "head";
 }
 
+Workload with_selective_policy(const Workload& workload, SelectivePolicy policy)
+{
+  if (!workload.shape || workload.shape->selective == policy)
+    return workload;
+  TransformerShape shape = *workload.shape;
+  shape.selective        = policy;
+  return rebuilt_from(workload, shape, [](const std::string&) { return true; });
+}
+
 Workload with_modules(const Workload& workload, bool eager, bool autocast)
 {
   if (!workload.shape || (workload.shape->eager == eager && workload.shape->autocast == autocast))

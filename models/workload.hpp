@@ -111,6 +111,9 @@ Workload with_seq_len(const Workload& workload, int seq_len, const std::string& 
 /// The workload as a framework runs it (TransformerShape::eager, autocast): rebuilt from its transformer shape;
 /// a layer list, whose figures are given, is returned as it is.
 Workload with_modules(const Workload& workload, bool eager, bool autocast);
+/// The workload whose blocks follow `policy` under selective recompute (rebuilt from its shape; a layer list,
+/// which has no operators to choose from, unchanged).
+Workload with_selective_policy(const Workload& workload, SelectivePolicy policy);
 /// The workload with attention run by `kernel` (a plan's choice over the model file's): rebuilt from its
 /// transformer shape, with the s x s scores kept where that kernel keeps them; a layer list is an InputError
 /// naming `field`.

@@ -45,6 +45,7 @@ FrameworkSettings framework_defaults(Framework framework)
     s.bucket_params             = 0; // bucket_mib, 25 MiB by default
     s.buckets_first_chunk_only  = false;
     s.tied_embedding_all_reduce = false; // FSDP does not pipeline
+    s.selective                 = models::SelectivePolicy::every_other_product;
     s.scatter_gather_sends      = false;
     s.eager_modules             = true;
     break;
@@ -83,7 +84,9 @@ bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype)
 
 models::Workload run_by(const models::Workload& workload, const FrameworkSettings& settings, Dtype dtype)
 {
-  const models::Workload run = models::with_modules(workload, settings.eager_modules, settings.autocast && dtype != Dtype::fp32);
+  const models::Workload run = models::with_selective_policy(
+      models::with_modules(workload, settings.eager_modules, settings.autocast && dtype != Dtype::fp32),
+      settings.selective);
   if (settings.attention)
     return models::with_attention(run, *settings.attention, "plan framework.attention");
   // A family trained with a fused kernel and none named: the framework's own. One that keeps its scores stays so.

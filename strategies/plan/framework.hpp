@@ -83,6 +83,10 @@ struct FrameworkSettings {
   /// data-parallel ranks even without ZeRO (DeepSpeed's BF16_Optimizer, chosen by data_types.grad_accum_dtype).
   /// Unset: DeepSpeed's default, fp32 accumulation with bf16 and ZeRO off.
   std::optional<bool> fp32_gradient_accumulation;
+  /// What a block keeps and reruns when the plan asks for selective recompute: Megatron-LM's core attention
+  /// (models::SelectivePolicy::core_attention), or torchtitan's op-level policy (every_other_product), the
+  /// selective checkpointing an FSDP2 trainer offers.
+  models::SelectivePolicy selective = models::SelectivePolicy::core_attention;
   /// The attention kernel the plan runs (models/attention_kernel.hpp), over the model file's; unset: the model
   /// file's, or the framework's default (SDPA under Hugging Face modules, Transformer Engine's under Megatron-LM).
   std::optional<models::AttentionKernel> attention;

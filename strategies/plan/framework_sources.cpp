@@ -185,6 +185,20 @@ constexpr auto kSources = std::to_array<SettingSource>({
     {"max_reuse_distance", MD, kDeepSpeedEarlierRelease, "deepspeed/runtime/zero/config.py", 237,
      "max_reuse_distance: int = Field(pp_int(1e9), ge=0, alias=\"stage3_max_reuse_distance\")",
      "DeepSpeed's ZeRO-3, as under deepspeed"},
+    // selective
+    {"selective", M, kMegatronRelease, "megatron/core/transformer/transformer_config.py", 814,
+     "self.recompute_modules = [\"core_attn\"]",
+     "--recompute-granularity selective reruns the core attention: non-fused attention's s x s operators"},
+    {"selective", D, kDeepSpeedEarlierRelease, "deepspeed/runtime/activation_checkpointing/checkpointing.py", 948,
+     "def checkpoint(function, *args):",
+     "DeepSpeed checkpoints whole functions; a selective plan is Megatron's core attention, what the models "
+     "handed to it (Megatron-DeepSpeed's) rerun"},
+    {"selective", F, kTorchtitanRelease, "torchtitan/parallelisms/parallelize_llama.py", 258,
+     "func == torch.ops.aten.mm.default and meta[mm_count_key] % 2 == 0",
+     "torchtitan's op-level policy, FSDP2's selective checkpointing (its Llama 3 configs' selective_ac_option = "
+     "'op'): the outputs of every odd-numbered mm and of SDPA kept, everything else rerun"},
+    {"selective", MD, kMegatronRelease, "megatron/core/transformer/transformer_config.py", 814,
+     "self.recompute_modules = [\"core_attn\"]", "Megatron-LM's model code: its core attention rerun"},
     // eager_modules
     {"eager_modules", M, kMegatronRelease, "megatron/core/fusions/fused_bias_gelu.py", 17,
      "def bias_gelu(bias, y):",

@@ -17,7 +17,7 @@ struct SettingSource {
   std::string_view setting; ///< the plan file's field ("bucket_params")
   Framework framework;
   /// kDeepSpeedRelease (or kDeepSpeedEarlierRelease), kMegatronRelease, kMegatronDeepSpeedRelease,
-  /// kPyTorch*Release or kMeasured
+  /// kPyTorch*Release, kTorchtitanRelease or kMeasured
   std::string_view release;
   std::string_view file;    ///< in the release's tree (or the measurement's file in this repository)
   int line = 0;             ///< 1-based
@@ -33,6 +33,9 @@ inline constexpr std::string_view kMegatronRelease  = "Megatron-LM core_v0.13.0"
 inline constexpr std::string_view kMegatronDeepSpeedRelease = "Megatron-DeepSpeed 4efb479d";
 inline constexpr std::string_view kPyTorchDdpRelease  = "PyTorch 25562d3"; ///< torch/nn/parallel/distributed.py
 inline constexpr std::string_view kPyTorchFsdpRelease = "PyTorch 005df1d"; ///< torch/distributed/fsdp/ (01caf79: _flat_param.py, acd8c9e: api.py)
+/// github.com/pytorch/torchtitan at commit 9dec370 (2024-12-26), the commit of its Llama 3 H100 benchmarks
+/// (benchmarks/llama3_h100_202412_torchtitan.md)
+inline constexpr std::string_view kTorchtitanRelease = "torchtitan 9dec370";
 inline constexpr std::string_view kMeasured         = "HetSim tests/data";
 
 /// Every (setting, framework) pair's source.

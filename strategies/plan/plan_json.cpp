@@ -529,7 +529,8 @@ FrameworkSettings read_framework(const JsonInput& input)
                     "sends_attention_mask", "partitioned_sends", "blocking_sends",
                     "gather_per_tensor", "prefetch_params", "persistence_threshold", "max_reuse_distance", "deepspeed",
                     "cuda_context_gib", "communicator_buffer_mib", "gemm_workspace_mib", "allocator_fragmentation",
-                    "eager_modules", "autocast", "fp32_gradient_accumulation", "attention", "pytorch"});
+                    "eager_modules", "autocast", "fp32_gradient_accumulation", "attention", "pytorch",
+                    "selective"});
   if (auto release = input.find("pytorch")) {
     const auto parsed = release->is_string() ? parse_pytorch_release(release->string()) : std::nullopt;
     if (!parsed)
@@ -540,6 +541,13 @@ FrameworkSettings read_framework(const JsonInput& input)
     settings.attention = models::parse_attention_kernel(attention->string());
     if (!settings.attention)
       attention->fail("one of " + models::attention_kernel_names() + " (default: the framework's)");
+  }
+  if (auto selective = input.find("selective")) {
+    const auto policy = selective->is_string() ? models::parse_selective_policy(selective->string()) : std::nullopt;
+    if (!policy)
+      selective->fail("one of " + models::selective_policy_names() + " (Megatron-LM's core attention, or "
+                      "torchtitan's op-level policy)");
+    settings.selective = *policy;
   }
   if (auto fp32 = input.find("fp32_gradient_reduction"))
     settings.fp32_gradient_reduction = fp32->boolean();
@@ -620,6 +628,7 @@ nlohmann::json framework_json(const FrameworkSettings& s)
                          {"gemm_workspace_mib", s.gemm_workspace_bytes / units::kMiB},
                          {"allocator_fragmentation", s.allocator_fragmentation},
                          {"eager_modules", s.eager_modules},
+                         {"selective", std::string(models::selective_policy_name(s.selective))},
                          {"autocast", s.autocast}};
   if (s.fp32_gradient_reduction)
     json["fp32_gradient_reduction"] = *s.fp32_gradient_reduction;

@@ -103,6 +103,13 @@ TEST_CASE("what Megatron-LM cannot run is refused, naming the plan field")
     CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: framework: deepspeed"),
                          InputError);
   }
+  SUBCASE("selective recompute as torchtitan's op-level policy, which Megatron-LM does not run")
+  {
+    c.plan.selective_recompute = true;
+    c.plan.framework.selective = models::SelectivePolicy::every_other_product;
+    CHECK_THROWS_WITH_AS(megatron_arguments(c.inputs()), doctest::Contains("best.json: framework.selective"),
+                         InputError);
+  }
   SUBCASE("gradient buckets on every stage, which Megatron-LM makes on pipeline rank 0's first chunk only")
   {
     c.plan.framework.buckets_first_chunk_only = false;

@@ -6,7 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <fstream>
 #include <string>
 
 using namespace hetsim::models;
@@ -89,4 +92,43 @@ TEST_CASE("kernels: a product's backward launches its input and weight gradients
   CHECK(backward[0].flops + backward[1].flops ==
         doctest::Approx(2 * operator_kernels(qkv, 2, 2, false)[0].flops));
   CHECK(operator_kernels(*find(block, "softmax"), 1, 1, true).size() == 1);
+}
+
+TEST_CASE("torchtitan's op-level selective recompute keeps every other product and the attention kernel")
+{
+  // Llama 3.1 8B's block at 8,192 tokens as eager PyTorch runs it: q, k, v (one operator, three calls), o, gate,
+  // up, down are its seven products, in that order.
+  std::ifstream file(std::string(HETSIM_SOURCE_DIR) + "/tests/models/data/hf/llama-3.1-8b.json");
+  nlohmann::json config = nlohmann::json::parse(file);
+  config["seq_len"]     = 8192;
+  config["attention"]   = "sdpa";
+  const Workload core = with_modules(workload_from_json(config, "llama-3.1-8b.json"), true, false);
+  const Workload op   = with_selective_policy(core, SelectivePolicy::every_other_product);
+  const Layer& block  = op.layers[1];
+  REQUIRE(block.kind == "transformer");
+  const double s = 8192, h = 4096, kv = 1024, ffn = 14336, heads = 32;
+  std::vector<std::string> whole, partly, rerun_products;
+  for (const Operator& o : block.operators) {
+    if (!o.selectively_recomputed)
+      whole.push_back(o.name);
+    else if (o.selective_rerun_width > 0)
+      partly.push_back(o.name);
+    else if (o.kind == OperatorKind::linear)
+      rerun_products.push_back(o.name);
+  }
+  // Kept whole: the attention kernel, gate (5th) and down (7th); q and v (1st, 3rd) of the q/k/v operator,
+  // whose k (2nd) is rerun; o (4th) and up (6th) rerun.
+  CHECK(whole == std::vector<std::string>{"flash_attention", "mlp_gate", "mlp_down"});
+  CHECK(partly == std::vector<std::string>{"qkv"});
+  CHECK(rerun_products == std::vector<std::string>{"attention_output", "mlp_up"});
+  // What the block holds: its input, the outputs of q, v, gate and down, the context and its fp32 log-sum-exp.
+  CHECK(block.selective_saved_bytes_per_sample ==
+        doctest::Approx(2 * s * h + 2 * s * (h + kv + ffn + h) + 2 * s * h + 4 * s * heads));
+  // About a third of what it holds without recompute.
+  CHECK(block.selective_saved_bytes_per_sample < 0.4 * block.saved_activation_bytes_per_sample);
+  // Its backward reruns k, o and up: 2 s h (kv + h + ffn) FLOPs (and the elementwise operators around them).
+  CHECK(block.selective_recompute_flops_per_sample == doctest::Approx(2 * s * h * (kv + h + ffn)));
+  // Megatron's policy on the same block: a flash kernel leaves nothing to rerun and keeps everything.
+  CHECK(core.layers[1].selective_recompute_flops_per_sample == 0);
+  CHECK(core.layers[1].selective_saved_bytes_per_sample == core.layers[1].saved_activation_bytes_per_sample);
 }

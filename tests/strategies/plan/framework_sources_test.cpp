@@ -20,7 +20,7 @@ const std::map<std::string, std::string>& release_lines()
   static const std::map<std::string, std::string> lines = [] {
     std::map<std::string, std::string> out;
     for (const char* name : {"deepspeed_v0.17.4.lines", "deepspeed_v0.16.5.lines", "megatron_core_v0.13.0.lines",
-                             "megatron_deepspeed_4efb479d.lines", "pytorch.lines"}) {
+                             "megatron_deepspeed_4efb479d.lines", "pytorch.lines", "torchtitan_9dec370.lines"}) {
       std::ifstream in(std::string(HETSIM_SOURCE_DIR) + "/tests/data/frameworks/" + name);
       REQUIRE(in.good());
       for (std::string line; std::getline(in, line);) {
@@ -247,6 +247,16 @@ TEST_CASE("row max_reuse_distance: DeepSpeed regathers a recomputed tensor 1e9 e
   CHECK(says("max_reuse_distance", Framework::fsdp, "BACKWARD_PRE"));
   CHECK_FALSE(fsdp.max_reuse_distance);
   CHECK_FALSE(megatron.max_reuse_distance);
+}
+
+TEST_CASE("row selective: Megatron-LM reruns its core attention; torchtitan keeps every other product")
+{
+  CHECK(says("selective", Framework::megatron, "core_attn"));
+  CHECK(megatron.selective == models::SelectivePolicy::core_attention);
+  CHECK(mds.selective == models::SelectivePolicy::core_attention);
+  CHECK(deepspeed.selective == models::SelectivePolicy::core_attention);
+  CHECK(says("selective", Framework::fsdp, "% 2 == 0"));
+  CHECK(fsdp.selective == models::SelectivePolicy::every_other_product);
 }
 
 TEST_CASE("row gather_per_tensor and prefetch_params: DeepSpeed fetches modules 5e7 ahead; FSDP one flat "

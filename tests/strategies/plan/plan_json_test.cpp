@@ -575,3 +575,16 @@ TEST_CASE("a plan names the DeepSpeed release it trains with; a bad one is one c
   check_rejected(with(base(), "framework", json{{"name", "deepspeed"}, {"max_reuse_distance", 1e16}}),
                  "framework.max_reuse_distance", "at most 1e15 elements");
 }
+
+TEST_CASE("a plan's framework names its selective recompute policy")
+{
+  Inputs inputs;
+  const Plan titan = inputs.read(with(base(), "framework", json{{"name", "megatron"}, {"selective", "op"}}));
+  CHECK(titan.framework.selective == models::SelectivePolicy::every_other_product);
+  CHECK(plan_to_json(titan)["framework"]["selective"] == "op");
+  CHECK(inputs.read(plan_to_json(titan)) == titan);
+  CHECK(inputs.read(with(base(), "framework", "fsdp")).framework.selective ==
+        models::SelectivePolicy::every_other_product);
+  check_rejected(with(base(), "framework", json{{"name", "fsdp"}, {"selective", "layer"}}), "framework.selective",
+                 "expected one of core_attn, op");
+}
