@@ -21,9 +21,7 @@ Writes results.csv under --out (default out/amp_measured) and the figures into d
 
 import argparse
 import csv
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -107,20 +105,6 @@ def spearman(xs, ys):
     return cov / var
 
 
-def simulate(out, name, cluster, plan):
-    plan_file = os.path.join(out, name + ".plan.json")
-    report = os.path.join(out, name + ".report.json")
-    with open(plan_file, "w") as f:
-        json.dump(plan, f, indent=1)
-    command = [common.hetsim_binary(), "simulate", "--cluster", cluster, "--model", MODEL, "--plan", plan_file,
-               "--report", report]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{name}: {done.stderr.strip()}")
-    with open(report) as f:
-        return json.load(f)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=OUT)
@@ -134,7 +118,7 @@ def main():
     rows, shown = [], []
     for i, (cluster, table, mb, boundaries, tp, pp, measured) in enumerate(RUNS):
         plan = plan_of(mb, boundaries, tp, pp)
-        report = simulate(out, f"{cluster}-{i}", CLUSTERS[cluster], plan)
+        report = common.simulate(out, f"{cluster}-{i}", CLUSTERS[cluster], MODEL, plan)
         predicted = report["iteration_time_s"]
         low, high = report["iteration_time_s_band"]
         error = predicted / measured - 1

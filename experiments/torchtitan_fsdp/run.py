@@ -17,7 +17,6 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,17 +71,10 @@ def simulate(out, index, model, tokens, batch, checkpointing):
              "intra_node": {"bandwidth_GBps": 300, "latency_us": 2},
              "nic": {"bandwidth_gbps": 1600, "latency_us": 3}}]}]})
     # FSDP2 with torchtitan's MixedPrecisionPolicy (bf16 parameters, fp32 reduction), its selective policy.
-    plan = write(out, name + ".plan.json", {
-        "tp": 1, "pp": 1, "dp": GPUS, "micro_batch": batch, "global_batch": GPUS * batch, "zero_stage": 3,
-        "recompute": RECOMPUTE[checkpointing], "dtype": "bf16",
-        "framework": {"name": "fsdp", "autocast": False, "fp32_gradient_reduction": True}})
-    report = os.path.join(out, name + ".report.json")
-    done = subprocess.run([common.hetsim_binary(), "simulate", "--cluster", cluster, "--model", model_file, "--plan",
-                           plan, "--allow-oom", "--report", report], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"{name}: {done.stderr.strip()}")
-    with open(report) as f:
-        return json.load(f)
+    plan = {"tp": 1, "pp": 1, "dp": GPUS, "micro_batch": batch, "global_batch": GPUS * batch, "zero_stage": 3,
+            "recompute": RECOMPUTE[checkpointing], "dtype": "bf16",
+            "framework": {"name": "fsdp", "autocast": False, "fp32_gradient_reduction": True}}
+    return common.simulate(out, name, cluster, model_file, plan, "--allow-oom")
 
 
 def main():
