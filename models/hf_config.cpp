@@ -729,6 +729,14 @@ HfModel read_hf_config(const JsonInput& config, const std::string& default_name)
            "Face's eager modules (FSDP, DeepSpeed), as one fused kernel keeping its input in Megatron-LM's (set "
            "\"fused_gelu\" to choose)");
   }
+  // "fused_norm" is our extension: a stack that runs RMSNorm as one kernel in eager PyTorch (torchtitan's
+  // norm_type = "fused_rmsnorm", Apex's FusedRMSNorm).
+  if (auto fused = config.find("fused_norm")) {
+    if (!shape.rms_norm)
+      fused->fail("no fused_norm: " + std::string(family.model_type) +
+                  " uses LayerNorm, which PyTorch runs as one kernel");
+    shape.fused_norm = fused->boolean();
+  }
   // "capacity_factor" is our extension: how unevenly the router fills the experts.
   if (auto factor = config.find("capacity_factor"); factor && shape.experts == 0)
     factor->fail("no capacity_factor: " + std::string(family.model_type) + " has no routed experts");

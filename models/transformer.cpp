@@ -154,7 +154,8 @@ void make_eager_rms_norm(Operator& op, const TransformerShape& shape, bool fp32_
   make_eager(op, shape, norms * (fp32_input ? 6 : 8), norms * 10);
 }
 
-/// A norm reads and writes its input (fused, Apex/Megatron) and keeps the input for backward.
+/// A norm reads and writes its input (fused, Apex/Megatron, or an RMSNorm the model file says is fused) and keeps
+/// the input for backward (its per-token statistics left out, as a LayerNorm's).
 /// Eager PyTorch: LayerNorm is one kernel (fp32 under autocast, on the fp32 stream); RMSNorm is Hugging Face's
 /// expression (make_eager_rms_norm), on the fp32 stream under autocast.
 Operator norm(std::string name, const TransformerShape& shape, bool with_params = true)
@@ -165,7 +166,7 @@ Operator norm(std::string name, const TransformerShape& shape, bool with_params 
                                 with_params ? norm_params(shape) : 0);
   // A scale, and a bias unless RMSNorm or a bias-free LayerNorm.
   op.tensors     = with_params ? (shape.rms_norm || !shape.norm_biases ? 1 : 2) : 0;
-  if (shape.eager && shape.rms_norm)
+  if (shape.eager && shape.rms_norm && !shape.fused_norm)
     make_eager_rms_norm(op, shape, shape.autocast, d.s * d.h);
   else
     make_eager(op, shape, 1, 2);
@@ -181,8 +182,10 @@ Operator qk_norm(const TransformerShape& shape, double width)
   Operator op  = memory_bound("qk_norm", TensorSplit::heads, 4 * d.s * width, 2 * d.s * width, 2 * d.s * width,
                               shape.qk_norm_whole_width ? width : 2 * shape.head_width());
   op.tensors   = 2;
-  if (shape.eager)
+  if (shape.eager && !shape.fused_norm)
     make_eager_rms_norm(op, shape, false, d.s * width, 2);
+  else
+    make_eager(op, shape, 2, 4);
   return op;
 }
 

@@ -93,6 +93,10 @@ struct TransformerShape {
   /// The MLP's GeLU is one fused kernel that keeps its input (Megatron-LM's bias-GeLU); otherwise the tanh
   /// approximation's eight elementwise operations run one by one (Hugging Face's gelu_new in eager PyTorch).
   bool fused_gelu = true;
+  /// RMSNorm runs as one fused kernel keeping its 16-bit input (Apex's, or a Triton kernel as torchtitan's
+  /// fused_rmsnorm), even in eager PyTorch; otherwise eager modules run Hugging Face's expression op by op.
+  /// Megatron-LM's modules always fuse it.
+  bool fused_norm = false;
   /// The config's activation is gelu_new and it did not say `fused_gelu`: the model runs the GeLU as its
   /// framework's modules do, op by op when `eager`, fused otherwise.
   bool gelu_as_modules = false;

@@ -28,12 +28,14 @@ GPUS = 64
 # The Hugging Face configs of these models, from the 8B / 7B ones with the larger models' published dimensions
 # (Llama 2 paper, Table 1 and Meta's config files: 13B hidden 5,120, MLP 13,824, 40 heads and layers; 70B hidden
 # 8,192, MLP 28,672, 64 heads, 8 key-value heads, 80 layers; Llama 3 70B the same dimensions).
+# "fused_norm": torchtitan's configs at 0413364 run the 8B and 13B with norm_type = "fused_rmsnorm" (its Triton
+# kernel) and the 70B ones with "rmsnorm", the op-by-op expression (train_configs/llama*_*.toml, line 21).
 MODELS = {
-    "Llama 3 8B": ("llama-3-8b.json", {}),
+    "Llama 3 8B": ("llama-3-8b.json", {"fused_norm": True}),
     "Llama 3 70B": ("llama-3-8b.json", {"hidden_size": 8192, "intermediate_size": 28672, "num_attention_heads": 64,
                                         "num_key_value_heads": 8, "num_hidden_layers": 80}),
     "Llama 2 13B": ("llama-2-7b.json", {"hidden_size": 5120, "intermediate_size": 13824, "num_attention_heads": 40,
-                                        "num_key_value_heads": 40, "num_hidden_layers": 40}),
+                                        "num_key_value_heads": 40, "num_hidden_layers": 40, "fused_norm": True}),
     "Llama 2 70B": ("llama-2-7b.json", {"hidden_size": 8192, "intermediate_size": 28672, "num_attention_heads": 64,
                                         "num_key_value_heads": 8, "num_hidden_layers": 80}),
 }

@@ -140,6 +140,27 @@ TEST_CASE("gpt2 configs")
   CHECK(workload_from_json(gpt2_small(), "config.json").total_params() == 124439808.0);
 }
 
+TEST_CASE("fused_norm: an RMSNorm that eager PyTorch runs as one kernel keeps only its input")
+{
+  json config = llama_7b();
+  auto first_norm = [](const Workload& w) { return w.layers[1].operators.front(); };
+  const Workload expression = with_modules(workload_from_json(config, "config.json"), true, false);
+  config["fused_norm"]      = true;
+  const Workload fused      = with_modules(workload_from_json(config, "config.json"), true, false);
+  const double s = 4096, h = 4096; // llama_7b's sequence (its positions) and width
+  // Hugging Face's expression on a 16-bit input keeps its fp32 copy and the 16-bit normalised value (6 bytes an
+  // element); the fused kernel its 16-bit input, in one launch each way.
+  CHECK(first_norm(expression).saved_bytes_per_sample == 6 * s * h);
+  CHECK(first_norm(fused).saved_bytes_per_sample == 2 * s * h);
+  CHECK(first_norm(fused).launches_forward == 1);
+  CHECK(fused.total_params() == expression.total_params());
+  // LayerNorm already is one kernel.
+  json gpt2          = gpt2_small();
+  gpt2["fused_norm"] = true;
+  CHECK(error_of(gpt2) == "config.json: fused_norm: expected no fused_norm: gpt2 uses LayerNorm, which PyTorch runs "
+                          "as one kernel, got boolean");
+}
+
 TEST_CASE("fused_gelu: Megatron-LM's fused GeLU by default, a note for gelu_new, eager PyTorch's op-by-op GeLU "
           "on request")
 {
