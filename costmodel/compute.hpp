@@ -43,8 +43,8 @@ public:
   /// layer, or any layer under layer-level calibration, whose backward is twice its forward).
   double weight_gradient_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end, int tp,
                                  double samples, Dtype dtype, bool sequence_parallel = false) const;
-  /// The forward of layers [first, end)'s selectively recomputed operators (non-fused attention's core), which a
-  /// backward under selective recompute runs again first.
+  /// The forward of layers [first, end)'s selectively recomputed operators (as the framework's policy set them:
+  /// non-fused attention's core under Megatron's), which a backward under selective recompute runs again first.
   double selective_recompute_seconds(const GpuSpec& gpu, const models::Workload& workload, int first, int end,
                                      int tp, double samples, Dtype dtype, bool sequence_parallel = false) const;
   /// Whether a profile gives this GPU's layer times at `tp`; they then hold the layers' tensor-parallel

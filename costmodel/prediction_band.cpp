@@ -51,7 +51,8 @@ const char* origin_name(ConstantsOrigin origin)
 //  - A100: Megatron-LM's SC'21 Table 1, every row within -8.7% to +9.8% in TFLOP/s; FSDP runs on 8-128 A100
 //    came out 11% too fast on average: -9% to +15%;
 //  - carried over (Volta, Turing, Ampere's GA10x, Ada, and Hopper under an older PyTorch release than it was
-//    measured with): AMP's V100 and T4 runs 29% and 43% off: -25% to +45%;
+//    measured with): AMP's V100 and T4 runs 29% and 43% off when it was set (now 6.7% on the mixed cluster,
+//    21.5% on the all-T4 one, experiments/amp_measured): -25% to +45%;
 //  - unknown architecture: nothing measured; -40% to +60%;
 //  - calibrated on the user's traces: the calibration's own fit (its evidence) inside Hopper's range.
 ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* calibration, SoftwareRelease pytorch)

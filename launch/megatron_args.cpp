@@ -360,8 +360,8 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
   if (plan.selective_recompute) { // core attention rerun in backward (Megatron's default selective module)
     if (plan.framework.selective != models::SelectivePolicy::core_attention)
       refuse_plan_field(inputs, "framework.selective",
-                        "\"core_attn\" with selective recompute: Megatron-LM reruns its core attention, not "
-                        "torchtitan's op-level policy the plan was simulated with");
+                        "\"op\": Megatron-LM reruns only its core attention under selective recompute, not "
+                        "torchtitan's op-level policy; set \"selective\": \"core_attn\" and simulate again");
     args.push_back({"--recompute-granularity", "selective"});
   }
   add_data_parallel(args, inputs);

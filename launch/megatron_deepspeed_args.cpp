@@ -201,8 +201,8 @@ std::vector<Argument> megatron_deepspeed_arguments(const ExportInputs& inputs, c
   if (plan.selective_recompute) { // core attention rerun in backward (transformer.py:629)
     if (plan.framework.selective != models::SelectivePolicy::core_attention)
       refuse_plan_field(inputs, "framework.selective",
-                        "\"core_attn\" with selective recompute: Megatron-DeepSpeed reruns its core attention, not "
-                        "torchtitan's op-level policy the plan was simulated with");
+                        "\"op\": Megatron-DeepSpeed reruns only its core attention under selective recompute, not "
+                        "torchtitan's op-level policy; set \"selective\": \"core_attn\" and simulate again");
     args.push_back({"--recompute-granularity", "selective"});
   }
   add(args, "--zero-stage", plan.zero_stage);

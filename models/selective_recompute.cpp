@@ -9,10 +9,12 @@ constexpr EnumNames<SelectivePolicy, 2> kNames{
     {{{SelectivePolicy::core_attention, "core_attn"}, {SelectivePolicy::every_other_product, "op"}}}};
 
 /// 16-bit bytes per sample of what a kept attention kernel writes: its context and its fp32 log-sum-exp per
-/// head and query.
+/// head and query. The kernel reads Q, K and V and writes those (transformer.cpp); the context's width is the
+/// value heads', which multi-head latent attention makes other than the query heads' (k).
 double output_bytes_per_sample(const Operator& op)
 {
-  return 2 * op.m * op.count * op.k + 4 * op.m * op.count;
+  const double queries = 2 * op.m * op.count * op.k;
+  return op.bytes_per_sample - queries - op.key_value_bytes_per_sample;
 }
 
 } // namespace
@@ -43,7 +45,9 @@ void keep_every_other_product(std::vector<Operator>& ops, double input_bytes_per
       op.selective_saved_bytes_per_sample = output_bytes_per_sample(op);
       continue;
     }
-    if (op.kind != OperatorKind::linear || op.experts > 0) {
+    // A product with a bias is aten.addmm (nn.Linear on a contiguous input, GPT-2's Conv1D), not in torchtitan's
+    // list: rerun, and not counted.
+    if (op.kind != OperatorKind::linear || op.experts > 0 || op.tensors > 1) {
       op.selectively_recomputed           = true;
       op.selective_saved_bytes_per_sample = 0;
       continue;

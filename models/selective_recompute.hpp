@@ -33,8 +33,8 @@ std::string selective_policy_names();
 /// Sets `ops` (one block's forward, in order, whose input is `input_bytes_per_sample`) to be recomputed as
 /// every_other_product says: a kept product or attention kernel keeps its output and is not rerun (a matrix
 /// product's output, plus the fp32 log-sum-exp of an attention kernel), every other operator is rerun and keeps
-/// nothing, the first keeping the block's input. Products of routed experts (grouped products, not aten.mm) do
-/// not count and are rerun.
+/// nothing, the first keeping the block's input. Products with a bias (aten.addmm) and of routed experts
+/// (torchtitan's grouped products) are not aten.mm: they do not count and are rerun.
 void keep_every_other_product(std::vector<Operator>& ops, double input_bytes_per_sample);
 
 } // namespace hetsim::models

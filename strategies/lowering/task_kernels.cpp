@@ -108,11 +108,14 @@ std::vector<Kernel> task_kernels(const Task& task, const models::Workload& model
     const auto groups = piece_groups(layer.operators, pieces, tp, ep, cp);
     if (rerun) // the forward again, then the backward
       append_piece(kernels, groups, piece, tp, samples, false, scale, sequence_parallel);
-    if (backward && task.recomputes_attention) { // the piece's attention core again, then the backward
-      std::vector<std::vector<const Operator*>> core(1);
+    if (backward && task.recomputes_attention) { // what selective recompute reruns of the piece, then the backward
+      std::vector<Operator> reruns; // whole operators, or the products one calls again (Operator::selective_rerun)
       for (const Operator* op : groups[static_cast<std::size_t>(static_cast<int>(groups.size()) - 1 - piece)])
         if (op->selectively_recomputed)
-          core.front().push_back(op);
+          reruns.push_back(op->selective_rerun());
+      std::vector<std::vector<const Operator*>> core(1);
+      for (const Operator& op : reruns)
+        core.front().push_back(&op);
       append_piece(kernels, core, 0, tp, samples, false, scale, sequence_parallel);
     }
     append_piece(kernels, groups, piece, tp, samples, backward, scale, sequence_parallel);

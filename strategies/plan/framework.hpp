@@ -63,7 +63,8 @@ struct FrameworkSettings {
   /// fewer than this many parameters are used between the two (the rest of the layer's recompute, then the
   /// backward of the modules after it); otherwise it releases the tensor and gathers it again (DeepSpeed's
   /// stage3_max_reuse_distance, whose 0 regathers every one; zero3_backward_regather). Unset: kept, as FSDP gathers
-  /// a block once for its recompute and backward.
+  /// a block once for its recompute and backward. Not modelled: without recompute the same rule keeps the last
+  /// layers' forward gathers for their backward.
   std::optional<double> max_reuse_distance;
   /// The DeepSpeed release the run trains with; not given: one that gathers through flat tensors (0.6 and later).
   /// Before 0.6, ZeRO-3 gathers and reduce-scatters each tensor through torch.distributed's list API

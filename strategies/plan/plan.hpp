@@ -60,8 +60,10 @@ struct Plan {
   int zero_stage                     = 0;
   PipelineSchedule schedule          = PipelineSchedule::one_f_one_b;
   bool recompute                     = false; ///< full: every layer's forward again in its backward
-  /// Selective (Megatron's --recompute-granularity selective): only non-fused attention's sequence x sequence
-  /// operators are rerun (models::Operator::selectively_recomputed). Exclusive with recompute.
+  /// Selective: the operators the framework's policy reruns (FrameworkSettings::selective: Megatron's
+  /// --recompute-granularity selective reruns non-fused attention's sequence x sequence operators, torchtitan's
+  /// op-level policy all but every other product and the attention kernel; models::Operator::
+  /// selectively_recomputed). Exclusive with recompute.
   bool selective_recompute           = false;
   Dtype dtype                        = Dtype::fp16;
   CollectiveAlgorithm collective_algorithm = CollectiveAlgorithm::ring;

@@ -75,7 +75,7 @@ StepResult CostModelProfiler::run_step(int device, int batch, ProfileSetting set
   const int layers      = static_cast<int>(workload.layers.size());
   const double forward  = compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, false);
   const double backward = compute_.layers_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype, true);
-  // Recompute runs the forward again, or selectively its attention core.
+  // Recompute runs the forward again, or the operators selective recompute reruns.
   const double rerun = setting.recompute == Recompute::full ? forward
                        : setting.recompute == Recompute::selective
                            ? compute_.selective_recompute_seconds(gpu, workload, 0, layers, 1, batch, problem_.dtype)

@@ -48,7 +48,7 @@ std::vector<int> expert_parallel_degrees(int dp, const models::Workload& workloa
 std::vector<int> context_parallel_degrees(const Plan& plan, const models::Workload& workload);
 
 /// Activation recompute a planner tries when a plan does not fit, least rerun first: none, selective (when the
-/// model has operators it reruns: non-fused attention), full.
+/// model has operators it reruns: non-fused attention under Megatron's policy), full.
 std::vector<Recompute> recompute_choices(const models::Workload& workload);
 /// "" for none, "selective recompute", "recompute" (full): the candidate's note.
 std::string recompute_note(Recompute choice);

@@ -132,3 +132,19 @@ TEST_CASE("torchtitan's op-level selective recompute keeps every other product a
   CHECK(core.layers[1].selective_recompute_flops_per_sample == 0);
   CHECK(core.layers[1].selective_saved_bytes_per_sample == core.layers[1].saved_activation_bytes_per_sample);
 }
+
+TEST_CASE("torchtitan's policy counts only aten.mm: a product with a bias is addmm, rerun")
+{
+  // GPT-2's Conv1D products all carry a bias (torch.addmm): under the op-level policy only its attention kernel
+  // keeps its output.
+  auto shape            = testing::gpt_shape(2, 768, 12, 50257, 1024);
+  shape.eager           = true;
+  shape.flash_attention = true;
+  shape.selective       = SelectivePolicy::every_other_product;
+  const Workload gpt2 = build_transformer(shape);
+  std::vector<std::string> kept;
+  for (const Operator& o : gpt2.layers[1].operators)
+    if (!o.selectively_recomputed)
+      kept.push_back(o.name);
+  CHECK(kept == std::vector<std::string>{"flash_attention"});
+}
