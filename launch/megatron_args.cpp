@@ -267,6 +267,18 @@ const models::TransformerShape& megatron_gpt_shape(const ExportInputs& inputs, c
   return shape;
 }
 
+void add_selective_recompute(std::vector<Argument>& args, const ExportInputs& inputs, const std::string& who)
+{
+  const Plan& plan = *inputs.plan;
+  if (!plan.selective_recompute)
+    return;
+  if (plan.framework.selective != models::SelectivePolicy::core_attention)
+    refuse_plan_field(inputs, "framework.selective",
+                      "\"op\": " + who + " reruns only its core attention under selective recompute, not "
+                      "torchtitan's op-level policy; set \"selective\": \"core_attn\" and simulate again");
+  args.push_back({"--recompute-granularity", "selective"});
+}
+
 void add_gpt_dimensions(std::vector<Argument>& args, const models::TransformerShape& shape)
 {
   add(args, "--num-layers", shape.layers);
@@ -357,13 +369,7 @@ std::vector<Argument> megatron_arguments(const ExportInputs& inputs)
     args.push_back({"--recompute-method", "uniform"});
     add(args, "--recompute-num-layers", 1);
   }
-  if (plan.selective_recompute) { // core attention rerun in backward (Megatron's default selective module)
-    if (plan.framework.selective != models::SelectivePolicy::core_attention)
-      refuse_plan_field(inputs, "framework.selective",
-                        "\"op\": Megatron-LM reruns only its core attention under selective recompute, not "
-                        "torchtitan's op-level policy; set \"selective\": \"core_attn\" and simulate again");
-    args.push_back({"--recompute-granularity", "selective"});
-  }
+  add_selective_recompute(args, inputs, "Megatron-LM");
   add_data_parallel(args, inputs);
 
   // Blocks per model chunk: per stage, or per virtual stage in pipeline order (Megatron-Core reads a layout of

@@ -39,6 +39,11 @@ void add_gpt_dimensions(std::vector<Argument>& args, const models::TransformerSh
 void add_gpt_block_flags(std::vector<Argument>& args, const models::TransformerShape& shape,
                          const std::string& rms_norm);
 
+/// --recompute-granularity selective when the plan asks for selective recompute: Megatron's core attention rerun
+/// (its default --recompute-modules), shared by Megatron-LM and Megatron-DeepSpeed (`who`); throws InputError
+/// naming framework.selective for a plan simulated under another policy.
+void add_selective_recompute(std::vector<Argument>& args, const ExportInputs& inputs, const std::string& who);
+
 /// Throws InputError "model.json: FIELD: WHY; export --format deepspeed or torchrun": a model field a Megatron
 /// model would build otherwise than it was simulated, and the exports that run Hugging Face's modules as simulated.
 [[noreturn]] void refuse_model_field(const ExportInputs& inputs, const std::string& field, const std::string& why);

@@ -198,13 +198,7 @@ std::vector<Argument> megatron_deepspeed_arguments(const ExportInputs& inputs, c
     args.push_back({"--recompute-method", "uniform"}); // GPTModelPipe's interval (gpt_model.py:448-450)
     add(args, "--recompute-num-layers", 1);
   }
-  if (plan.selective_recompute) { // core attention rerun in backward (transformer.py:629)
-    if (plan.framework.selective != models::SelectivePolicy::core_attention)
-      refuse_plan_field(inputs, "framework.selective",
-                        "\"op\": Megatron-DeepSpeed reruns only its core attention under selective recompute, not "
-                        "torchtitan's op-level policy; set \"selective\": \"core_attn\" and simulate again");
-    args.push_back({"--recompute-granularity", "selective"});
-  }
+  add_selective_recompute(args, inputs, "Megatron-DeepSpeed"); // core attention (transformer.py:629)
   add(args, "--zero-stage", plan.zero_stage);
   args.push_back({"--deepspeed", ""});
   args.push_back({"--deepspeed_config", config_path, true});

@@ -236,18 +236,23 @@ std::vector<double> parameter_tensor_sizes(const Operator& op)
   return std::vector<double>(tensors, op.params / tensors);
 }
 
+std::vector<double> parameter_tensor_sizes_at_least(const Operator& op, double min_elements, int tp)
+{
+  std::vector<double> tensors = parameter_tensor_sizes(op);
+  const double ranks          = op.tensor_parallel_divisor(tp);
+  std::erase_if(tensors, [&](double elements) { return elements / ranks < min_elements; });
+  return tensors;
+}
+
 namespace {
 
 /// Calls `each(elements)` for every tensor of `layer` of `min_elements` or more per tensor-parallel rank.
 template <typename Each>
 void for_tensors_at_least(const Layer& layer, double min_elements, int tp, Each each)
 {
-  for (const Operator& op : layer.operators) {
-    const int ranks = op.split == TensorSplit::replicated ? 1 : std::max(1, tp);
-    for (double elements : parameter_tensor_sizes(op))
-      if (elements / ranks >= min_elements)
-        each(elements);
-  }
+  for (const Operator& op : layer.operators)
+    for (double elements : parameter_tensor_sizes_at_least(op, min_elements, tp))
+      each(elements);
 }
 
 } // namespace

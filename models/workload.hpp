@@ -54,6 +54,9 @@ void apply_operator_totals(Layer& layer);
 /// The element counts of `op`'s parameter tensors: a linear's weight and its bias of n elements, otherwise its
 /// parameters split evenly over its tensors (a norm's weight and bias).
 std::vector<double> parameter_tensor_sizes(const Operator& op);
+/// The element counts (whole, not per rank) of `op`'s parameter tensors that hold `min_elements` or more on each
+/// of `tp` tensor-parallel ranks (a split operator's tensors hold 1/tp of theirs).
+std::vector<double> parameter_tensor_sizes_at_least(const Operator& op, double min_elements, int tp = 1);
 /// How many of `layer`'s parameter tensors hold `min_elements` or more on each of `tp` tensor-parallel ranks (a
 /// split operator's tensors hold 1/tp of theirs): parameter_tensors when it has no operators to tell (a layer
 /// list's layer).

@@ -1036,17 +1036,16 @@ Zero3Regather zero3_backward_regather(const models::Layer& layer, const Plan& pl
   // DeepSpeed sums the elements of the modules used between two uses of a tensor, per tensor-parallel rank
   // (partitioned_param_coordinator.py, __params_to_release; stage3.py:236-284 at v0.3.15): a module's recompute
   // is followed by the recompute of the modules after it, then by their backward, then by its own backward.
+  const double threshold = plan.framework.persistence_threshold;
   Zero3Regather regather;
   double regathered = 0, after = 0;
   for (auto op = layer.operators.rbegin(); op != layer.operators.rend(); ++op) {
-    const int ranks = op->split == models::TensorSplit::replicated ? 1 : std::max(1, plan.tp);
     if (2 * after >= *limit)
-      for (double elements : models::parameter_tensor_sizes(*op))
-        if (elements / ranks >= plan.framework.persistence_threshold) {
-          ++regather.calls;
-          regathered += elements;
-        }
-    after += op->params / ranks;
+      for (double elements : models::parameter_tensor_sizes_at_least(*op, threshold, plan.tp)) {
+        ++regather.calls;
+        regathered += elements;
+      }
+    after += op->params / op->tensor_parallel_divisor(plan.tp);
   }
   if (!plan.framework.gather_per_tensor)
     regather.calls = regather.calls > 0 ? 1 : 0;

@@ -512,6 +512,17 @@ costmodel::NcclEnvironment read_nccl_environment(const JsonInput& input)
   return environment;
 }
 
+/// `key` of a framework object, refused unless the framework runs DeepSpeed's engine (`what`: what DeepSpeed
+/// calls it).
+std::optional<JsonInput> deepspeed_field(const JsonInput& input, Framework name, std::string_view key,
+                                         const std::string& what)
+{
+  auto field = input.find(key);
+  if (field && !runs_deepspeed_engine(name))
+    field->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (" + what + ")");
+  return field;
+}
+
 /// "megatron" or {"name": "deepspeed", <overrides>}: the framework's defaults with any field replaced.
 FrameworkSettings read_framework(const JsonInput& input)
 {
@@ -551,12 +562,10 @@ FrameworkSettings read_framework(const JsonInput& input)
   }
   if (auto fp32 = input.find("fp32_gradient_reduction"))
     settings.fp32_gradient_reduction = fp32->boolean();
-  if (auto fp32 = input.find("fp32_gradient_accumulation")) {
-    if (!runs_deepspeed_engine(name))
-      fp32->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (DeepSpeed's data_types.grad_accum_dtype; "
-                 "Megatron-LM's fp32 main gradients are \"fp32_gradient_reduction\")");
+  if (auto fp32 = deepspeed_field(input, name, "fp32_gradient_accumulation",
+                                  "DeepSpeed's data_types.grad_accum_dtype; Megatron-LM's fp32 main gradients are "
+                                  "\"fp32_gradient_reduction\""))
     settings.fp32_gradient_accumulation = fp32->boolean();
-  }
   settings.bucket_params = input.non_negative_number_or("bucket_params", settings.bucket_params);
   settings.reduce_during_backward = input.boolean_or("reduce_during_backward", settings.reduce_during_backward);
   settings.buckets_first_chunk_only =
@@ -573,18 +582,12 @@ FrameworkSettings read_framework(const JsonInput& input)
       input.non_negative_number_or("persistence_threshold", settings.persistence_threshold);
   if (settings.persistence_threshold > kMostElements) // DeepSpeed reads it as an int, the export writes one
     input.at("persistence_threshold").fail("at most 1e15 elements");
-  if (auto distance = input.find("max_reuse_distance")) {
-    if (!runs_deepspeed_engine(name))
-      distance->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (DeepSpeed's "
-                     "stage3_max_reuse_distance)");
+  if (auto distance = deepspeed_field(input, name, "max_reuse_distance", "DeepSpeed's stage3_max_reuse_distance")) {
     settings.max_reuse_distance = distance->non_negative_number();
     if (*settings.max_reuse_distance > kMostElements) // DeepSpeed reads it as an int, the export writes one
       distance->fail("at most 1e15 elements");
   }
-  if (auto release = input.find("deepspeed")) {
-    if (!runs_deepspeed_engine(name))
-      release->fail("no field outside \"deepspeed\" and \"megatron-deepspeed\" (the DeepSpeed release their "
-                    "engine runs)");
+  if (auto release = deepspeed_field(input, name, "deepspeed", "the DeepSpeed release their engine runs")) {
     const auto parsed = release->is_string() ? parse_software_release(release->string()) : std::nullopt;
     if (!parsed)
       release->fail("a DeepSpeed release \"MAJOR.MINOR\" such as \"0.3\" (or deepspeed.__version__, \"0.3.15\")");
