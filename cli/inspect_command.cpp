@@ -106,6 +106,7 @@ void inspect_cluster(const std::string& file)
         const Node& other = cluster.nodes()[region.nodes[j]];
         if (other.devices.size() != first.devices.size() ||
             other.nic.bandwidth_bytes_per_s != first.nic.bandwidth_bytes_per_s ||
+            other.nic_nominal_bytes_per_s != first.nic_nominal_bytes_per_s ||
             other.intra.bandwidth_bytes_per_s != first.intra.bandwidth_bytes_per_s ||
             cluster.gpu_of(other.devices[0]).name != cluster.gpu_of(first.devices[0]).name)
           break;
@@ -115,6 +116,8 @@ void inspect_cluster(const std::string& file)
                   first.devices.size(), cluster.gpu_of(first.devices[0]).name.c_str());
       print_link(" port", first.intra);
       print_link("; NIC", first.nic);
+      if (first.nic_nominal_bytes_per_s > 0)
+        std::printf(" through NCCL's sockets (line rate %.4g Gb/s)", first.nic_nominal_bytes_per_s / units::kGbps);
       std::printf("\n");
       i = j;
     }

@@ -346,7 +346,8 @@ int run_search(const SearchOptions& options)
   const costmodel::ComputeModel compute(context.calibration, context.profile);
   for (Row& row : rows)
     if (row.simulated)
-      row.band = strategies::plan_band(row.candidate->plan, problem, compute, row.simulated->iteration_time_s);
+      row.band = strategies::plan_band(row.candidate->plan, problem, compute, row.simulated->iteration_time_s,
+                                       sim::exposed_comm_share(*row.simulated));
   if (!rows.empty() && rows.front().band)
     for (std::size_t i = 1; i < rows.size(); ++i)
       rows[i].overlaps_best = rows[i].band && rows[i].candidate->fits() && rows[i].band->low <= rows.front().band->high;

@@ -224,7 +224,8 @@ int run_simulate(SimulateOptions& options)
   const double analytic = strategies::estimate(plan, problem, compute).iteration_time_s;
   std::printf("analytic estimate: %.4g s (simulated / analytic = %.3f)\n", analytic,
               result.report.iteration_time_s / analytic);
-  const costmodel::PredictionBand band = strategies::plan_band(plan, problem, compute, result.report.iteration_time_s);
+  const costmodel::PredictionBand band = strategies::plan_band(plan, problem, compute, result.report.iteration_time_s,
+                                                                       sim::exposed_comm_share(result.report));
   std::cout << "iteration time band: " << band.describe(result.report.iteration_time_s) << '\n';
   const strategies::MemoryVerdict verdict = strategies::memory_verdict(memory);
   std::cout << "memory: " << verdict.text() << '\n';

@@ -1,6 +1,7 @@
 #include "core/cluster.hpp"
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -49,10 +50,17 @@ void Cluster::set_fabric(int node, IntraFabric fabric)
   nodes_[node].fabric = fabric;
 }
 
-void Cluster::set_transport(int node, NicTransport transport)
+void Cluster::set_transport(int node, NicTransport transport, double achieved_bytes_per_s)
 {
-  HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()));
-  nodes_[node].transport = transport;
+  HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()) && achieved_bytes_per_s >= 0);
+  Node& n     = nodes_[node];
+  n.transport = transport;
+  if (transport != NicTransport::socket)
+    return;
+  if (n.nic_nominal_bytes_per_s == 0)
+    n.nic_nominal_bytes_per_s = n.nic.bandwidth_bytes_per_s;
+  const double achieved = achieved_bytes_per_s > 0 ? achieved_bytes_per_s : kSocketTransportGbps * units::kGbps;
+  n.nic.bandwidth_bytes_per_s = std::min(n.nic_nominal_bytes_per_s, achieved);
 }
 
 int Cluster::add_device(int node, int gpu, std::string gpu_origin)

@@ -47,8 +47,21 @@ enum class NicTransport {
   unstated,   ///< not said: read as InfiniBand, NCCL's transport on any RDMA NIC
   infiniband, ///< InfiniBand (HDR, NDR, XDR) through IB verbs
   roce,       ///< RDMA over Converged Ethernet: NCCL's same IB-verbs transport
-  efa         ///< AWS Elastic Fabric Adapter through the aws-ofi-nccl plugin
+  efa,        ///< AWS Elastic Fabric Adapter through the aws-ofi-nccl plugin
+  socket      ///< TCP through NCCL's socket transport (src/transport/net_socket.cc): Ethernet without RDMA or EFA
 };
+
+/// What NCCL's socket transport moves through one node's NIC on large messages, whatever the NIC's line rate: it
+/// stages every byte in pinned host memory (net_socket.cc: NCCL_PTR_HOST only, so no GPUDirect) and the host's TCP
+/// stack copies it, on one proxy thread per GPU and as many helper threads as NCCL's auto rule gives the NIC
+/// (AWS 2 x 8 sockets, GCP 4 x 1, otherwise none: net_socket.cc, v2.7.8-1 l.229-251). Public runs, Gb/s per
+/// node (all_reduce busbw, or the NIC's rate in training): 14.7 (GCP 32 GbE, 2 x 8 GPUs) and 22.5 (4 x 8), NCCL
+/// 2.4.7, nccl#209; 37.6 (AWS p3dn ENA 100 Gb/s, 2 x 1 V100, NCCL 2.4.8 with its AWS sockets), nccl#398; 32-48
+/// (4 x 8 V100, 100 Gb/s), nccl#450; 13.6 (Azure 25 Gb/s, 2 x 4 V100), nccl-tests#83; 65 (2 x 1 L40S, NCCL
+/// 2.27.3, tests/data/nccl_tests System 7). Their median, 30 Gb/s, stands for a NIC faster than that unless the
+/// cluster file gives its own figure (nic.achieved_gbps); the spread, 13.6 to 65, is the prediction band's.
+inline constexpr double kSocketTransportGbps = 30;
+inline constexpr double kSocketTransportLowestGbps = 13.6, kSocketTransportHighestGbps = 65;
 
 struct Node {
   std::string name;
@@ -58,6 +71,8 @@ struct Node {
   Link nic;   ///< the node's network interface, shared by its devices
   IntraFabric fabric = IntraFabric::unstated;
   NicTransport transport = NicTransport::unstated;
+  /// The NIC's line rate where its transport moves less (`nic` is then what it moves: socket); 0: `nic`'s own.
+  double nic_nominal_bytes_per_s = 0;
 };
 
 struct Region {
@@ -90,7 +105,9 @@ public:
   /// Replaces a node's NIC (a folded replay narrows the NICs whose traffic it replays in part).
   void set_nic(int node, Link nic);
   void set_fabric(int node, IntraFabric fabric);
-  void set_transport(int node, NicTransport transport);
+  /// Under the socket transport the node's NIC carries `achieved_bytes_per_s` of its line rate (0: the public
+  /// runs' median, kSocketTransportGbps), never more than the line rate; the line rate stays in nic_nominal.
+  void set_transport(int node, NicTransport transport, double achieved_bytes_per_s = 0);
   /// Sets the WAN link from region `src` to region `dst`; every ordered pair of distinct regions needs one.
   void set_inter_region(int src, int dst, Link link);
   void add_override(NodePairOverride override_link);

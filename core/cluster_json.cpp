@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
 
 namespace hetsim {
 namespace {
@@ -65,18 +66,24 @@ double read_bandwidth(const JsonInput& object, double fallback)
 
 constexpr EnumNames<IntraFabric, 3> kFabricNames{
     {{{IntraFabric::nvswitch, "nvswitch"}, {IntraFabric::nvlink, "nvlink"}, {IntraFabric::pcie, "pcie"}}}};
-constexpr EnumNames<NicTransport, 3> kTransportNames{
-    {{{NicTransport::infiniband, "infiniband"}, {NicTransport::roce, "roce"}, {NicTransport::efa, "efa"}}}};
+constexpr EnumNames<NicTransport, 4> kTransportNames{{{{NicTransport::infiniband, "infiniband"},
+                                                       {NicTransport::roce, "roce"},
+                                                       {NicTransport::efa, "efa"},
+                                                       {NicTransport::socket, "socket"}}}};
 
 /// A link (`fallback` where the file leaves it out) and what kind it is, by its field `kind` named as `names`
 /// has it; `Enum::unstated` where not said. `expected` is the refusal's words for a name not in `names`.
 template <class Enum, std::size_t N>
 std::pair<Link, Enum> read_link_of_kind(const std::optional<JsonInput>& object, Link fallback, std::string_view kind,
-                                        const EnumNames<Enum, N>& names, const char* expected)
+                                        const EnumNames<Enum, N>& names, const char* expected,
+                                        std::string_view extra_field = {})
 {
   if (!object)
     return {fallback, Enum::unstated};
-  object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", kind});
+  if (extra_field.empty())
+    object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", kind});
+  else
+    object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", kind, extra_field});
   Enum value = Enum::unstated;
   if (const auto field = object->find(kind); field && !names.parse(field->string(), value))
     field->fail(expected);
@@ -91,11 +98,26 @@ std::pair<Link, IntraFabric> read_intra_node(const std::optional<JsonInput>& obj
                            "\"nvswitch\", \"nvlink\" or \"pcie\"");
 }
 
-/// A node's `nic`: its link, and how NCCL's traffic crosses it ("transport").
-std::pair<Link, NicTransport> read_nic(const std::optional<JsonInput>& object)
+struct NicRead {
+  Link link;
+  NicTransport transport   = NicTransport::unstated;
+  double achieved_bytes_per_s = 0; ///< what the socket transport moves through it, as the file says; 0: not said
+};
+
+/// A node's `nic`: its link, how NCCL's traffic crosses it ("transport"), and under the socket transport what
+/// the user's own nccl-tests moved through it ("achieved_gbps", bus bandwidth at large sizes).
+NicRead read_nic(const std::optional<JsonInput>& object)
 {
-  return read_link_of_kind(object, kDefaultNic, "transport", kTransportNames,
-                           "\"infiniband\", \"roce\" or \"efa\"");
+  NicRead nic;
+  std::tie(nic.link, nic.transport) = read_link_of_kind(object, kDefaultNic, "transport", kTransportNames,
+                                                        "\"infiniband\", \"roce\", \"efa\" or \"socket\"",
+                                                        "achieved_gbps");
+  if (const auto achieved = object ? object->find("achieved_gbps") : std::nullopt) {
+    if (nic.transport != NicTransport::socket)
+      achieved->fail("only with \"transport\": \"socket\" (what NCCL's sockets move through this NIC)");
+    nic.achieved_bytes_per_s = achieved->positive_number() * units::kGbps;
+  }
+  return nic;
 }
 
 GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
@@ -206,7 +228,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   const std::string base  = node.string_or("name", cluster.regions()[region].name + ".node" +
                                                       std::to_string(cluster.regions()[region].nodes.size()));
   const auto [intra, fabric] = read_intra_node(node.find("intra_node"));
-  const auto [nic, transport] = read_nic(node.find("nic"));
+  const NicRead nic          = read_nic(node.find("nic"));
   JsonInput devices       = node.at("devices");
   std::vector<int> device_gpus;
   std::vector<std::string> gpu_origins; // where each device's GPU is named
@@ -231,9 +253,9 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
   }
   check_device_budget(cluster, static_cast<long long>(repeat) * device_gpus.size(), node);
   for (int r = 0; r < repeat; ++r) {
-    const int id = cluster.add_node(region, repeat == 1 ? base : base + "." + std::to_string(r), intra, nic);
+    const int id = cluster.add_node(region, repeat == 1 ? base : base + "." + std::to_string(r), intra, nic.link);
     cluster.set_fabric(id, fabric);
-    cluster.set_transport(id, transport);
+    cluster.set_transport(id, nic.transport, nic.achieved_bytes_per_s);
     for (std::size_t k = 0; k < device_gpus.size(); ++k)
       cluster.add_device(id, device_gpus[k], gpu_origins[k]);
   }

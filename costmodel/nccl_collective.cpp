@@ -103,10 +103,15 @@ NcclTransport nccl_transport_of(const Cluster& cluster, const std::vector<int>& 
     nodes.insert(cluster.device(d).node);
   if (nodes.size() <= 1)
     return NcclTransport::nvlink;
+  // The transport whose pipeline loses most, where the nodes differ: EFA, then sockets, then IB verbs.
   NcclTransport slowest = NcclTransport::infiniband;
-  for (int id : nodes)
-    if (cluster.nodes()[id].transport == NicTransport::efa)
+  for (int id : nodes) {
+    const NicTransport transport = cluster.nodes()[id].transport;
+    if (transport == NicTransport::efa)
       slowest = NcclTransport::efa;
+    else if (transport == NicTransport::socket && slowest != NcclTransport::efa)
+      slowest = NcclTransport::socket;
+  }
   return slowest;
 }
 

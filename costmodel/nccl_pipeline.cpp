@@ -30,6 +30,10 @@ double nccl_pipeline_fill_cost(NcclTransport transport)
     case NcclTransport::nvlink: return 0.40;
     case NcclTransport::infiniband: return 0.45;
     case NcclTransport::efa: return 1.15;
+    // No public socket sweep prints its NIC's speed and channels together (System 7's sockets, run A, do
+    // neither): InfiniBand's figure is carried over, and what sockets move at large sizes is the NIC's achieved
+    // rate (kSocketTransportGbps, core/cluster.hpp).
+    case NcclTransport::socket: return 0.45;
   }
   return 0;
 }

@@ -24,7 +24,8 @@ namespace hetsim::costmodel {
 enum class NcclTransport {
   nvlink,     ///< one node: NVLink or PCIe within it
   infiniband, ///< IB verbs: InfiniBand or RoCE (src/transport/net_ib.cc)
-  efa         ///< AWS EFA through the aws-ofi-nccl plugin
+  efa,        ///< AWS EFA through the aws-ofi-nccl plugin
+  socket      ///< TCP through NCCL's socket transport (src/transport/net_socket.cc)
 };
 
 /// NCCL's buffer of a protocol per connection (src/init.cc:810-813): Simple's is NCCL_BUFFSIZE (4 MiB unless

@@ -1,5 +1,7 @@
 #include "costmodel/prediction_band.hpp"
 
+#include "core/cluster.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -97,7 +99,7 @@ std::string PredictionBand::describe(double point_s) const
   return out + ")";
 }
 
-PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& devices, bool multi_node,
+PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& devices, const BandNetwork& network,
                                const Calibration* calibration, SoftwareRelease pytorch)
 {
   PredictionBand band;
@@ -117,10 +119,20 @@ PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& de
       band.reasons.push_back(device.gpu->name + " attention (" + device.attention_kernel + ", " +
                              percent(device.unmeasured_attention_share) + " of its compute) unmeasured");
   }
-  if (multi_node) {
+  if (network.multi_node) {
     below = std::hypot(below, kMultiNodeBelow);
     above = std::hypot(above, kMultiNodeAbove);
     band.reasons.push_back("communication across nodes (17% off on published multi-GPU runs)");
+  }
+  if (network.multi_node && network.socket_exposed_share > 0) {
+    // The exposed communication at the public runs' slowest and fastest socket rate instead of their median.
+    const double share = std::min(1.0, network.socket_exposed_share);
+    below = std::hypot(below, share * (1 - kSocketTransportGbps / kSocketTransportHighestGbps));
+    above = std::hypot(above, share * (kSocketTransportGbps / kSocketTransportLowestGbps - 1));
+    char reason[128];
+    std::snprintf(reason, sizeof reason, "NCCL's sockets (%s of the step exposed; public runs moved %g-%g Gb/s a node)",
+                  percent(share).c_str(), kSocketTransportLowestGbps, kSocketTransportHighestGbps);
+    band.reasons.push_back(reason);
   }
   if (band.reasons.empty())
     band.reasons.push_back("constants measured on this GPU");

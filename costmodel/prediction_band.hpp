@@ -51,8 +51,16 @@ struct PredictionBand {
   std::string describe(double point_s) const;
 };
 
-/// The band around `point_s` for a plan on `devices`, spanning several nodes or not.
-PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& devices, bool multi_node,
+/// What the plan's traffic crosses.
+struct BandNetwork {
+  bool multi_node = false;
+  /// Where some of it crosses NCCL's socket transport, the share of the step the communication leaves exposed:
+  /// what sockets move ranges more than twofold between public runs (kSocketTransportGbps, core/cluster.hpp).
+  double socket_exposed_share = 0;
+};
+
+/// The band around `point_s` for a plan on `devices` whose traffic crosses `network`.
+PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& devices, const BandNetwork& network,
                                const Calibration* calibration, SoftwareRelease pytorch = {});
 
 } // namespace hetsim::costmodel

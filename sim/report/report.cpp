@@ -405,4 +405,12 @@ void print_report(const Report& report, std::ostream& out, const std::string& ti
   }
 }
 
+double exposed_comm_share(const Report& report)
+{
+  double most = 0;
+  for (const DeviceReport& device : report.devices)
+    most = std::max(most, device.exposed_comm_s);
+  return report.iteration_time_s > 0 ? most / report.iteration_time_s : 0;
+}
+
 } // namespace hetsim::sim

@@ -91,6 +91,9 @@ struct Report {
   LinkSummary links; ///< from the replay (sim::simulate with SimOptions::links); empty for a measured trace
 };
 
+/// Of the iteration, the most any device spends communicating with its compute idle (0 for an empty report).
+double exposed_comm_share(const Report& report);
+
 /// Builds the report from the replayed timings (one per task, by id).
 Report make_report(const strategies::Plan& plan, const strategies::Problem& problem,
                    const strategies::Schedule& schedule, const std::vector<TaskTiming>& timings);

@@ -41,14 +41,16 @@ double unmeasured_attention_share(const GpuSpec& gpu, const models::Workload& wo
 } // namespace
 
 costmodel::PredictionBand plan_band(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute,
-                                    double iteration_s)
+                                    double iteration_s, double exposed_comm_share)
 {
   const Cluster& cluster = *problem.cluster;
   std::map<std::string, costmodel::BandDevice> by_gpu;
-  bool multi_node = false;
+  costmodel::BandNetwork network;
+  bool sockets = false;
   const int first_node = plan.placement.empty() ? 0 : cluster.device(plan.placement.front()).node;
   for (const int device : plan.placement) {
-    multi_node = multi_node || cluster.device(device).node != first_node;
+    network.multi_node = network.multi_node || cluster.device(device).node != first_node;
+    sockets = sockets || cluster.node_of(device).transport == NicTransport::socket;
     const GpuSpec& gpu = cluster.gpu_of(device);
     if (by_gpu.count(gpu.name))
       continue;
@@ -61,7 +63,9 @@ costmodel::PredictionBand plan_band(const Plan& plan, const Problem& problem, co
   std::vector<costmodel::BandDevice> devices;
   for (const auto& [name, entry] : by_gpu)
     devices.push_back(entry);
-  return costmodel::prediction_band(iteration_s, devices, multi_node, compute.calibration(),
+  if (sockets)
+    network.socket_exposed_share = exposed_comm_share;
+  return costmodel::prediction_band(iteration_s, devices, network, compute.calibration(),
                                     plan.framework.pytorch);
 }
 

@@ -9,7 +9,9 @@
 
 namespace hetsim::strategies {
 
+/// `exposed_comm_share`: of the step, the most any device spends in communication with its compute idle (the
+/// simulated report's), which widens the band where that traffic crosses NCCL's sockets.
 costmodel::PredictionBand plan_band(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute,
-                                    double iteration_s);
+                                    double iteration_s, double exposed_comm_share = 0);
 
 } // namespace hetsim::strategies

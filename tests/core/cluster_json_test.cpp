@@ -136,6 +136,31 @@ TEST_CASE("a node's NIC transport is what its nic says, unstated otherwise")
   CHECK(c.nodes()[0].nic.bandwidth_bytes_per_s == doctest::Approx(3200 * hetsim::units::kGbps));
 }
 
+TEST_CASE("under NCCL's sockets a NIC carries what the transport moves, not its line rate")
+{
+  const Cluster c = parse(R"({"regions": [{"nodes": [
+      {"gpu": "T4", "devices": 4, "nic": {"bandwidth_gbps": 50, "transport": "socket"}},
+      {"gpu": "T4", "devices": 4, "nic": {"bandwidth_gbps": 100, "transport": "socket", "achieved_gbps": 41}},
+      {"gpu": "V100", "devices": 4, "nic": {"bandwidth_gbps": 10, "transport": "socket"}},
+      {"gpu": "V100", "devices": 4, "nic": {"bandwidth_gbps": 25, "transport": "socket", "achieved_gbps": 40}},
+      {"gpu": "T4", "devices": 4, "nic": {"bandwidth_gbps": 50, "transport": "roce"}}]}]})");
+  CHECK(c.nodes()[0].transport == hetsim::NicTransport::socket);
+  // The public runs' median, and the line rate kept for `inspect`.
+  CHECK(c.nodes()[0].nic.bandwidth_bytes_per_s == doctest::Approx(hetsim::kSocketTransportGbps * kGbps));
+  CHECK(c.nodes()[0].nic_nominal_bytes_per_s == doctest::Approx(50 * kGbps));
+  // The user's own nccl-tests figure replaces it; neither exceeds the line rate.
+  CHECK(c.nodes()[1].nic.bandwidth_bytes_per_s == doctest::Approx(41 * kGbps));
+  CHECK(c.nodes()[2].nic.bandwidth_bytes_per_s == doctest::Approx(10 * kGbps));
+  CHECK(c.nodes()[3].nic.bandwidth_bytes_per_s == doctest::Approx(25 * kGbps));
+  // RDMA moves the line rate.
+  CHECK(c.nodes()[4].nic.bandwidth_bytes_per_s == doctest::Approx(50 * kGbps));
+  CHECK(c.nodes()[4].nic_nominal_bytes_per_s == 0);
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2,
+      "nic": {"bandwidth_gbps": 100, "transport": "roce", "achieved_gbps": 41}}]}]})") ==
+        "c.json: regions[0].nodes[0].nic.achieved_gbps: expected only with \"transport\": \"socket\" (what NCCL's "
+        "sockets move through this NIC), got number 41");
+}
+
 TEST_CASE("inline GPU specs")
 {
   const Cluster c = parse(R"({"gpus": {"X1": {"memory_gib": 24, "memory_bandwidth_GBps": 500, "peak_tflops_fp16": 100}},
@@ -188,7 +213,7 @@ TEST_CASE("bad cluster input gives one line naming the file, the path and the ex
         "c.json: regions[0].nodes[0].intra_node.fabric: expected \"nvswitch\", \"nvlink\" or \"pcie\", got string "
         "\"nvlnk\"");
   CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2, "nic": {"transport": "tcp"}}]}]})") ==
-        "c.json: regions[0].nodes[0].nic.transport: expected \"infiniband\", \"roce\" or \"efa\", got string "
+        "c.json: regions[0].nodes[0].nic.transport: expected \"infiniband\", \"roce\", \"efa\" or \"socket\", got string "
         "\"tcp\"");
   CHECK(error_of(R"({"regions": []})") == "c.json: regions: expected a non-empty list of regions, got array");
   CHECK(error_of(R"([1, 2])") == "c.json: (top level): expected an object describing a cluster, got array");

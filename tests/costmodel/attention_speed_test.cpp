@@ -102,16 +102,16 @@ TEST_CASE("a prediction's band widens with what priced it unmeasured")
   const GpuSpec& h100 = gpu("H100");
   const GpuSpec& a100 = gpu("A100-80GB");
   const GpuSpec& v100 = gpu("V100");
-  const PredictionBand measured = prediction_band(10, {BandDevice{&h100, 0, "cudnn"}}, false, nullptr);
+  const PredictionBand measured = prediction_band(10, {BandDevice{&h100, 0, "cudnn"}}, {}, nullptr);
   CHECK(measured.low == doctest::Approx(9.3));
   CHECK(measured.high == doctest::Approx(10.9));
-  const PredictionBand published = prediction_band(10, {BandDevice{&a100, 0, "flash2"}}, false, nullptr);
+  const PredictionBand published = prediction_band(10, {BandDevice{&a100, 0, "flash2"}}, {}, nullptr);
   CHECK(published.high > measured.high);
   // A mixed cluster takes its least certain GPU's band; an unmeasured attention kernel and communication
   // across nodes each widen it, and each reason is named.
   const PredictionBand mixed =
-      prediction_band(10, {BandDevice{&a100, 0, "flash2"}, BandDevice{&v100, 0.3, "mem_efficient"}}, true, nullptr);
-  CHECK(mixed.high > prediction_band(10, {BandDevice{&v100, 0, ""}}, false, nullptr).high);
+      prediction_band(10, {BandDevice{&a100, 0, "flash2"}, BandDevice{&v100, 0.3, "mem_efficient"}}, {true}, nullptr);
+  CHECK(mixed.high > prediction_band(10, {BandDevice{&v100, 0, ""}}, {}, nullptr).high);
   CHECK(mixed.low < 10);
   const std::string text = mixed.describe(10);
   CHECK(text.find("A100-SXM4-80GB constants from published runs") != std::string::npos);
@@ -124,6 +124,23 @@ TEST_CASE("a prediction's band widens with what priced it unmeasured")
   CHECK(constants_provenance(v100, &calibration).origin == ConstantsOrigin::carried);
 }
 
+TEST_CASE("communication exposed over NCCL's sockets widens the band by the spread of what sockets move")
+{
+  const GpuSpec& h100 = gpu("H100");
+  const BandNetwork rdma{true, 0}, sockets{true, 0.5};
+  const PredictionBand over_rdma    = prediction_band(10, {BandDevice{&h100, 0, ""}}, rdma, nullptr);
+  const PredictionBand over_sockets = prediction_band(10, {BandDevice{&h100, 0, ""}}, sockets, nullptr);
+  // Half the step at the slowest public socket rate instead of the median: 0.5 x (30 / 13.6 - 1) more at most.
+  CHECK(over_sockets.high > over_rdma.high);
+  CHECK(over_sockets.high == doctest::Approx(10 * (1 + std::hypot(std::hypot(0.09, 0.20), 0.5 * (30 / 13.6 - 1)))));
+  CHECK(over_sockets.low == doctest::Approx(10 * (1 - std::hypot(std::hypot(0.07, 0.10), 0.5 * (1 - 30.0 / 65)))));
+  CHECK(over_sockets.describe(10).find("NCCL's sockets (50% of the step exposed; public runs moved 13.6-65 Gb/s") !=
+        std::string::npos);
+  // On one node nothing crosses a NIC.
+  CHECK(prediction_band(10, {BandDevice{&h100, 0, ""}}, BandNetwork{false, 0.5}, nullptr).high ==
+        doctest::Approx(10.9));
+}
+
 TEST_CASE("a PyTorch release older than Hopper's constants were measured with counts them carried over")
 {
   const GpuSpec& h100 = gpu("H100");
@@ -132,12 +149,12 @@ TEST_CASE("a PyTorch release older than Hopper's constants were measured with co
   CHECK(constants_provenance(h100, nullptr, old_stack).origin == ConstantsOrigin::carried);
   CHECK(constants_provenance(h100, nullptr, measured_stack).origin == ConstantsOrigin::measured);
   CHECK(constants_provenance(h100, nullptr, newer).origin == ConstantsOrigin::measured);
-  const PredictionBand band = prediction_band(10, {BandDevice{&h100, 0, "flash2"}}, false, nullptr, old_stack);
+  const PredictionBand band = prediction_band(10, {BandDevice{&h100, 0, "flash2"}}, {}, nullptr, old_stack);
   CHECK(band.high == doctest::Approx(14.5));
   CHECK(band.describe(10).find("H100-SXM5-80GB constants carried over (measured with PyTorch 2.11, run with 2.1)") !=
         std::string::npos);
   // A GPU carried over whatever the release says so without naming the release.
-  const std::string v100_text = prediction_band(10, {BandDevice{&v100, 0, ""}}, false, nullptr, old_stack).describe(10);
+  const std::string v100_text = prediction_band(10, {BandDevice{&v100, 0, ""}}, {}, nullptr, old_stack).describe(10);
   CHECK(v100_text.find("V100-SXM2-16GB constants carried over)") != std::string::npos);
   // A calibration to the user's own traces is of their stack.
   Calibration calibration;

@@ -77,6 +77,21 @@ TEST_CASE("a cluster part keeps its nodes' links and numbers its devices in the 
   CHECK(cluster_part(cluster, {0, 1}, "east").cluster.regions().size() == 1);
 }
 
+TEST_CASE("a cluster part keeps what joins its nodes' GPUs and how their NICs carry NCCL's traffic")
+{
+  Cluster cluster = two_regions();
+  cluster.set_fabric(0, hetsim::IntraFabric::pcie);
+  cluster.set_transport(0, hetsim::NicTransport::socket, 1e9);
+  cluster.set_transport(3, hetsim::NicTransport::efa);
+  const ClusterPart part = cluster_part(cluster, {3, 0}, "a-and-b1");
+  const hetsim::Node& socket = part.cluster.nodes()[0];
+  CHECK(socket.fabric == hetsim::IntraFabric::pcie);
+  CHECK(socket.transport == hetsim::NicTransport::socket);
+  CHECK(socket.nic.bandwidth_bytes_per_s == cluster.nodes()[0].nic.bandwidth_bytes_per_s);
+  CHECK(socket.nic_nominal_bytes_per_s == cluster.nodes()[0].nic_nominal_bytes_per_s);
+  CHECK(part.cluster.nodes()[1].transport == hetsim::NicTransport::efa);
+}
+
 TEST_CASE("jobs that meet on no link run together as they run alone, and alone as on their own part")
 {
   const Cluster cluster = two_regions();
