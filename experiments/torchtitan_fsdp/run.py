@@ -6,10 +6,10 @@ as published. The table's "selective layer" rows (every other block checkpointed
 does not model layer-level selective checkpointing.
 
 The page names the GPUs (A100 80GB) but not their network; each node here has eight 200 Gb/s NICs, as DGX A100
-nodes do. Under FSDP at these sizes the gathers and reduce-scatters take far less than the compute they overlap
+nodes do, unless --nic-gbps and --transport say otherwise (docs/experiments.md gives an AWS p4de's 400 Gb/s EFA). Under FSDP at these sizes the gathers and reduce-scatters take far less than the compute they overlap
 (the report's exposed communication is printed), so the rows check the A100's compute as torchtitan runs it.
 
-Usage: run.py [--out DIR] [--no-figures]
+Usage: run.py [--out DIR] [--no-figures] [--nic-gbps GBPS] [--transport infiniband|efa]
 Writes results.csv under --out (default out/torchtitan_fsdp) and the figures into docs/experiments.md (not with
 --no-figures)."""
 
@@ -58,7 +58,7 @@ def write(out, name, content):
     return path
 
 
-def simulate(out, index, model, tokens, batch, checkpointing):
+def simulate(out, index, model, tokens, batch, checkpointing, nic):
     base, overrides = MODELS[model]
     with open(os.path.join(HF, base)) as f:
         config = json.load(f)
@@ -71,7 +71,7 @@ def simulate(out, index, model, tokens, batch, checkpointing):
         "regions": [{"name": "r", "latency_us": 2, "nodes": [
             {"name": "node", "gpu": "A100-SXM4-80GB", "devices": 8, "repeat": GPUS // 8,
              "intra_node": {"bandwidth_GBps": 300, "latency_us": 2},
-             "nic": {"bandwidth_gbps": 1600, "latency_us": 3}}]}]})
+             "nic": nic}]}]})
     # FSDP2 with torchtitan's MixedPrecisionPolicy (bf16 parameters, fp32 reduction), its selective policy.
     plan = {"tp": 1, "pp": 1, "dp": GPUS, "micro_batch": batch, "global_batch": GPUS * batch, "zero_stage": 3,
             "recompute": RECOMPUTE[checkpointing], "dtype": "bf16",
@@ -83,12 +83,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=OUT)
     common.figures_argument(parser)
+    parser.add_argument("--nic-gbps", type=float, default=1600,
+                        help="each node's network in Gb/s (default 1,600: eight 200 Gb/s NICs, as a DGX A100)")
+    parser.add_argument("--transport", choices=["infiniband", "efa"], default="infiniband",
+                        help="how NCCL crosses it (efa: an AWS p4de's four 100 Gb/s EFA ports)")
     args = parser.parse_args()
+    nic = {"bandwidth_gbps": args.nic_gbps, "latency_us": 3, "transport": args.transport}
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     rows, shown, errors = [], [], []
     for i, (model, tokens, batch, checkpointing, published) in enumerate(RUNS):
-        report = simulate(out, i, model, tokens, batch, checkpointing)
+        report = simulate(out, i, model, tokens, batch, checkpointing, nic)
         predicted = report["tokens_per_s"] / GPUS
         device = report["devices"][0]
         peak = report["stages"][0]["peak_memory_bytes"] / 2**30
