@@ -47,18 +47,25 @@ void inspect_gpu_provenance()
 
 void inspect_gpus()
 {
-  std::printf("%-16s %8s %9s %11s %11s %5s %5s  %s\n", "gpu", "mem GiB", "HBM GB/s", "fp16 TFLOP", "fp32 TFLOP",
-              "SMs", "bf16", "also written");
+  std::printf("%-16s %8s %9s %11s %10s %10s %11s %5s %5s  %s\n", "gpu", "mem GiB", "HBM GB/s", "fp16 TFLOP",
+              "fp8 TFLOP", "fp4 TFLOP", "fp32 TFLOP", "SMs", "bf16", "also written");
+  auto peak = [](double flops) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%.1f", flops / units::kTera);
+    return flops > 0 ? std::string(text) : std::string("-");
+  };
   for (const GpuSpec& gpu : gpu_catalog()) {
     std::string aliases;
     for (const std::string& alias : catalog_gpu_aliases(gpu.name))
       aliases += (aliases.empty() ? "" : ", ") + alias;
-    std::printf("%-16s %8.1f %9.0f %11.1f %11.1f %5d %5s  %s\n", gpu.name.c_str(), gpu.memory_bytes / units::kGiB,
-                gpu.memory_bandwidth_bytes_per_s / units::kGBps, gpu.peak_flops_fp16 / units::kTera,
+    std::printf("%-16s %8.1f %9.0f %11.1f %10s %10s %11.1f %5d %5s  %s\n", gpu.name.c_str(),
+                gpu.memory_bytes / units::kGiB, gpu.memory_bandwidth_bytes_per_s / units::kGBps,
+                gpu.peak_flops_fp16 / units::kTera, peak(gpu.peak_flops_fp8).c_str(), peak(gpu.peak_flops_fp4).c_str(),
                 gpu.peak_flops_fp32 / units::kTera, gpu.multiprocessors, gpu.bf16 ? "yes" : "no", aliases.c_str());
   }
-  std::printf("fp16 is the dense tensor-core peak, also bf16's where the GPU takes bf16; a cluster file names a "
-              "GPU by catalog name or alias, or gives its own figures\n\n");
+  std::printf("peaks are dense (no sparsity); fp16 is the tensor-core peak, also bf16's where the GPU takes bf16; "
+              "fp8 and fp4 where it has such tensor cores (plans do not train in them yet); SMs 0: not published; "
+              "a cluster file names a GPU by catalog name or alias, or gives its own figures\n\n");
   inspect_gpu_provenance();
 }
 

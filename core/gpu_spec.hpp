@@ -22,6 +22,10 @@ struct GpuSpec {
   /// CUDA compute capability as major x 10 + minor (a V100 is 70, an H100 90), which decides the kernels a
   /// library will run on it (FlashAttention 2 needs 80 or more); 0 when not an NVIDIA GPU or unknown.
   int compute_capability = 0;
+  /// Dense fp8 (E4M3/E5M2) and fp4 tensor-core peaks; 0 where the GPU has no such tensor cores (fp8 from Ada,
+  /// Hopper and CDNA3 on, fp4 from Blackwell and CDNA4 on).
+  double peak_flops_fp8 = 0;
+  double peak_flops_fp4 = 0;
 
   double peak_flops(Dtype dtype) const { return dtype == Dtype::fp32 ? peak_flops_fp32 : peak_flops_fp16; }
 };

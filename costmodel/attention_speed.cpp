@@ -94,7 +94,9 @@ AttentionRun attention_run(AttentionKernel asked, const GpuSpec& gpu, bool expli
 AttentionSpeed attention_speed(AttentionKernel kernel, const GpuSpec& gpu)
 {
   const int cc = gpu.compute_capability;
-  const bool hopper = cc >= 90;
+  // Hopper's figures stand for the generations after it too (Blackwell), which nothing here measured.
+  // The H20 is Hopper cut down to a seventh of the H100's products, unmeasured.
+  const bool hopper = cc >= 90, measured_hopper = cc == 90 && gpu.name != "H20";
   AttentionSpeed s;
   if (cc == 0 && !models::keeps_scores(kernel)) {
     // Not an NVIDIA GPU, or one of unknown capability: no kernel's figures apply, and the whole square is priced
@@ -113,9 +115,11 @@ AttentionSpeed attention_speed(AttentionKernel kernel, const GpuSpec& gpu)
     // The FlashAttention-3 paper's cuDNN forward chart (H100, causal, head sizes 64/128/256) fits a ceiling of
     // 0.701, depth 50 and a query tile's overhead of 112 keys within 12%: 9% slower than these at 4k tokens and
     // head size 128, 26% at 1k and 64 (an older cuDNN, on an H100). The H200's own measurements stand.
-    s = {0.8, 0.65, 74, 128, 0, true, 0, "H200 traces of cuDNN's SDPA kernels (tests/data/h200)", hopper};
+    s = {0.8, 0.65, 74, 128, 0, true, 0, "H200 traces of cuDNN's SDPA kernels (tests/data/h200)", measured_hopper};
     if (!hopper)
       s.source = "Hopper's (H200 traces), carried over: cuDNN's Ampere kernels are unmeasured";
+    else if (!measured_hopper)
+      s.source = "Hopper's (H200 traces), carried over: cuDNN's kernels for this generation are unmeasured";
     break;
   // The rest are fitted, per kernel, to the papers' causal bar charts at head sizes 64 and 128 (and 256) over
   // 512 to 16k tokens (the papers count half the square; the model computes the diagonal's tiles whole):
@@ -132,8 +136,10 @@ AttentionSpeed attention_speed(AttentionKernel kernel, const GpuSpec& gpu)
   case AttentionKernel::te_fused:
     if (hopper)
       // FlashAttention-2 paper (Dao 2023), H100 forward + backward, causal, head sizes 64/128: fit within 2%.
-      s = {0.431, 0.375, 20, 128, 208, true, 0, "FlashAttention-2 paper (Dao 2023), H100 forward and backward",
-           true};
+      s = {0.431, 0.375, 20, 128, 208, true, 0,
+           measured_hopper ? "FlashAttention-2 paper (Dao 2023), H100 forward and backward"
+                           : "the H100's (FlashAttention-2 paper), carried over as a fraction of peak",
+           measured_hopper};
     else
       // FlashAttention-2 paper, A100 80GB forward + backward, causal, head sizes 64/128: fit within 2%.
       s = {0.781, 0.679, 17, 128, 180, true, 0, "FlashAttention-2 paper (Dao 2023), A100 forward and backward",

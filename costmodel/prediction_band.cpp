@@ -62,6 +62,9 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
   if (calibration && (calibration->kernels.count(gpu.name) || calibration->calibrates(gpu.name)))
     return {ConstantsOrigin::calibrated, 0.07, 0.09, "fitted by the calibration to traces of this GPU"};
   const std::string& n = gpu.name;
+  if (n == "H20")
+    return {ConstantsOrigin::carried, 0.25, 0.45,
+            "the H100's measured constants, carried over to this cut-down Hopper; unmeasured here"};
   if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200")) {
     if (pytorch.given() && pytorch < kHopperMeasuredWith)
       return {ConstantsOrigin::carried, 0.25, 0.45,
@@ -75,6 +78,14 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
     return {ConstantsOrigin::published, 0.09, 0.15,
             "Megatron-LM's published A100 runs (SC'21 Table 1, within 10%); no trace of this GPU: its "
             "unvectorized elementwise rate is Hopper's per SM and cycle at its clock"};
+  if (n.starts_with("B200") || n.starts_with("B300") || n.starts_with("GB200") || n.starts_with("GB300"))
+    return {ConstantsOrigin::carried, 0.25, 0.45,
+            "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table), the rest Hopper's; no "
+            "training step of this GPU checked"};
+  if (n.starts_with("MI300") || n.starts_with("MI325") || n.starts_with("MI355"))
+    return {ConstantsOrigin::carried, 0.25, 0.45,
+            "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table), the rest another "
+            "vendor's; RCCL priced as NCCL, attention at the product ceiling; no training step checked"};
   if (n.starts_with("V100"))
     return {ConstantsOrigin::carried, 0.25, 0.45,
             "its GEMM ceiling from published cuBLAS benchmarks, the rest another generation's; steps checked only "

@@ -124,6 +124,25 @@ TEST_CASE("a prediction's band widens with what priced it unmeasured")
   CHECK(constants_provenance(v100, &calibration).origin == ConstantsOrigin::carried);
 }
 
+TEST_CASE("Blackwell and Instinct GPUs are priced from published matmul sweeps, the rest carried over, and say so")
+{
+  // The MAMF table's best products over each dense peak: B200 1,745 of 2,250, MI300X 668 of 1,300.
+  CHECK(kernel_constants(gpu("B200")).gemm_ceiling == doctest::Approx(1745.0 / 2250).epsilon(0.01));
+  CHECK(kernel_constants(gpu("MI300X")).gemm_ceiling == doctest::Approx(668.4 / 1300).epsilon(0.01));
+  for (const std::string name : {"B200", "B300", "GB200", "GB300", "MI300X", "MI325X", "MI355X", "H20"}) {
+    CAPTURE(name);
+    CHECK(constants_provenance(gpu(name.c_str()), nullptr).origin == ConstantsOrigin::carried);
+  }
+  // Hopper's attention figures carry over to Blackwell, which says they are not its own.
+  const AttentionSpeed b200 = attention_speed(AttentionKernel::cudnn, gpu("B200"));
+  CHECK_FALSE(b200.measured);
+  CHECK(b200.forward_ceiling == attention_speed(AttentionKernel::cudnn, gpu("H100")).forward_ceiling);
+  CHECK(attention_speed(AttentionKernel::cudnn, gpu("H100")).measured);
+  CHECK_FALSE(attention_speed(AttentionKernel::cudnn, gpu("H20")).measured);
+  // FlashAttention 3 is Hopper's alone; Blackwell falls back to FlashAttention 2.
+  CHECK(attention_run(AttentionKernel::flash3, gpu("B200"), false).kernel == AttentionKernel::flash2);
+}
+
 TEST_CASE("communication exposed over NCCL's sockets widens the band by the spread of what sockets move")
 {
   const GpuSpec& h100 = gpu("H100");
