@@ -51,6 +51,23 @@ def simulate(out_dir, name, cluster, model, plan, *extra):
         return json.load(f)
 
 
+MEASURED_HEADER = ["run", "gpu", "measured_s", "predicted_s", "band_low_s", "band_high_s"]
+
+
+def band_of(report_file):
+    """(low, high) seconds of a report's iteration_time_s_band."""
+    with open(report_file) as f:
+        low, high = json.load(f)["iteration_time_s_band"]
+    return low, high
+
+
+def write_measured(out_dir, rows):
+    """measured.csv under out_dir: per measured run, its step time as measured (or as the published throughput
+    implies), HetSim's and its band; experiments/band_coverage reads it from each experiment."""
+    write_csv(os.path.join(out_dir, "measured.csv"), MEASURED_HEADER,
+              [[r[0], r[1], f"{r[2]:.6g}", f"{r[3]:.6g}", f"{r[4]:.6g}", f"{r[5]:.6g}"] for r in rows])
+
+
 def write_csv(path, header, rows):
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)

@@ -137,6 +137,9 @@ def main():
         writer.writerow(["cluster", "table", "micro_batch", "tp", "pp", "dp", "measured_s", "predicted_s",
                          "band_low_s", "band_high_s"])
         writer.writerows(rows)
+    gpus = {"homogeneous": "T4", "heterogeneous": "V100-SXM2-16GB + T4"}
+    common.write_measured(out, [(f"{r[0]} table {r[1]} tp {r[3]} pp {r[4]} dp {r[5]} mb {r[2]}", gpus[r[0]], r[6], r[7],
+                                 r[8], r[9]) for r in rows])
     summary, failures = [], []
     for cluster in CLUSTERS:
         mine = [r for r in rows if r[0] == cluster]

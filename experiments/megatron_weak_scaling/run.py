@@ -138,7 +138,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     with open(os.path.join(HERE, "rows.json")) as f:
         table = json.load(f)["rows"]
-    results, worst, worst_fold = [], 0.0, 0.0
+    results, worst, worst_fold, measured = [], 0.0, 0.0, []
     fold_rows = set(parse_rows(args.fold_rows or args.rows, len(table)))
     for index in parse_rows(args.rows, len(table)):
         row = table[index - 1]
@@ -146,6 +146,10 @@ def main():
             seconds, wall, note = simulate(row, micro_batch, args.timeout_s)
             predicted = megatron_flops(row) / seconds / row["gpus"] / 1e12 if seconds else None
             error = (predicted / row["tflops_per_gpu"] - 1) * 100 if predicted else None
+            if seconds:  # the published TFLOP/s per GPU give the measured step
+                report = os.path.join(OUT, f"{row['params_b']}b-mb{micro_batch}.report.json")
+                measured.append((f"{row['params_b']} B on {row['gpus']} mb {micro_batch}", "A100-SXM4-80GB",
+                                 seconds * predicted / row["tflops_per_gpu"], seconds, *common.band_of(report)))
             worst = max(worst, abs(error)) if error is not None else float("inf")
             fold_error = ""
             if args.max_fold_error is not None and index in fold_rows:
@@ -161,6 +165,7 @@ def main():
                             f"{wall:.1f}", fold_error, note])
             print(f"  {row['params_b']} B mb {micro_batch}: published {row['tflops_per_gpu']}, predicted "
                   f"{results[-1][5] or '-'} TFLOP/s per GPU ({results[-1][6] or note}), {wall:.0f} s wall", flush=True)
+    common.write_measured(OUT, measured)
     csv_path = os.path.join(OUT, "results.csv")
     common.write_csv(csv_path, ["params_b", "gpus", "degrees", "micro_batch", "published_tflops",
                                 "predicted_tflops", "error_pct", "iteration_s", "wall_s", "fold_vs_exact_pct", "note"],

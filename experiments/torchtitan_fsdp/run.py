@@ -91,7 +91,7 @@ def main():
     nic = {"bandwidth_gbps": args.nic_gbps, "latency_us": 3, "transport": args.transport}
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
-    rows, shown, errors = [], [], []
+    rows, shown, errors, measured = [], [], [], []
     for i, (model, tokens, batch, checkpointing, published) in enumerate(RUNS):
         report = simulate(out, i, model, tokens, batch, checkpointing, nic)
         predicted = report["tokens_per_s"] / GPUS
@@ -99,6 +99,10 @@ def main():
         peak = report["stages"][0]["peak_memory_bytes"] / 2**30
         error = predicted / published - 1
         errors.append(error)
+        # The published tokens per second per GPU give the measured step: the simulated one times predicted / published.
+        step = report["iteration_time_s"]
+        measured.append((f"{model} {tokens} tokens batch {batch} {checkpointing}", "A100-SXM4-80GB",
+                         step * predicted / published, step, *report["iteration_time_s_band"]))
         rows.append([model, tokens, batch, checkpointing, published, f"{predicted:.0f}", f"{peak:.1f}",
                      report["memory_verdict"]])
         shown.append([model, common.thousands(tokens), batch, checkpointing, common.thousands(published),
@@ -113,6 +117,7 @@ def main():
         writer.writerow(["model", "tokens", "local_batch", "checkpointing", "published_tps", "predicted_tps",
                          "peak_gib", "memory_verdict"])
         writer.writerows(rows)
+    common.write_measured(out, measured)
     summary = (f"Mean error {common.signed_pct(100 * sum(errors) / len(errors))}, from "
                f"{common.signed_pct(100 * min(errors))} to {common.signed_pct(100 * max(errors))}.")
     print(summary)

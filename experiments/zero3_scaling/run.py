@@ -118,19 +118,25 @@ def main():
     args = parser.parse_args()
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
-    results, shown, falls = [], [], []
+    results, shown, falls, measured = [], [], [], []
     for r in parse_rows(args.rows):
         row = ROWS[r - 1]
         seconds, wall = simulate(out, row, args.collective_algorithm)
         predicted = megatron_flops(row) / seconds / row["gpus"] / 1e12
         error = predicted / row["tflops"] - 1
         results.append((row, seconds, predicted))
+        # TFLOP/s per GPU are the FLOPs over the step: the published figure gives the measured step.
+        measured.append((f"{row['model']} ZeRO-3 on {row['gpus']}", "A100-SXM4-80GB", seconds * predicted / row["tflops"],
+                         seconds, *common.band_of(os.path.join(out, f"{row['model']}-{row['gpus']}.report.json"))))
         line = [common.thousands(row["gpus"]), row["mb"], row["tflops"],
                 f"{predicted:.1f} ({100 * error:+.0f}%)".replace("-", "\u2212"), f"{seconds:.2f} s", f"{wall:.0f} s"]
         if args.ptdp:
             ptdp_seconds, ptdp_wall = simulate(out, row, args.collective_algorithm, ptdp=True)
             ptdp = megatron_flops(row) / ptdp_seconds / row["gpus"] / 1e12
             ptdp_error = ptdp / row["ptdp"] - 1
+            measured.append((f"{row['model']} PTD-P on {row['gpus']}", "A100-SXM4-80GB", ptdp_seconds * ptdp / row["ptdp"],
+                             ptdp_seconds,
+                             *common.band_of(os.path.join(out, f"{row['model']}-{row['gpus']}-ptdp.report.json"))))
             same = (predicted < ptdp) == (row["tflops"] < row["ptdp"])
             line += [row["ptdp"], f"{ptdp:.1f} ({100 * ptdp_error:+.0f}%)".replace("-", "\u2212"),
                      "yes" if same else "no"]
@@ -141,6 +147,7 @@ def main():
         print(f"{row['model']} on {row['gpus']:5d} GPUs, micro-batch {row['mb']}: iteration {seconds:7.2f} s, "
               f"{predicted:6.1f} TFLOP/s per GPU (published {row['tflops']}, {100 * error:+.1f}%), "
               f"simulated in {wall:.0f} s", flush=True)
+    common.write_measured(out, measured)
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["model", "gpus", "micro_batch", "iteration_s", "predicted_tflops", "published_tflops"])
