@@ -175,3 +175,22 @@ TEST_CASE("a cluster's nodes as NCCL's search reads them: NVLink and PCIe credit
   CHECK(std::isfinite(seconds));
   CHECK(seconds > 0);
 }
+
+TEST_CASE("a GB200 NVL72 rack is one NVLink domain of 72 GPUs to NCCL, with a NIC a GPU")
+{
+  const Cluster racks = load_cluster("preset:gb200_nvl72");
+  REQUIRE(racks.nodes().size() == 4);
+  CHECK(racks.nodes()[0].devices.size() == 72);
+  const NcclTopology rack = nccl_topology_of(racks, devices(72));
+  CHECK(rack.nodes == 1); // 18 trays, one domain
+  CHECK(rack.nvswitch);
+  CHECK(rack.compute_capability == 100);
+  CHECK(rack.intra_bw_GBps == doctest::Approx(900 * 40.1 / 50)); // NVLink 5 as NCCL credits it (topo.h)
+  const NcclTopology two = nccl_topology_of(racks, devices(144));
+  CHECK(two.nodes == 2);
+  CHECK(two.nics == 72); // the rack's 72 x 400 Gb/s ConnectX-7
+  CHECK(two.nic_bw_GBps == doctest::Approx(50.0));
+  const Cluster halves = load_cluster("preset:gb200_nvl36x2");
+  CHECK(halves.nodes().size() == 8);
+  CHECK(nccl_topology_of(halves, devices(72)).nodes == 2); // 36 a domain
+}
