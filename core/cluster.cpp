@@ -55,12 +55,29 @@ void Cluster::set_transport(int node, NicTransport transport, double achieved_by
   HETSIM_ASSERT(node >= 0 && node < static_cast<int>(nodes_.size()) && achieved_bytes_per_s >= 0);
   Node& n     = nodes_[node];
   n.transport = transport;
+  if (n.nic_nominal_bytes_per_s > 0) // back to the line rate, whatever the transport is now
+    n.nic.bandwidth_bytes_per_s = n.nic_nominal_bytes_per_s;
+  n.nic_nominal_bytes_per_s = 0;
+  n.socket_rate_measured    = false;
   if (transport != NicTransport::socket)
     return;
-  if (n.nic_nominal_bytes_per_s == 0)
-    n.nic_nominal_bytes_per_s = n.nic.bandwidth_bytes_per_s;
+  n.nic_nominal_bytes_per_s = n.nic.bandwidth_bytes_per_s;
+  n.socket_rate_measured    = achieved_bytes_per_s > 0;
   const double achieved = achieved_bytes_per_s > 0 ? achieved_bytes_per_s : kSocketTransportGbps * units::kGbps;
   n.nic.bandwidth_bytes_per_s = std::min(n.nic_nominal_bytes_per_s, achieved);
+}
+
+int Cluster::add_node_like(int region, const Node& like, Link intra, Link nic)
+{
+  Link line_rate = nic;
+  if (like.nic_nominal_bytes_per_s > 0)
+    line_rate.bandwidth_bytes_per_s = std::max(like.nic_nominal_bytes_per_s, nic.bandwidth_bytes_per_s);
+  const int id = add_node(region, like.name, intra, line_rate);
+  set_fabric(id, like.fabric);
+  set_transport(id, like.transport, nic.bandwidth_bytes_per_s);
+  nodes_[id].socket_rate_measured = like.transport == NicTransport::socket &&
+                                    (like.socket_rate_measured || nic.bandwidth_bytes_per_s != like.nic.bandwidth_bytes_per_s);
+  return id;
 }
 
 int Cluster::add_device(int node, int gpu, std::string gpu_origin)

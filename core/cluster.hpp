@@ -73,6 +73,9 @@ struct Node {
   NicTransport transport = NicTransport::unstated;
   /// The NIC's line rate where its transport moves less (`nic` is then what it moves: socket); 0: `nic`'s own.
   double nic_nominal_bytes_per_s = 0;
+  /// What the socket transport moves here was measured (the file's achieved rate, or a calibration's), not
+  /// the public runs' median.
+  bool socket_rate_measured = false;
 };
 
 struct Region {
@@ -105,9 +108,13 @@ public:
   /// Replaces a node's NIC (a folded replay narrows the NICs whose traffic it replays in part).
   void set_nic(int node, Link nic);
   void set_fabric(int node, IntraFabric fabric);
-  /// Under the socket transport the node's NIC carries `achieved_bytes_per_s` of its line rate (0: the public
-  /// runs' median, kSocketTransportGbps), never more than the line rate; the line rate stays in nic_nominal.
+  /// Under the socket transport the node's NIC carries `achieved_bytes_per_s` (measured; 0: the public runs'
+  /// median, kSocketTransportGbps), never more than its line rate, which stays in nic_nominal; another
+  /// transport carries the line rate.
   void set_transport(int node, NicTransport transport, double achieved_bytes_per_s = 0);
+  /// Adds a node as `like` is (its name, fabric and transport) with these links: `nic` is what its NIC carries,
+  /// as like.nic is, its line rate kept. Returns the id.
+  int add_node_like(int region, const Node& like, Link intra, Link nic);
   /// Sets the WAN link from region `src` to region `dst`; every ordered pair of distinct regions needs one.
   void set_inter_region(int src, int dst, Link link);
   void add_override(NodePairOverride override_link);

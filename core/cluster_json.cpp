@@ -7,6 +7,7 @@
 #include "core/units.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <tuple>
 
@@ -76,14 +77,12 @@ constexpr EnumNames<NicTransport, 4> kTransportNames{{{{NicTransport::infiniband
 template <class Enum, std::size_t N>
 std::pair<Link, Enum> read_link_of_kind(const std::optional<JsonInput>& object, Link fallback, std::string_view kind,
                                         const EnumNames<Enum, N>& names, const char* expected,
-                                        std::string_view extra_field = {})
+                                        bool only_these_fields = true)
 {
   if (!object)
     return {fallback, Enum::unstated};
-  if (extra_field.empty())
+  if (only_these_fields)
     object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", kind});
-  else
-    object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", kind, extra_field});
   Enum value = Enum::unstated;
   if (const auto field = object->find(kind); field && !names.parse(field->string(), value))
     field->fail(expected);
@@ -105,17 +104,32 @@ struct NicRead {
 };
 
 /// A node's `nic`: its link, how NCCL's traffic crosses it ("transport"), and under the socket transport what
-/// the user's own nccl-tests moved through it ("achieved_gbps", bus bandwidth at large sizes).
+/// the user's own nccl-tests moved through it at large sizes ("achieved_GBps", the bus bandwidth nccl-tests
+/// prints, or "achieved_gbps"), at most the line rate.
 NicRead read_nic(const std::optional<JsonInput>& object)
 {
   NicRead nic;
+  if (object)
+    object->allow_only({"bandwidth_gbps", "bandwidth_GBps", "latency_ms", "latency_us", "transport", "achieved_gbps",
+                        "achieved_GBps"});
   std::tie(nic.link, nic.transport) = read_link_of_kind(object, kDefaultNic, "transport", kTransportNames,
-                                                        "\"infiniband\", \"roce\", \"efa\" or \"socket\"",
-                                                        "achieved_gbps");
-  if (const auto achieved = object ? object->find("achieved_gbps") : std::nullopt) {
+                                                        "\"infiniband\", \"roce\", \"efa\" or \"socket\"", false);
+  for (const char* field : {"achieved_gbps", "achieved_GBps"}) {
+    const auto achieved = object ? object->find(field) : std::nullopt;
+    if (!achieved)
+      continue;
     if (nic.transport != NicTransport::socket)
       achieved->fail("only with \"transport\": \"socket\" (what NCCL's sockets move through this NIC)");
-    nic.achieved_bytes_per_s = achieved->positive_number() * units::kGbps;
+    if (nic.achieved_bytes_per_s > 0)
+      achieved->fail("one of achieved_gbps and achieved_GBps");
+    const bool gigabits      = std::string_view(field) == "achieved_gbps";
+    nic.achieved_bytes_per_s = achieved->positive_number() * (gigabits ? units::kGbps : units::kGBps);
+    if (nic.achieved_bytes_per_s > nic.link.bandwidth_bytes_per_s * (1 + 1e-9)) {
+      char line_rate[64];
+      std::snprintf(line_rate, sizeof line_rate, "at most the NIC's line rate (%g Gb/s)",
+                    nic.link.bandwidth_bytes_per_s / units::kGbps);
+      achieved->fail(line_rate);
+    }
   }
   return nic;
 }

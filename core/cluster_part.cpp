@@ -22,12 +22,7 @@ ClusterPart cluster_part(const Cluster& cluster, std::vector<int> nodes, const s
     int& region   = region_in_part[n.region];
     if (region < 0)
       region = out.add_region(cluster.regions()[n.region].name, cluster.regions()[n.region].latency_s);
-    Link line_rate = n.nic;
-    if (n.nic_nominal_bytes_per_s > 0)
-      line_rate.bandwidth_bytes_per_s = n.nic_nominal_bytes_per_s;
-    node_in_part[node] = out.add_node(region, n.name, n.intra, line_rate);
-    out.set_fabric(node_in_part[node], n.fabric);
-    out.set_transport(node_in_part[node], n.transport, n.nic.bandwidth_bytes_per_s);
+    node_in_part[node] = out.add_node_like(region, n, n.intra, n.nic);
     for (int device : n.devices) {
       const Device& d = cluster.device(device);
       out.add_device(node_in_part[node], out.add_gpu(cluster.gpus()[d.gpu]), d.gpu_origin);

@@ -87,18 +87,21 @@ const std::vector<GpuSpec>& gpu_catalog()
       // and 78 SMs are third parties' (no NVIDIA datasheet is public): huggingface.co/hardware/h20.
       low_precision(make("H20", 96, 4000, 148, 44, 78, 90), 296),
       // Blackwell, per GPU, dense (ml-engineering compute/accelerator/README.md @744d01e, its TFLOPS and memory
-      // tables from NVIDIA's DGX B200/B300 datasheets and GB200/GB300 NVL72 pages): NVIDIA's "GB" taken as GiB,
-      // as an H100's 80 GB is (79.18 GiB usable). Compute capabilities: developer.nvidia.com/cuda-gpus. SMs: 148
-      // as PyTorch's multi_processor_count read on a B200 and on a B300 (ml-engineering training/performance);
-      // GB200's 152 and GB300's are not published (0: no wave quantization), the full die has 160.
+      // tables from NVIDIA's DGX B200/B300 datasheets and GB200/GB300 NVL72 pages). NVIDIA's "GB" is read as GiB:
+      // an H100's "80 GB" is 80 GiB of which the driver leaves 79.18 to a process, an H200's "141 GB" 139.8; how
+      // much of a Blackwell's a process gets is unmeasured. Compute capabilities: developer.nvidia.com/cuda-gpus.
+      // SMs: 148, PyTorch's multi_processor_count on a B200 and on a B300 (ml-engineering training/performance);
+      // NVIDIA publishes none for GB200 and GB300, whose GPUs are the same dies: 148 too (the full die has 160).
       low_precision(make("B200", 180, 8000, 2250, 80, 148, 100), 4500, 9000),
       low_precision(make("B300", 288, 8000, 2250, 80, 148, 103), 4500, 12600),
-      low_precision(make("GB200", 186, 8000, 2500, 80, 0, 100), 5000, 10000),
-      low_precision(make("GB300", 288, 8000, 2500, 80, 0, 103), 5000, 15000),
-      make("RTX-4090", 24, 1008, 165, 82.6, 128, 89),
-      // GeForce Blackwell: NVIDIA's 3,352 sparse fp4 "AI TOPS", halved; its 16-bit products at half the fp16-
-      // accumulate rate with fp32 accumulation, as GeForce runs them in training (fp8 likewise). SMs, bandwidth and
-      // fp32 from third parties (21,760 CUDA cores / 128).
+      low_precision(make("GB200", 186, 8000, 2500, 80, 148, 100), 5000, 10000),
+      low_precision(make("GB300", 288, 8000, 2500, 80, 148, 103), 5000, 15000),
+      // fp8 with fp32 accumulate, as its 16-bit peak is (NVIDIA Ada whitepaper, appendix: 330.3 dense).
+      low_precision(make("RTX-4090", 24, 1008, 165, 82.6, 128, 89), 330.3),
+      // GeForce Blackwell: its 16-bit products at half the fp16-accumulate rate with fp32 accumulation, as
+      // GeForce runs them in training (fp8 likewise); fp4 is NVIDIA's 3,352 sparse "AI TOPS" halved, whether
+      // GeForce halves it again for fp32 accumulation is not published. SMs, bandwidth and fp32 from third parties
+      // (21,760 CUDA cores / 128).
       low_precision(make("RTX-5090", 32, 1792, 209.5, 104.8, 170, 120), 419, 1676),
       make("RTX-3060", 12, 360, 51, 12.7, 28, 86),
       make("MI250X", 128, 3277, 383, 47.9, 220, kNotCuda),
@@ -146,13 +149,13 @@ const GpuSpec* find_gpu_by_device_name(const std::string& device)
     name = has("B200") ? "B200" : "B300";
   else if (has("MI300X") || has("MI325X") || has("MI355X"))
     name = has("MI300X") ? "MI300X" : (has("MI325X") ? "MI325X" : "MI355X");
-  else if (has("5090"))
+  else if (has("5090") && !has("Laptop") && !has("5090 D"))
     name = "RTX-5090";
   else if (has("H100"))
     name = has("PCIe") ? "H100-PCIe-80GB" : "H100-SXM5-80GB";
   else if (has("H200"))
     name = "H200-SXM-141GB";
-  else if (has("H20"))
+  else if (has("H20") && !has("141")) // the 141 GB H20 is another part
     name = "H20";
   else if (has("A100"))
     name = has("80GB") ? (has("PCIe") ? "A100-PCIe-80GB" : "A100-SXM4-80GB")
@@ -165,7 +168,7 @@ const GpuSpec* find_gpu_by_device_name(const std::string& device)
     name = "A40";
   else if (has("L40S"))
     name = "L40S";
-  else if (has("L4"))
+  else if (has("L4") && !has("L40")) // an L40 is neither an L4 nor an L40S
     name = "L4";
   else if (has("A10"))
     name = "A10";

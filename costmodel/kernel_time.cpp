@@ -79,6 +79,12 @@ double causal_imbalance(const GpuSpec& gpu, double rows, double tiles)
 // same rate on both, so the SMs set it: 17.8 GB/s per SM at 1.98 GHz, 9.0 bytes per SM and clock cycle.
 // Elsewhere that per-cycle figure is carried over at each GPU's boost clock (its datasheet), unmeasured.
 constexpr double kUnvectorizedBytesPerSmCycle = 9.0;
+// fp8 products: the largest float8_e4m3fn product a sweep of shapes reached, of the dense fp8 peak (ml-engineering's
+// MAMF table @744d01e): H100 1,402.6 of 1,979 (0.709), H200 1,453.4 (0.734), GH200 1,535.0 (0.776), B200 3,432.5
+// of 4,500 (0.763), B300 3,353.3 (0.745), GB200 3,615.6 of 5,000 (0.723). Elsewhere the 16-bit ceiling times
+// the H100's fp8 over bf16 efficiency (0.709 / 0.803). No fp8 training step was measured: on bf16 the H100's
+// traces ran 3% above that table's figure, fp8's may sit otherwise.
+constexpr double kHopperFp8OverBf16 = 0.709 / 0.803;
 
 KernelConstants kernel_constants(const GpuSpec& gpu)
 {
@@ -109,6 +115,7 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     // more, 0.846 to the H200 Llama-3.2-1B trace's 486 (`hetsim calibrate` on tests/data). The kernel sweep's
     // 187 compute-bound shapes give 0.74 time-weighted: many are narrower than a training step's.
     c.gemm_ceiling      = 0.83;
+    c.fp8_gemm_ceiling  = n.starts_with("GH200") ? 0.776 : (n.starts_with("H200") ? 0.734 : 0.709);
     c.unvectorized_bytes_per_sm_s = kUnvectorizedBytesPerSmCycle * 1.98e9;
     c.tile_m            = 256;
     c.unaligned_ceiling = 0.12;
@@ -118,8 +125,10 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     // Maximum Achievable Matmul FLOPS table @744d01e: B200 1,745 of 2,250 TFLOP/s, B300 1,769 of 2,250, GB200
     // 1,822 of 2,500, PyTorch 2.7-2.10). On the H100 the same table's 0.80 is 3% under what the training traces
     // fit (0.83), so these may be as much low. The rest is Hopper's, carried over: its tile, its unaligned
-    // fallback, its streaming efficiency on HBM3, its per-SM elementwise rate at Hopper's clock.
+    // fallback, its streaming efficiency on HBM3, its elementwise rate per SM at Hopper's 1.98 GHz (the sources
+    // used give no Blackwell boost clock).
     c.gemm_ceiling      = n.starts_with("GB") ? 0.73 : (n.starts_with("B300") ? 0.79 : 0.78);
+    c.fp8_gemm_ceiling  = n.starts_with("GB") ? 0.723 : (n.starts_with("B300") ? 0.745 : 0.763);
     c.tile_m            = 256;
     c.unaligned_ceiling = 0.12;
     c.memory_efficiency = 0.915;
@@ -141,6 +150,11 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     c.unaligned_ceiling = -1; // Eigen has no tensor-core path to fall back from
   }
   return c;
+}
+
+double fp8_gemm_ceiling(const KernelConstants& c)
+{
+  return c.fp8_gemm_ceiling > 0 ? c.fp8_gemm_ceiling : c.gemm_ceiling * kHopperFp8OverBf16;
 }
 
 bool whole_vectors(double extent, Dtype dtype)
@@ -227,6 +241,13 @@ double kernel_seconds(const GpuSpec& gpu, const KernelConstants& c, const models
     const bool operands = kernel.name.ends_with(".wgrad")
                               ? whole_vectors(kernel.m, dtype) && whole_vectors(kernel.n, dtype)
                               : whole_vectors(kernel.n, dtype) && whole_vectors(kernel.k, dtype);
+    if (kernel.fp8 && gpu.peak_flops_fp8 > 0) { // the same tiles and waves at the fp8 rate
+      GpuSpec fp8          = gpu;
+      fp8.peak_flops_fp16  = gpu.peak_flops_fp8;
+      KernelConstants c8   = c;
+      c8.gemm_ceiling      = fp8_gemm_ceiling(c);
+      return matmul_seconds(fp8, c8, kernel.m, kernel.n, kernel.k, kernel.batch, Dtype::bf16, operands);
+    }
     return matmul_seconds(gpu, c, kernel.m, kernel.n, kernel.k, kernel.batch, dtype, operands);
   }
   case models::Kernel::Kind::fused_attention:

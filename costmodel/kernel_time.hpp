@@ -14,6 +14,9 @@ namespace hetsim::costmodel {
 /// What one GPU family sustains beside its datasheet figures (where each comes from: kernel_time.cpp).
 struct KernelConstants {
   double gemm_ceiling      = 0.75; ///< fraction of dense peak a large, full-wave matrix product reaches
+  /// The same for fp8 products, of the GPU's fp8 peak; negative: unmeasured, the 16-bit ceiling scaled as the
+  /// H100's fp8 and bf16 ones compare (fp8_gemm_ceiling()).
+  double fp8_gemm_ceiling  = -1;
   double memory_efficiency = 0.85; ///< fraction of datasheet bandwidth a streaming kernel reaches
   double tile_m = 128, tile_n = 128; ///< output tile of one thread block of the library's usual kernel
   double k_overhead        = 64;    ///< a tile's fixed cost (pipeline fill, epilogue) in units of its depth
@@ -41,6 +44,8 @@ struct KernelConstants {
 
 /// The constants of `gpu`'s family, by catalog name ("V100…", "A100…", "H100…", …); defaults otherwise.
 KernelConstants kernel_constants(const GpuSpec& gpu);
+/// The fraction of the fp8 peak a large fp8 product reaches: the measured one, or the 16-bit ceiling scaled.
+double fp8_gemm_ceiling(const KernelConstants& c);
 
 /// Whether a dimension of `extent` elements of `dtype` is a whole number of 16-byte vectors, as tensor-core
 /// kernels load them. A fractional extent (a context-parallel share, an average) is not a shape, and passes.

@@ -65,7 +65,7 @@ Cluster calibrated_cluster(const Cluster& cluster, const Calibration& calibratio
       nic.latency_s = std::max(0.0, inter->alpha_s - port.latency_s - cluster.regions()[node.region].latency_s);
     }
     edge_latency_sum += port.latency_s + nic.latency_s;
-    out.add_node(node.region, node.name, port, nic);
+    out.add_node_like(node.region, node, port, nic); // a calibrated NIC's rate is a measured one
   }
   for (const auto& device : cluster.devices()) // in id order, so that ids are kept
     out.add_device(device.node, device.gpu);

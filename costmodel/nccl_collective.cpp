@@ -27,8 +27,20 @@ IntraFabric fabric_of(const Cluster& cluster, const Node& node)
 {
   if (node.fabric != IntraFabric::unstated)
     return node.fabric;
+  // SXM boards, and the catalog's GPUs sold only on them (HGX/DGX B200 and B300, GB200 and GB300 NVL racks, the
+  // H20's HGX board), meet in NVSwitches; AMD's OAM GPUs on their boards' xGMI mesh, links without a switch.
   const std::string& gpu = cluster.gpu_of(node.devices.front()).name;
-  return gpu.find("SXM") != std::string::npos ? IntraFabric::nvswitch : IntraFabric::pcie;
+  auto named = [&](std::initializer_list<const char*> names) {
+    for (const char* name : names)
+      if (gpu.starts_with(name))
+        return true;
+    return false;
+  };
+  if (gpu.find("SXM") != std::string::npos || named({"B200", "B300", "GB200", "GB300"}) || gpu == "H20")
+    return IntraFabric::nvswitch;
+  if (named({"MI250X", "MI300X", "MI325X", "MI355X"}))
+    return IntraFabric::nvlink;
+  return IntraFabric::pcie;
 }
 
 NcclFunction function_of(CollectiveOp op)

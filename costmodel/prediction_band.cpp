@@ -20,6 +20,9 @@ constexpr double kUnmeasuredAttention = 0.4;
 /// SC'21 Tables 1 and 2, Llama 3), mostly too fast.
 constexpr double kMultiNodeBelow = 0.10, kMultiNodeAbove = 0.20;
 
+/// Constants carried over from another generation (constants_provenance, below).
+constexpr double kCarriedBelow = 0.25, kCarriedAbove = 0.45;
+
 /// The PyTorch release Hopper's constants were measured with (tests/data/h100 and h200: 2.11.0+cu130). Older
 /// releases bring other cuBLAS and attention kernels: a 2023 stack (PyTorch 2.1, CUDA 12.1) ran FSDP on H100 at
 /// 28-68% lower throughput than HetSim predicts with these constants, for reasons not yet known (llm-foundry's
@@ -63,11 +66,11 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
     return {ConstantsOrigin::calibrated, 0.07, 0.09, "fitted by the calibration to traces of this GPU"};
   const std::string& n = gpu.name;
   if (n == "H20")
-    return {ConstantsOrigin::carried, 0.25, 0.45,
+    return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "the H100's measured constants, carried over to this cut-down Hopper; unmeasured here"};
   if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200")) {
     if (pytorch.given() && pytorch < kHopperMeasuredWith)
-      return {ConstantsOrigin::carried, 0.25, 0.45,
+      return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
               "measured with PyTorch " + kHopperMeasuredWith.text() + " (CUDA 13.0); PyTorch " + pytorch.text() +
                   "'s CUDA libraries and kernels are unmeasured on this GPU"};
     return {ConstantsOrigin::measured, 0.07, 0.09,
@@ -79,23 +82,23 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
             "Megatron-LM's published A100 runs (SC'21 Table 1, within 10%); no trace of this GPU: its "
             "unvectorized elementwise rate is Hopper's per SM and cycle at its clock"};
   if (n.starts_with("B200") || n.starts_with("B300") || n.starts_with("GB200") || n.starts_with("GB300"))
-    return {ConstantsOrigin::carried, 0.25, 0.45,
+    return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table), the rest Hopper's; no "
             "training step of this GPU checked"};
   if (n.starts_with("MI300") || n.starts_with("MI325") || n.starts_with("MI355"))
-    return {ConstantsOrigin::carried, 0.25, 0.45,
+    return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table), the rest another "
             "vendor's; RCCL priced as NCCL, attention at the product ceiling; no training step checked"};
   if (n.starts_with("V100"))
-    return {ConstantsOrigin::carried, 0.25, 0.45,
+    return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "its GEMM ceiling from published cuBLAS benchmarks, the rest another generation's; steps checked only "
             "beside T4s (AMP's mixed cluster, experiments/amp_measured)"};
   if (n.starts_with("T4"))
-    return {ConstantsOrigin::carried, 0.25, 0.45,
+    return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "its GEMM ceiling from a published power-capped cuBLAS run and its memory efficiency from published "
             "copies, the rest another generation's; AMP's measured steps (experiments/amp_measured)"};
   if (gpu.compute_capability > 0)
-    return {ConstantsOrigin::carried, 0.25, 0.45,
+    return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "another generation's fractions of peak applied to this GPU's datasheet; unmeasured here"};
   return {ConstantsOrigin::unknown, 0.40, 0.60, "no measurement of this architecture"};
 }
@@ -116,11 +119,17 @@ PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& de
   PredictionBand band;
   double below = 0, above = 0; // the least certain GPU's, in quadrature with what every GPU shares
   for (const BandDevice& device : devices) {
-    const ConstantsProvenance p = constants_provenance(*device.gpu, calibration, pytorch);
+    ConstantsProvenance p = constants_provenance(*device.gpu, calibration, pytorch);
+    const bool fp8_widens = device.fp8_products && p.above < kCarriedAbove;
+    if (fp8_widens) // no fp8 training step was measured anywhere
+      p = {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove, "fp8 products from a matmul sweep"};
+    if (device.fp8_products)
+      band.reasons.push_back(device.gpu->name + " fp8 products unmeasured in training (their ceiling is a "
+                                                "matmul sweep's)");
     const double attention = kUnmeasuredAttention * device.unmeasured_attention_share;
     below = std::max(below, std::hypot(p.below, attention));
     above = std::max(above, std::hypot(p.above, attention));
-    if (p.origin != ConstantsOrigin::measured)
+    if (p.origin != ConstantsOrigin::measured && !fp8_widens)
       band.reasons.push_back(device.gpu->name + " constants " + origin_name(p.origin) +
                              (p.origin != constants_provenance(*device.gpu, calibration).origin
                                   ? " (measured with PyTorch " + kHopperMeasuredWith.text() + ", run with " +
@@ -135,11 +144,10 @@ PredictionBand prediction_band(double point_s, const std::vector<BandDevice>& de
     above = std::hypot(above, kMultiNodeAbove);
     band.reasons.push_back("communication across nodes (17% off on published multi-GPU runs)");
   }
-  if (network.multi_node && network.socket_exposed_share > 0) {
-    // The exposed communication at the public runs' slowest and fastest socket rate instead of their median.
+  if (network.multi_node && network.socket_exposed_share > 0 && network.socket_slower + network.socket_faster > 0) {
     const double share = std::min(1.0, network.socket_exposed_share);
-    below = std::hypot(below, share * (1 - kSocketTransportGbps / kSocketTransportHighestGbps));
-    above = std::hypot(above, share * (kSocketTransportGbps / kSocketTransportLowestGbps - 1));
+    below = std::hypot(below, share * network.socket_faster);
+    above = std::hypot(above, share * network.socket_slower);
     char reason[128];
     std::snprintf(reason, sizeof reason, "NCCL's sockets (%s of the step exposed; public runs moved %g-%g Gb/s a node)",
                   percent(share).c_str(), kSocketTransportLowestGbps, kSocketTransportHighestGbps);

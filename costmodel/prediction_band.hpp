@@ -42,6 +42,9 @@ struct BandDevice {
   /// Of its layer time, the share in attention kernels whose speed on this architecture is unmeasured.
   double unmeasured_attention_share = 0;
   std::string attention_kernel; ///< the kernel that runs there, for the reason line
+  /// Its blocks' products run in fp8, whose ceiling no training step measured: its constants count as
+  /// carried over whatever else measured them.
+  bool fp8_products = false;
 };
 
 struct PredictionBand {
@@ -54,9 +57,12 @@ struct PredictionBand {
 /// What the plan's traffic crosses.
 struct BandNetwork {
   bool multi_node = false;
-  /// Where some of it crosses NCCL's socket transport, the share of the step the communication leaves exposed:
-  /// what sockets move ranges more than twofold between public runs (kSocketTransportGbps, core/cluster.hpp).
+  /// Where some of it crosses NCCL's socket transport at the public runs' median rate (kSocketTransportGbps,
+  /// core/cluster.hpp), the share of the step the communication leaves exposed, and how much longer and
+  /// shorter that communication would take at the slowest and fastest public rates (each bounded by the NIC's
+  /// line rate): fractions of it.
   double socket_exposed_share = 0;
+  double socket_slower = 0, socket_faster = 0;
 };
 
 /// The band around `point_s` for a plan on `devices` whose traffic crosses `network`.

@@ -149,6 +149,11 @@ void add_precision(std::vector<Argument>& args, const Plan& plan)
     args.push_back({"--accumulate-allreduce-grads-in-fp32", ""});
   if (plan.dtype == Dtype::bf16 && !strategies::reduces_in_fp32(plan.framework, plan.dtype))
     args.push_back({"--grad-reduce-in-bf16", ""});
+  // fp8 as priced (models/fp8.hpp): Transformer Engine's linear layers, E4M3 forward and E5M2 gradients.
+  if (plan.framework.fp8 != models::Fp8Recipe::none) {
+    args.push_back({"--fp8-format", "hybrid"});
+    args.push_back({"--fp8-recipe", std::string(models::fp8_recipe_name(plan.framework.fp8))});
+  }
 }
 
 void add_data_parallel(std::vector<Argument>& args, const ExportInputs& inputs)

@@ -114,6 +114,17 @@ std::vector<Kernel> operator_kernels(const Operator& op, int tp, double samples,
 {
   std::vector<Kernel> kernels = priced_kernels(op, tp, samples, backward, sequence_parallel);
   const double divisor        = op.tensor_parallel_divisor(tp, sequence_parallel);
+  for (Kernel& kernel : kernels)
+    kernel.fp8 = op.fp8 && kernel.kind == Kernel::Kind::matmul;
+  // fp8: the input quantized before the forward product, the output gradient before the backward's. Split like
+  // the product: a column-parallel input is whole on every member, its output gradient a 1/tp slice.
+  const double quantize = (backward ? op.quantize_backward_bytes_per_sample : op.quantize_bytes_per_sample) * samples;
+  if (quantize > 0) {
+    Kernel cast;
+    cast.name  = op.name + ".quantize";
+    cast.bytes = quantize / (backward == (op.split == TensorSplit::columns) ? divisor : 1);
+    kernels.push_back(cast);
+  }
   const double cast_bytes     = op.cast_bytes_per_sample * samples / divisor + op.cast_fixed_bytes / tp;
   if (cast_bytes > 0) { // autocast's copies to 16-bit, and backward's of the gradients back
     Kernel cast;

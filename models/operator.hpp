@@ -96,6 +96,10 @@ struct Operator {
   /// rules out the kernels that take only a causal flag.
   AttentionKernel attention = AttentionKernel::framework_default;
   bool explicit_mask        = false;
+  /// Its products run in fp8 (models/fp8.hpp), and the bytes per sample (16-bit in, fp8 out) its input's
+  /// quantization moves before the forward product and its output gradient's before the backward's.
+  bool fp8 = false;
+  double quantize_bytes_per_sample = 0, quantize_backward_bytes_per_sample = 0;
 
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;
@@ -144,6 +148,8 @@ struct Kernel {
   /// Fused attention: the kernel asked for and whether it is handed an explicit mask (Operator::attention).
   AttentionKernel attention = AttentionKernel::framework_default;
   bool explicit_mask        = false;
+  /// A matmul in fp8, at the GPU's fp8 rate (Operator::fp8).
+  bool fp8 = false;
 };
 
 /// The kernels of one forward (backward = false) or backward pass of `op` over `samples` sequences on one

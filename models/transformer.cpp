@@ -611,6 +611,7 @@ Layer embedding_layer(const TransformerShape& shape)
 std::vector<Operator> under_selective_policy(const TransformerShape& shape, std::vector<Operator> ops,
                                              double input_bytes)
 {
+  run_products_in_fp8(ops, shape.fp8); // what the products keep in fp8 is what a policy then keeps or reruns
   if (shape.selective == SelectivePolicy::every_other_product)
     keep_every_other_product(ops, input_bytes);
   return ops;

@@ -2,6 +2,7 @@
 /// What a transformer is, whatever the family it was read from: the figures a framework's model arguments name.
 
 #include "models/attention_kernel.hpp"
+#include "models/fp8.hpp"
 #include "models/loss_kernel.hpp"
 #include "models/selective_recompute.hpp"
 
@@ -111,6 +112,8 @@ struct TransformerShape {
   bool autocast = false;
   /// What a block keeps under selective recompute and reruns (the plan's framework's policy).
   SelectivePolicy selective = SelectivePolicy::core_attention;
+  /// The blocks' linear products in fp8 under this recipe (the plan's dtype "fp8", models/fp8.hpp); none: 16-bit.
+  Fp8Recipe fp8 = Fp8Recipe::none;
   /// Each block as two layers, "block.i.attention" (with the first norm) and "block.i.mlp" (with the second),
   /// so that per-layer decisions (OSDP's sharding) reach the operators inside a block.
   bool split_blocks = false;

@@ -203,4 +203,20 @@ Workload with_attention(const Workload& workload, AttentionKernel kernel, const 
   });
 }
 
+Workload with_fp8(const Workload& workload, Fp8Recipe recipe, const std::string& field)
+{
+  if (!workload.shape) {
+    if (recipe == Fp8Recipe::none)
+      return workload;
+    throw InputError(field + ": the model '" + workload.name +
+                     "' is a layer list, whose products are figures, not operators; give it a Hugging Face config "
+                     "to train in fp8");
+  }
+  if (workload.shape->fp8 == recipe)
+    return workload;
+  TransformerShape shape = *workload.shape;
+  shape.fp8              = recipe;
+  return rebuilt_from(workload, shape, [](const std::string&) { return true; });
+}
+
 } // namespace hetsim::models

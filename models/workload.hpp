@@ -121,5 +121,8 @@ Workload with_selective_policy(const Workload& workload, SelectivePolicy policy)
 /// transformer shape, with the s x s scores kept where that kernel keeps them; a layer list is an InputError
 /// naming `field`.
 Workload with_attention(const Workload& workload, AttentionKernel kernel, const std::string& field);
+/// The workload with its blocks' linear products in fp8 under `recipe` (models/fp8.hpp), rebuilt from its
+/// transformer shape; a layer list, which has no products to run in fp8, is an InputError naming `field`.
+Workload with_fp8(const Workload& workload, Fp8Recipe recipe, const std::string& field);
 
 } // namespace hetsim::models

@@ -56,7 +56,9 @@ CheckpointCosts checkpoint_costs(const FailureModel& model, const strategies::Pl
     double node_bytes = 0;
     for (int d : node.devices)
       node_bytes += shares[d];
-    write_s = std::max(write_s, node_bytes / node.nic.bandwidth_bytes_per_s);
+    // Storage traffic is not NCCL's: the NIC's line rate, where its transport carries less of it.
+    const double nic = node.nic_nominal_bytes_per_s > 0 ? node.nic_nominal_bytes_per_s : node.nic.bandwidth_bytes_per_s;
+    write_s = std::max(write_s, node_bytes / nic);
   }
   CheckpointCosts costs;
   if (model.async_checkpoint) {

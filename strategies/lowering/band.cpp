@@ -1,9 +1,12 @@
 #include "strategies/lowering/band.hpp"
 
 #include "costmodel/attention_speed.hpp"
+#include "core/units.hpp"
 #include "costmodel/kernel_time.hpp"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 namespace hetsim::strategies {
 namespace {
@@ -38,6 +41,35 @@ double unmeasured_attention_share(const GpuSpec& gpu, const models::Workload& wo
   return 0;
 }
 
+/// How much longer and shorter the communication over each socket NIC of `nodes` could be than at the public
+/// runs' median rate, at their slowest and fastest (core/cluster.hpp): bounded by its line rate, and by the
+/// fastest NIC it could exchange with (a 10 Gb/s peer carries 10 whatever sockets move). NICs whose rate was
+/// measured (the file's, a calibration's) add nothing.
+void widen_for_sockets(const Cluster& cluster, const std::set<int>& nodes, costmodel::BandNetwork& network)
+{
+  for (const int id : nodes) {
+    const Node& node = cluster.nodes()[id];
+    if (node.transport != NicTransport::socket || node.socket_rate_measured || node.nic_nominal_bytes_per_s <= 0)
+      continue;
+    double peer = 0, peer_now = 0; // the fastest other NIC: its line rate (if socket, unmeasured) and its rate now
+    for (const int other : nodes)
+      if (other != id) {
+        const Node& o = cluster.nodes()[other];
+        peer_now      = std::max(peer_now, o.nic.bandwidth_bytes_per_s);
+        peer = std::max(peer, o.socket_rate_measured || o.nic_nominal_bytes_per_s <= 0 ? o.nic.bandwidth_bytes_per_s
+                                                                                       : o.nic_nominal_bytes_per_s);
+      }
+    const double line    = node.nic_nominal_bytes_per_s;
+    const double now     = std::min(node.nic.bandwidth_bytes_per_s, peer_now);
+    const double slowest = std::min({line, kSocketTransportLowestGbps * units::kGbps, peer});
+    const double fastest = std::min({line, kSocketTransportHighestGbps * units::kGbps, peer});
+    if (now <= 0 || slowest <= 0)
+      continue;
+    network.socket_slower = std::max(network.socket_slower, now / slowest - 1);
+    network.socket_faster = std::max(network.socket_faster, 1 - now / fastest);
+  }
+}
+
 } // namespace
 
 costmodel::PredictionBand plan_band(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute,
@@ -46,16 +78,18 @@ costmodel::PredictionBand plan_band(const Plan& plan, const Problem& problem, co
   const Cluster& cluster = *problem.cluster;
   std::map<std::string, costmodel::BandDevice> by_gpu;
   costmodel::BandNetwork network;
-  bool sockets = false;
-  const int first_node = plan.placement.empty() ? 0 : cluster.device(plan.placement.front()).node;
+  std::set<int> nodes;
+  for (const int device : plan.placement)
+    nodes.insert(cluster.device(device).node);
+  network.multi_node = nodes.size() > 1;
+  widen_for_sockets(cluster, nodes, network);
   for (const int device : plan.placement) {
-    network.multi_node = network.multi_node || cluster.device(device).node != first_node;
-    sockets = sockets || cluster.node_of(device).transport == NicTransport::socket;
     const GpuSpec& gpu = cluster.gpu_of(device);
     if (by_gpu.count(gpu.name))
       continue;
     costmodel::BandDevice entry;
-    entry.gpu = &gpu;
+    entry.gpu          = &gpu;
+    entry.fp8_products = plan.framework.fp8 != models::Fp8Recipe::none;
     entry.unmeasured_attention_share =
         unmeasured_attention_share(gpu, *problem.workload, plan, compute, entry.attention_kernel);
     by_gpu.emplace(gpu.name, entry);
@@ -63,8 +97,7 @@ costmodel::PredictionBand plan_band(const Plan& plan, const Problem& problem, co
   std::vector<costmodel::BandDevice> devices;
   for (const auto& [name, entry] : by_gpu)
     devices.push_back(entry);
-  if (sockets)
-    network.socket_exposed_share = exposed_comm_share;
+  network.socket_exposed_share = exposed_comm_share;
   return costmodel::prediction_band(iteration_s, devices, network, compute.calibration(),
                                     plan.framework.pytorch);
 }

@@ -228,6 +228,7 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   // what they save (models::recomputed).
   double unchecked         = 0;
   double cast_weights      = 0; // per device: elements of the weights autocast keeps a 16-bit copy of
+  double fp8_weights       = 0; // per device: elements of the weights whose products run in fp8
   const bool split = plan.splits_sequence() || plan.tp == 1;
   std::vector<double> chunk_saved, chunk_boundary;                    // the same per chunk
   for (const auto& [first, end] : chunks) {
@@ -259,6 +260,9 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
       }
       if (autocast)
         cast_weights += autocast_weight_elements(layers[l], plan.tp);
+      for (const models::Operator& op : layers[l].operators)
+        if (op.fp8)
+          fp8_weights += op.params / (op.experts > 0 ? plan.ep : 1) / plan.tp;
       transient     = std::max(transient, std::max(layers[l].transient_bytes_per_sample, scores.transient) / plan.tp);
     }
     chunk_saved.back()    = saved - chunk_saved.back();
@@ -313,6 +317,9 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
 
   if (autocast)
     m = autocast_model_states(m, cast_weights, plan.dtype);
+  // Transformer Engine caches each fp8 weight and its transpose across a step's micro-batches (the backward's
+  // products read the transpose): two bytes a weight beside its 16-bit copy, whatever ZeRO shards.
+  m.parameter_bytes += 2 * fp8_weights;
   // Megatron-LM accumulating in fp32 keeps its gradients in fp32 main-gradient buffers, not in the dtype.
   const FrameworkSettings& framework = plan.framework;
   if (framework.name == Framework::megatron && reduces_in_fp32(framework, plan.dtype))

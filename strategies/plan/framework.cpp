@@ -84,9 +84,11 @@ bool reduces_in_fp32(const FrameworkSettings& settings, Dtype dtype)
 
 models::Workload run_by(const models::Workload& workload, const FrameworkSettings& settings, Dtype dtype)
 {
-  const models::Workload run = models::with_selective_policy(
-      models::with_modules(workload, settings.eager_modules, settings.autocast && dtype != Dtype::fp32),
-      settings.selective);
+  const models::Workload run = models::with_fp8(
+      models::with_selective_policy(
+          models::with_modules(workload, settings.eager_modules, settings.autocast && dtype != Dtype::fp32),
+          settings.selective),
+      settings.fp8, "plan dtype \"fp8\"");
   if (settings.attention)
     return models::with_attention(run, *settings.attention, "plan framework.attention");
   // A family trained with a fused kernel and none named: the framework's own. One that keeps its scores stays so.

@@ -91,6 +91,9 @@ struct FrameworkSettings {
   /// The attention kernel the plan runs (models/attention_kernel.hpp), over the model file's; unset: the model
   /// file's, or the framework's default (SDPA under Hugging Face modules, Transformer Engine's under Megatron-LM).
   std::optional<models::AttentionKernel> attention;
+  /// The blocks' linear products in fp8 under this recipe, as Transformer Engine runs them (models/fp8.hpp): a
+  /// plan's "dtype": "fp8" with its "fp8_recipe", the rest of the model in bf16. none: the plan's dtype throughout.
+  models::Fp8Recipe fp8 = models::Fp8Recipe::none;
   /// Memory held beyond the model: CUDA context and loaded kernels, NCCL's buffers per communicator the device
   /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations. NCCL's
   /// buffers, unless given, are what NCCL allocates on the cluster (costmodel/nccl_memory.hpp).

@@ -358,6 +358,17 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
 
   if (int device = first_device_lacking(cluster, plan.dtype); device >= 0)
     fail("dtype", dtype_refusal(cluster, device, plan.dtype));
+  if (plan.framework.fp8 != models::Fp8Recipe::none)
+    for (int device : plan.placement) {
+      const GpuSpec& gpu = cluster.gpu_of(device);
+      if (gpu.peak_flops_fp8 <= 0)
+        fail("dtype", "fp8 needs fp8 tensor cores (Ada, Hopper, Blackwell, CDNA3 and later), which device " +
+                          str(device) + "'s " + cluster.describe_gpu(device) + " lacks: use bf16");
+      if (plan.framework.fp8 == models::Fp8Recipe::mxfp8 && gpu.compute_capability < 100)
+        fail("fp8_recipe", "mxfp8 needs Blackwell's block-scaled tensor cores (sm100 or later), which device " +
+                               str(device) + "'s " + cluster.describe_gpu(device) +
+                               " lacks: use delayed, tensorwise or blockwise");
+    }
 
   if (plan.zero_stage < 0 || plan.zero_stage > 3)
     fail("zero_stage", "expected 0, 1, 2 or 3, got " + str(plan.zero_stage));
@@ -662,7 +673,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
                    "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "microbatch_group",
-                   "ep", "cp", "sequence_parallel", "seq_len", "nccl"});
+                   "ep", "cp", "sequence_parallel", "seq_len", "nccl", "fp8_recipe"});
   Plan plan;
   if (auto seq_len = root.find("seq_len")) { // before anything that divides the sequence is checked
     plan.seq_len = seq_len->positive_int();
@@ -756,11 +767,25 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
       plan.selective_recompute = mode == "selective";
     }
   }
+  // "fp8": bf16 with the blocks' products in fp8 under "fp8_recipe" (models/fp8.hpp), set once the framework is.
+  std::optional<models::Fp8Recipe> fp8;
   if (auto dtype = root.find("dtype")) { // a dtype some device lacks is refused by validate_plan below
-    if (!parse_dtype(dtype->string(), plan.dtype))
-      dtype->fail("\"fp16\", \"bf16\" or \"fp32\"");
+    if (dtype->string() == "fp8") {
+      plan.dtype = Dtype::bf16;
+      fp8        = models::Fp8Recipe::delayed; // Megatron-LM's default --fp8-recipe
+    } else if (!parse_dtype(dtype->string(), plan.dtype)) {
+      dtype->fail("\"fp16\", \"bf16\", \"fp32\" or \"fp8\"");
+    }
   } else { // the model's: refused here, where the message can name the model's field
     plan.dtype = choose_dtype("", origin + ": dtype", cluster, workload);
+  }
+  if (auto recipe = root.find("fp8_recipe")) {
+    if (!fp8)
+      recipe->fail("nothing unless \"dtype\" is \"fp8\"");
+    const auto named = models::parse_fp8_recipe(recipe->string());
+    if (!named || *named == models::Fp8Recipe::none)
+      recipe->fail("\"delayed\", \"tensorwise\", \"mxfp8\" or \"blockwise\"");
+    fp8 = *named;
   }
   if (auto algorithm = root.find("collective_algorithm");
       algorithm && !parse_algorithm(algorithm->string(), plan.collective_algorithm))
@@ -774,6 +799,8 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     plan.bucket_bytes = bucket->positive_number() * units::kMiB;
   if (auto framework = root.find("framework"))
     plan.framework = read_framework(*framework);
+  if (fp8)
+    plan.framework.fp8 = *fp8;
   if (auto split = root.find("sequence_parallel"))
     plan.sequence_parallel = split->boolean();
 
@@ -817,7 +844,9 @@ nlohmann::json plan_to_json(const Plan& plan)
     json["recompute"] = "selective";
   else
     json["recompute"] = plan.recompute;
-  json["dtype"]                = dtype_name(plan.dtype);
+  json["dtype"]                = plan.framework.fp8 != models::Fp8Recipe::none ? "fp8" : dtype_name(plan.dtype);
+  if (plan.framework.fp8 != models::Fp8Recipe::none)
+    json["fp8_recipe"] = models::fp8_recipe_name(plan.framework.fp8);
   json["collective_algorithm"] = algorithm_name(plan.collective_algorithm);
   if (plan.nccl != costmodel::NcclEnvironment{}) {
     nlohmann::json& nccl = json["nccl"] = nlohmann::json::object();

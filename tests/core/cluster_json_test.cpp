@@ -142,16 +142,18 @@ TEST_CASE("under NCCL's sockets a NIC carries what the transport moves, not its 
       {"gpu": "T4", "devices": 4, "nic": {"bandwidth_gbps": 50, "transport": "socket"}},
       {"gpu": "T4", "devices": 4, "nic": {"bandwidth_gbps": 100, "transport": "socket", "achieved_gbps": 41}},
       {"gpu": "V100", "devices": 4, "nic": {"bandwidth_gbps": 10, "transport": "socket"}},
-      {"gpu": "V100", "devices": 4, "nic": {"bandwidth_gbps": 25, "transport": "socket", "achieved_gbps": 40}},
+      {"gpu": "V100", "devices": 4, "nic": {"bandwidth_gbps": 100, "transport": "socket", "achieved_GBps": 4.7}},
       {"gpu": "T4", "devices": 4, "nic": {"bandwidth_gbps": 50, "transport": "roce"}}]}]})");
   CHECK(c.nodes()[0].transport == hetsim::NicTransport::socket);
   // The public runs' median, and the line rate kept for `inspect`.
   CHECK(c.nodes()[0].nic.bandwidth_bytes_per_s == doctest::Approx(hetsim::kSocketTransportGbps * kGbps));
   CHECK(c.nodes()[0].nic_nominal_bytes_per_s == doctest::Approx(50 * kGbps));
-  // The user's own nccl-tests figure replaces it; neither exceeds the line rate.
+  CHECK_FALSE(c.nodes()[0].socket_rate_measured);
+  // The user's own figure replaces it, in Gb/s or as nccl-tests prints it (GB/s); the line rate bounds both.
   CHECK(c.nodes()[1].nic.bandwidth_bytes_per_s == doctest::Approx(41 * kGbps));
+  CHECK(c.nodes()[1].socket_rate_measured);
   CHECK(c.nodes()[2].nic.bandwidth_bytes_per_s == doctest::Approx(10 * kGbps));
-  CHECK(c.nodes()[3].nic.bandwidth_bytes_per_s == doctest::Approx(25 * kGbps));
+  CHECK(c.nodes()[3].nic.bandwidth_bytes_per_s == doctest::Approx(4.7 * hetsim::units::kGBps));
   // RDMA moves the line rate.
   CHECK(c.nodes()[4].nic.bandwidth_bytes_per_s == doctest::Approx(50 * kGbps));
   CHECK(c.nodes()[4].nic_nominal_bytes_per_s == 0);
@@ -159,6 +161,22 @@ TEST_CASE("under NCCL's sockets a NIC carries what the transport moves, not its 
       "nic": {"bandwidth_gbps": 100, "transport": "roce", "achieved_gbps": 41}}]}]})") ==
         "c.json: regions[0].nodes[0].nic.achieved_gbps: expected only with \"transport\": \"socket\" (what NCCL's "
         "sockets move through this NIC), got number 41");
+  CHECK(error_of(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 2,
+      "nic": {"bandwidth_gbps": 25, "transport": "socket", "achieved_gbps": 40}}]}]})") ==
+        "c.json: regions[0].nodes[0].nic.achieved_gbps: expected at most the NIC's line rate (25 Gb/s), got number 40");
+}
+
+TEST_CASE("a node's transport can change, and its NIC carries what the last one moves")
+{
+  Cluster c = parse(R"({"regions": [{"nodes": [{"gpu": "T4", "devices": 4,
+      "nic": {"bandwidth_gbps": 50, "transport": "socket", "achieved_gbps": 20}}]}]})");
+  c.set_transport(0, hetsim::NicTransport::socket); // again, now at the public median
+  CHECK(c.nodes()[0].nic.bandwidth_bytes_per_s == doctest::Approx(hetsim::kSocketTransportGbps * kGbps));
+  CHECK(c.nodes()[0].nic_nominal_bytes_per_s == doctest::Approx(50 * kGbps));
+  c.set_transport(0, hetsim::NicTransport::roce); // off sockets: the line rate again
+  CHECK(c.nodes()[0].nic.bandwidth_bytes_per_s == doctest::Approx(50 * kGbps));
+  CHECK(c.nodes()[0].nic_nominal_bytes_per_s == 0);
+  CHECK_FALSE(c.nodes()[0].socket_rate_measured);
 }
 
 TEST_CASE("inline GPU specs")

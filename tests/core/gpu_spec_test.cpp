@@ -36,15 +36,21 @@ TEST_CASE("a driver's device name finds its catalog GPU, the longer names first"
   CHECK(device("AMD Instinct MI355X") == "MI355X");
   CHECK(device("NVIDIA H100 80GB HBM3") == "H100-SXM5-80GB");
   CHECK(device("Some Other Accelerator") == "");
+  // Parts the catalog does not hold are not taken for their neighbours.
+  CHECK(device("NVIDIA L40") == "");
+  CHECK(device("NVIDIA L40S") == "L40S");
+  CHECK(device("NVIDIA L4") == "L4");
+  CHECK(device("NVIDIA H20 141GB") == "");
+  CHECK(device("NVIDIA GeForce RTX 5090 Laptop GPU") == "");
 }
 
 TEST_CASE("fp8 peaks where the tensor cores have fp8, fp4 from Blackwell and CDNA4 on, each twice the one before")
 {
-  for (const std::string none : {"V100", "T4", "A100-80GB", "A10", "MI250X"}) {
+  for (const std::string none : {"V100", "T4", "A100-80GB", "A10", "A40", "MI250X"}) {
     CAPTURE(none);
     CHECK(find_catalog_gpu(none)->peak_flops_fp8 == 0);
   }
-  for (const std::string name : {"L4", "L40S", "H100", "H200", "H20", "B200", "B300", "GB200", "GB300", "RTX-5090", "MI300X",
+  for (const std::string name : {"L4", "L40S", "RTX-4090", "H100", "H200", "H20", "B200", "B300", "GB200", "GB300", "RTX-5090", "MI300X",
                            "MI325X", "MI355X"}) {
     CAPTURE(name);
     const hetsim::GpuSpec& gpu = *find_catalog_gpu(name);

@@ -146,17 +146,22 @@ TEST_CASE("Blackwell and Instinct GPUs are priced from published matmul sweeps, 
 TEST_CASE("communication exposed over NCCL's sockets widens the band by the spread of what sockets move")
 {
   const GpuSpec& h100 = gpu("H100");
-  const BandNetwork rdma{true, 0}, sockets{true, 0.5};
+  // A 50 Gb/s NIC at the median 30: the slowest public rate makes its communication 30 / 13.6 times as long,
+  // the fastest (65, past the line rate: 50) 30 / 50 as long.
+  const BandNetwork rdma{true, 0, 0, 0}, sockets{true, 0.5, 30 / 13.6 - 1, 1 - 30.0 / 50};
   const PredictionBand over_rdma    = prediction_band(10, {BandDevice{&h100, 0, ""}}, rdma, nullptr);
   const PredictionBand over_sockets = prediction_band(10, {BandDevice{&h100, 0, ""}}, sockets, nullptr);
-  // Half the step at the slowest public socket rate instead of the median: 0.5 x (30 / 13.6 - 1) more at most.
   CHECK(over_sockets.high > over_rdma.high);
   CHECK(over_sockets.high == doctest::Approx(10 * (1 + std::hypot(std::hypot(0.09, 0.20), 0.5 * (30 / 13.6 - 1)))));
-  CHECK(over_sockets.low == doctest::Approx(10 * (1 - std::hypot(std::hypot(0.07, 0.10), 0.5 * (1 - 30.0 / 65)))));
+  CHECK(over_sockets.low == doctest::Approx(10 * (1 - std::hypot(std::hypot(0.07, 0.10), 0.5 * (1 - 30.0 / 50)))));
   CHECK(over_sockets.describe(10).find("NCCL's sockets (50% of the step exposed; public runs moved 13.6-65 Gb/s") !=
         std::string::npos);
+  // A NIC whose line rate is below every public rate carries it whatever: no widening, no reason.
+  const PredictionBand slow_nic = prediction_band(10, {BandDevice{&h100, 0, ""}}, BandNetwork{true, 0.5, 0, 0}, nullptr);
+  CHECK(slow_nic.high == doctest::Approx(over_rdma.high));
+  CHECK(slow_nic.describe(10).find("sockets") == std::string::npos);
   // On one node nothing crosses a NIC.
-  CHECK(prediction_band(10, {BandDevice{&h100, 0, ""}}, BandNetwork{false, 0.5}, nullptr).high ==
+  CHECK(prediction_band(10, {BandDevice{&h100, 0, ""}}, BandNetwork{false, 0.5, 1, 0.5}, nullptr).high ==
         doctest::Approx(10.9));
 }
 

@@ -34,6 +34,29 @@ TEST_CASE("a large matrix product reaches the family's ceiling; a part-empty las
         doctest::Approx(matmul_seconds(a100, c, c.tile_m, twice, 4096, 1, Dtype::fp16)));
 }
 
+TEST_CASE("an fp8 product runs at the fp8 peak and the fp8 ceiling: what a matmul sweep found, or carried")
+{
+  const GpuSpec& h100 = *find_catalog_gpu("H100");
+  const KernelConstants c = kernel_constants(h100);
+  models::Kernel product;
+  product.kind = models::Kernel::Kind::matmul;
+  product.m = product.n = product.k = 16384;
+  product.flops = 2 * product.m * product.n * product.k;
+  const double bf16 = kernel_seconds(h100, c, product, Dtype::bf16);
+  product.fp8       = true;
+  const double fp8  = kernel_seconds(h100, c, product, Dtype::bf16);
+  // The same tiles and waves: the time scales by the peaks and the ceilings (ml-engineering's MAMF, 0.709 fp8).
+  CHECK(bf16 / fp8 == doctest::Approx(1979 * 0.709 / (989 * 0.83)).epsilon(0.001));
+  CHECK(fp8_gemm_ceiling(kernel_constants(*find_catalog_gpu("B200"))) == doctest::Approx(0.763));
+  // The L40S has fp8 but no sweep of it: its 16-bit ceiling as the H100's fp8 and bf16 figures compare.
+  const KernelConstants l40s = kernel_constants(*find_catalog_gpu("L40S"));
+  CHECK(fp8_gemm_ceiling(l40s) == doctest::Approx(l40s.gemm_ceiling * 0.709 / 0.803));
+  // A GPU without fp8 tensor cores prices it as its 16-bit product (plans refuse fp8 there).
+  const GpuSpec& a100 = *find_catalog_gpu("A100-80GB");
+  CHECK(kernel_seconds(a100, kernel_constants(a100), product, Dtype::bf16) ==
+        doctest::Approx(matmul_seconds(a100, kernel_constants(a100), 16384, 16384, 16384, 1, Dtype::bf16)));
+}
+
 TEST_CASE("attention-shaped products and elementwise kernels are priced by their bytes")
 {
   const GpuSpec& v100     = *find_catalog_gpu("V100");

@@ -194,3 +194,18 @@ TEST_CASE("a GB200 NVL72 rack is one NVLink domain of 72 GPUs to NCCL, with a NI
   CHECK(halves.nodes().size() == 8);
   CHECK(nccl_topology_of(halves, devices(72)).nodes == 2); // 36 a domain
 }
+
+TEST_CASE("an unstated fabric is the board the catalog GPU is sold on")
+{
+  for (const char* board : {"H100-SXM5-80GB", "B200", "B300", "GB200", "H20"}) {
+    CAPTURE(std::string(board));
+    const NcclTopology t = nccl_topology_of(eight_gpu_nodes(board, 1, 900, IntraFabric::unstated, 3200), devices(8));
+    CHECK(t.nvswitch);
+    CHECK(t.intra == NcclIntraLink::nvlink);
+  }
+  const NcclTopology mesh = nccl_topology_of(eight_gpu_nodes("MI300X", 1, 448, IntraFabric::unstated, 3200), devices(8));
+  CHECK_FALSE(mesh.nvswitch); // xGMI links, no switch
+  CHECK(mesh.intra == NcclIntraLink::nvlink);
+  CHECK(nccl_topology_of(eight_gpu_nodes("L40S", 1, 31.5, IntraFabric::unstated, 400), devices(8)).intra ==
+        NcclIntraLink::pci);
+}

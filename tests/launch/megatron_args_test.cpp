@@ -303,3 +303,25 @@ TEST_CASE("rotary positions as the config gives them: base, share of a head, Lla
   CHECK_THROWS_WITH_AS(export_of(llama), doctest::Contains("model.json: rope_theta: expected a whole number"),
                        InputError);
 }
+
+TEST_CASE("an fp8 plan launches Transformer Engine's fp8 as priced; other frameworks' exports refuse it")
+{
+  ExportCase c(2, 2, 4, 2, 4);
+  c.cluster          = strategies::testing::make_cluster(4, 4, *find_catalog_gpu("H100"));
+  c.plan.dtype       = Dtype::bf16;
+  c.plan.framework.fp8 = models::Fp8Recipe::tensorwise;
+  auto flags         = launched_megatron(c.inputs());
+  CHECK(flags.count("--bf16") == 1);
+  CHECK(flags["--fp8-format"] == "hybrid");
+  CHECK(flags["--fp8-recipe"] == "tensorwise");
+  c.plan.framework.fp8 = models::Fp8Recipe::none;
+  CHECK(launched_megatron(c.inputs()).count("--fp8-format") == 0);
+
+  c.plan.framework.fp8  = models::Fp8Recipe::delayed;
+  c.plan.framework.name = strategies::Framework::deepspeed;
+  CHECK_THROWS_WITH_AS(export_plan(c.inputs(), ExportFormat::deepspeed),
+                       doctest::Contains("best.json: dtype: fp8: its products are priced as Transformer Engine's fp8 "
+                                         "linear layers under Megatron-LM (--fp8-format hybrid); the DeepSpeed export "
+                                         "does not write fp8 training"),
+                       InputError);
+}

@@ -127,4 +127,22 @@ TEST_CASE("a calibrated collective overhead is waited by every member of every c
 }
 
 } // namespace
+TEST_CASE("a calibrated cluster keeps its nodes' fabric and transport, the calibrated NIC rate as measured")
+{
+  Cluster cluster = load_cluster(kData + "cluster.json");
+  cluster.set_fabric(0, IntraFabric::pcie);
+  cluster.set_transport(0, NicTransport::socket);
+  costmodel::Calibration fit;
+  const Cluster uncalibrated = costmodel::calibrated_cluster(cluster, fit);
+  CHECK(uncalibrated.nodes()[0].fabric == IntraFabric::pcie);
+  CHECK(uncalibrated.nodes()[0].transport == NicTransport::socket);
+  CHECK(uncalibrated.nodes()[0].nic.bandwidth_bytes_per_s == cluster.nodes()[0].nic.bandwidth_bytes_per_s);
+  CHECK_FALSE(uncalibrated.nodes()[0].socket_rate_measured);
+  fit.links["inter_node"] = {1e-4, 8 / 0.5e9};
+  const Cluster calibrated = costmodel::calibrated_cluster(cluster, fit);
+  CHECK(calibrated.nodes()[0].transport == NicTransport::socket);
+  CHECK(calibrated.nodes()[0].nic.bandwidth_bytes_per_s == doctest::Approx(0.5e9 / 8));
+  CHECK(calibrated.nodes()[0].socket_rate_measured);
+}
+
 } // namespace hetsim::sim

@@ -507,3 +507,23 @@ TEST_CASE("torchtitan's Llama 3.1 8B under FSDP on 8 and 128 H100: selective rec
   // Megatron's policy, which keeps everything a flash-attention block saves, would have needed about twice.
   CHECK(peak(1, models::SelectivePolicy::core_attention) > 1.8 * 82.4);
 }
+
+TEST_CASE("fp8 keeps each fp8 weight's cached copy and transpose, and its products' inputs in one byte")
+{
+  const Cluster cluster = make_cluster(2, 4, *find_catalog_gpu("H100"));
+  const models::Workload bf16 = models::build_transformer(models::testing::gpt_shape());
+  const models::Workload fp8  = models::with_fp8(bf16, models::Fp8Recipe::delayed, "test");
+  Plan plan = make_plan(cluster, bf16, 2, 2, 2, 2, 4);
+  plan.dtype = Dtype::bf16;
+  const DeviceMemory before = plan_memory(plan, make_problem(cluster, bf16))[0];
+  plan.framework.fp8        = models::Fp8Recipe::delayed;
+  const DeviceMemory after  = plan_memory(plan, make_problem(cluster, fp8))[0];
+  double fp8_params = 0; // device 0: stage 0's layers, a tensor-parallel half of each
+  for (int l = plan.stage_starts[0]; l < plan.stage_end(0, static_cast<int>(fp8.layers.size())); ++l)
+    for (const models::Operator& op : fp8.layers[l].operators)
+      fp8_params += op.fp8 ? op.params / plan.tp : 0;
+  REQUIRE(fp8_params > 0);
+  CHECK(after.parameter_bytes == doctest::Approx(before.parameter_bytes + 2 * fp8_params));
+  CHECK(after.activation_bytes < before.activation_bytes);
+  CHECK(after.gradient_bytes == before.gradient_bytes);
+}

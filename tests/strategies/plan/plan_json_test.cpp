@@ -234,7 +234,7 @@ TEST_CASE("unknown fields and unknown names are rejected")
 {
   check_rejected(with(base(), "tensor_parallel", 2), "(top level)", "unknown field 'tensor_parallel'");
   check_rejected(with(base(), "schedule", "pipedream"), "schedule", "expected \"gpipe\", \"1f1b\" or \"zero_bubble\"");
-  check_rejected(with(base(), "dtype", "int8"), "dtype", "expected \"fp16\", \"bf16\" or \"fp32\"");
+  check_rejected(with(base(), "dtype", "int8"), "dtype", "expected \"fp16\", \"bf16\", \"fp32\" or \"fp8\"");
   check_rejected(with(base(), "collective_algorithm", "star"), "collective_algorithm",
                  "expected \"ring\", \"tree\", \"hierarchical\" or \"nccl\"");
   check_rejected(with(base(), "zero_stage", 4), "zero_stage", "expected 0, 1, 2 or 3, got 4");
@@ -587,4 +587,44 @@ TEST_CASE("a plan's framework names its selective recompute policy")
         models::SelectivePolicy::every_other_product);
   check_rejected(with(base(), "framework", json{{"name", "fsdp"}, {"selective", "layer"}}), "framework.selective",
                  "expected one of core_attn, op");
+}
+
+TEST_CASE("dtype fp8: bf16 with the blocks' products in fp8 under a recipe, where the GPUs have fp8")
+{
+  const Cluster h100 = make_cluster(2, 4, *find_catalog_gpu("H100"));
+  const models::Workload workload = make_workload(6);
+  const Plan read = plan_from_json(with(base(), "dtype", "fp8"), "plan.json", h100, workload);
+  CHECK(read.dtype == Dtype::bf16);
+  CHECK(read.framework.fp8 == models::Fp8Recipe::delayed); // Megatron-LM's default --fp8-recipe
+  const json written = plan_to_json(read);
+  CHECK(written.at("dtype") == "fp8");
+  CHECK(written.at("fp8_recipe") == "delayed");
+  CHECK(plan_from_json(written, "plan.json", h100, workload) == read);
+  json blockwise = with(base(), "dtype", "fp8");
+  blockwise["fp8_recipe"] = "blockwise";
+  CHECK(plan_from_json(blockwise, "plan.json", h100, workload).framework.fp8 == models::Fp8Recipe::blockwise);
+
+  auto refusal = [&](const Cluster& cluster, const json& plan) {
+    try {
+      plan_from_json(plan, "plan.json", cluster, workload);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  json mxfp8 = with(base(), "dtype", "fp8");
+  mxfp8["fp8_recipe"] = "mxfp8";
+  CHECK(refusal(h100, mxfp8) == "plan.json: fp8_recipe: mxfp8 needs Blackwell's block-scaled tensor cores (sm100 "
+                                "or later), which device 0's H100-SXM5-80GB lacks: use delayed, tensorwise or blockwise");
+  const Cluster b200 = make_cluster(2, 4, *find_catalog_gpu("B200"));
+  CHECK(plan_from_json(mxfp8, "plan.json", b200, workload).framework.fp8 == models::Fp8Recipe::mxfp8);
+  CHECK(refusal(make_cluster(2, 4, a100()), with(base(), "dtype", "fp8")) ==
+        "plan.json: dtype: fp8 needs fp8 tensor cores (Ada, Hopper, Blackwell, CDNA3 and later), which device 0's "
+        "A100-SXM4-80GB lacks: use bf16");
+  CHECK(refusal(h100, with(base(), "fp8_recipe", "delayed")) ==
+        "plan.json: fp8_recipe: expected nothing unless \"dtype\" is \"fp8\", got string \"delayed\"");
+  json unknown = with(base(), "dtype", "fp8");
+  unknown["fp8_recipe"] = "e4m3";
+  CHECK(refusal(h100, unknown).find("plan.json: fp8_recipe: expected \"delayed\", \"tensorwise\", \"mxfp8\" or "
+                                    "\"blockwise\"") == 0);
 }
