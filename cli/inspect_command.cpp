@@ -64,7 +64,7 @@ void inspect_gpus()
                 gpu.peak_flops_fp32 / units::kTera, gpu.multiprocessors, gpu.bf16 ? "yes" : "no", aliases.c_str());
   }
   std::printf("peaks are dense (no sparsity); fp16 is the tensor-core peak, also bf16's where the GPU takes bf16; "
-              "fp8 and fp4 where it has such tensor cores (plans do not train in them yet); SMs 0: not published; "
+              "fp8 and fp4 where it has such tensor cores (plans train in fp8, not fp4); "
               "a cluster file names a GPU by catalog name or alias, or gives its own figures\n\n");
   inspect_gpu_provenance();
 }

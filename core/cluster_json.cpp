@@ -138,13 +138,15 @@ GpuSpec read_inline_gpu(const JsonInput& spec, const std::string& name)
 {
   spec.allow_only(
       {"name", "memory_gib", "memory_bandwidth_GBps", "peak_tflops_fp16", "peak_tflops_fp32", "multiprocessors",
-       "bf16", "compute_capability"});
+       "bf16", "compute_capability", "peak_tflops_fp8"});
   GpuSpec gpu;
   gpu.name                         = spec.string_or("name", name);
   gpu.memory_bytes                 = spec.at("memory_gib").positive_number() * units::kGiB;
   gpu.memory_bandwidth_bytes_per_s = spec.at("memory_bandwidth_GBps").positive_number() * units::kGBps;
   gpu.peak_flops_fp16              = spec.at("peak_tflops_fp16").positive_number() * units::kTera;
   gpu.peak_flops_fp32              = spec.positive_number_or("peak_tflops_fp32", gpu.peak_flops_fp16 / 8) * units::kTera;
+  if (auto fp8 = spec.find("peak_tflops_fp8")) // dense; unstated: no fp8 tensor cores
+    gpu.peak_flops_fp8 = fp8->positive_number() * units::kTera;
   if (auto multiprocessors = spec.find("multiprocessors"))
     gpu.multiprocessors = multiprocessors->positive_int();
   gpu.bf16 = spec.boolean_or("bf16", true); // docs/inputs.md: a GPU given inline takes bf16 unless it says otherwise

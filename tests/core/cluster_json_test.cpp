@@ -186,6 +186,11 @@ TEST_CASE("inline GPU specs")
   CHECK(c.gpu_of(1).name == "X1");
   CHECK(c.gpu_of(1).memory_bytes == doctest::Approx(24 * hetsim::units::kGiB));
   CHECK(c.gpu_of(1).bf16); // docs/inputs.md's stated default for a GPU given inline
+  CHECK(c.gpu_of(1).peak_flops_fp8 == 0); // no fp8 unless it says
+
+  const Cluster fp8 = parse(R"({"gpus": {"X3": {"memory_gib": 96, "memory_bandwidth_GBps": 4000,
+    "peak_tflops_fp16": 500, "peak_tflops_fp8": 1000}}, "regions": [{"nodes": [{"gpu": "X3", "devices": 1}]}]})");
+  CHECK(fp8.gpu_of(0).peak_flops_fp8 == doctest::Approx(1000 * hetsim::units::kTera));
 
   const Cluster fp16_only = parse(R"({"gpus": {"X2": {"memory_gib": 16, "memory_bandwidth_GBps": 900,
     "peak_tflops_fp16": 125, "bf16": false}}, "regions": [{"nodes": [{"gpu": "X2", "devices": 1}]}]})");
