@@ -68,6 +68,20 @@ def write_measured(out_dir, rows):
               [[r[0], r[1], f"{r[2]:.6g}", f"{r[3]:.6g}", f"{r[4]:.6g}", f"{r[5]:.6g}"] for r in rows])
 
 
+def write_json(out_dir, name, content):
+    """out_dir/name holding `content` as JSON (an experiment's generated cluster, model or plan file); its path."""
+    path = os.path.join(out_dir, name)
+    with open(path, "w") as f:
+        json.dump(content, f, indent=1)
+    return path
+
+
+def error_summary(errors):
+    """'Mean error +x%, from +a% to +b%.' over relative errors (predicted / published - 1)."""
+    return (f"Mean error {signed_pct(100 * sum(errors) / len(errors))}, from {signed_pct(100 * min(errors))} to "
+            f"{signed_pct(100 * max(errors))}.")
+
+
 def write_csv(path, header, rows):
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)

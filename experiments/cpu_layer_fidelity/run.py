@@ -47,13 +47,6 @@ CLUSTER = {"name": "one-cpu", "description": "One CPU core as one device (nomina
            "regions": [{"name": "here", "nodes": [{"name": "host", "gpu": "cpu", "devices": 1}]}]}
 
 
-def write(out, name, content):
-    path = os.path.join(out, name)
-    with open(path, "w") as f:
-        json.dump(content, f, indent=1)
-    return path
-
-
 def inputs(out, hidden, micro_batch):
     """The model and plan of one point; returns their paths."""
     name = f"h{hidden}-mb{micro_batch}"
@@ -61,7 +54,7 @@ def inputs(out, hidden, micro_batch):
              "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "fused_gelu": True}
     plan = {"tp": 1, "pp": 1, "dp": 1, "micro_batch": micro_batch, "global_batch": micro_batch, "zero_stage": 0,
             "schedule": "1f1b", "recompute": False, "dtype": "fp32"}
-    return write(out, name + ".model.json", model), write(out, name + ".plan.json", plan)
+    return common.write_json(out, name + ".model.json", model), common.write_json(out, name + ".plan.json", plan)
 
 
 def run(binary, *args):
@@ -179,7 +172,7 @@ def main():
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     binary = common.hetsim_binary()
-    cluster = write(out, "cluster.json", CLUSTER)
+    cluster = common.write_json(out, "cluster.json", CLUSTER)
 
     # Calibration and test points share the rounds, so a busy spell falls on both alike.
     points = CALIBRATION + GRIDS[args.grid]

@@ -43,18 +43,11 @@ RUNS = [
 ]
 
 
-def write(out, name, content):
-    path = os.path.join(out, name)
-    with open(path, "w") as f:
-        json.dump(content, f, indent=1)
-    return path
-
-
 def simulate(out, index, run):
     model, system, gpus, recipe, gbs, mbs, tp, pp, cp, vp, _ = run
     s = SYSTEMS[system]
     nodes = -(-gpus // s["devices"])
-    cluster = write(out, f"run{index}.cluster.json", {
+    cluster = common.write_json(out, f"run{index}.cluster.json", {
         "name": f"{system.lower()}_{gpus}", "description": f"{system} as the Megatron-Bridge table ran it",
         "regions": [{"name": "fabric", "latency_us": 2, "nodes": [
             {"name": "node", "gpu": s["gpu"], "devices": min(gpus, s["devices"]), "repeat": nodes,
@@ -65,7 +58,7 @@ def simulate(out, index, run):
             config = json.load(f)
         config.update(LLAMA3_70B)
         config["seq_len"] = SEQ
-        model_args = ["--model", write(out, f"run{index}.model.json", config)]
+        model_args = ["--model", common.write_json(out, f"run{index}.model.json", config)]
     else:
         model_args = ["--model", "preset:llama-3.1-405b", "--seq-len", str(SEQ)]
     dp = gpus // (tp * pp * cp)
@@ -73,7 +66,7 @@ def simulate(out, index, run):
             "zero_stage": 1, "schedule": "1f1b", "recompute": False, "dtype": "fp8", "fp8_recipe": recipe,
             "sequence_parallel": tp > 1, "framework": {"name": "megatron"}}
     name = f"run{index}"
-    plan_file = write(out, name + ".plan.json", plan)
+    plan_file = common.write_json(out, name + ".plan.json", plan)
     report = os.path.join(out, name + ".report.json")
     common.hetsim("simulate", "--cluster", cluster, *model_args, "--plan", plan_file, "--report", report,
                   "--allow-oom")
@@ -109,8 +102,7 @@ def main():
                      ["model", "system", "gpus", "recipe", "layout", "published_tps", "predicted_tps", "memory_verdict"],
                      rows)
     common.write_measured(out, measured)
-    summary = (f"Mean error {common.signed_pct(100 * sum(errors) / len(errors))}, from "
-               f"{common.signed_pct(100 * min(errors))} to {common.signed_pct(100 * max(errors))}.")
+    summary = common.error_summary(errors)
     print(summary)
     if not args.no_figures:
         common.write_figures("nemo_fp8", "\n".join([

@@ -51,13 +51,6 @@ RUNS = [
 RECOMPUTE = {"none": False, "selective": "selective", "full": True}
 
 
-def write(out, name, content):
-    path = os.path.join(out, name)
-    with open(path, "w") as f:
-        json.dump(content, f, indent=1)
-    return path
-
-
 def simulate(out, index, model, tokens, batch, checkpointing, nic):
     base, overrides = MODELS[model]
     with open(os.path.join(HF, base)) as f:
@@ -65,8 +58,8 @@ def simulate(out, index, model, tokens, batch, checkpointing, nic):
     config.update(overrides)
     config["seq_len"] = tokens
     name = f"run{index}"
-    model_file = write(out, name + ".model.json", config)
-    cluster = write(out, "cluster.json", {
+    model_file = common.write_json(out, name + ".model.json", config)
+    cluster = common.write_json(out, "cluster.json", {
         "name": "a100_64", "description": "8 nodes of 8 A100 80GB on NVSwitch, eight 200 Gb/s NICs each (assumed)",
         "regions": [{"name": "r", "latency_us": 2, "nodes": [
             {"name": "node", "gpu": "A100-SXM4-80GB", "devices": 8, "repeat": GPUS // 8,
@@ -118,8 +111,7 @@ def main():
                          "peak_gib", "memory_verdict"])
         writer.writerows(rows)
     common.write_measured(out, measured)
-    summary = (f"Mean error {common.signed_pct(100 * sum(errors) / len(errors))}, from "
-               f"{common.signed_pct(100 * min(errors))} to {common.signed_pct(100 * max(errors))}.")
+    summary = common.error_summary(errors)
     print(summary)
     if not args.no_figures:
         common.write_figures("torchtitan_fsdp", "\n".join([

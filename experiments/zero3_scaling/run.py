@@ -50,35 +50,28 @@ def megatron_flops(row):
     return 96 * b * SEQ * l * h * h * (1 + SEQ / (6 * h) + VOCAB / (16 * l * h))
 
 
-def write(out, name, content):
-    path = os.path.join(out, name)
-    with open(path, "w") as f:
-        json.dump(content, f, indent=1)
-    return path
-
-
 def simulate(out, row, algorithm, ptdp=False):
     """(iteration seconds, wall seconds) of one row: ZeRO-3, or with `ptdp` the table's PTD parallelism."""
     name = f"{row['model']}-{row['gpus']}" + ("-ptdp" if ptdp else "")
-    cluster = write(out, name + ".cluster.json", {
+    cluster = common.write_json(out, name + ".cluster.json", {
         "name": f"selene_{row['gpus']}", "description": "DGX A100 80GB nodes as on Selene",
         "regions": [{"name": "fabric", "latency_us": 2, "nodes": [
             {"name": "dgx", "gpu": "A100-SXM4-80GB", "devices": 8, "repeat": row["gpus"] // 8,
              "intra_node": {"bandwidth_GBps": 300, "latency_us": 2},
              "nic": {"bandwidth_gbps": 1600, "latency_us": 3}}]}]})
-    model = write(out, name + ".model.json", {
+    model = common.write_json(out, name + ".model.json", {
         "model_type": "gpt2", "n_embd": row["hidden"], "n_head": row["heads"], "n_layer": row["layers"],
         "n_positions": SEQ, "vocab_size": VOCAB, "seq_len": SEQ, "tie_word_embeddings": True,
         "fused_gelu": True})
     if ptdp:  # Megatron-LM as in Table 1: the embedding with the first stage's blocks, no sequence parallelism
         per_stage = row["layers"] // PTDP_PP
-        plan = write(out, name + ".plan.json", {
+        plan = common.write_json(out, name + ".plan.json", {
             "tp": PTDP_TP, "pp": PTDP_PP, "dp": row["gpus"] // (PTDP_TP * PTDP_PP), "micro_batch": 1,
             "global_batch": row["batch"], "zero_stage": 0, "schedule": "1f1b", "recompute": True, "dtype": "fp16",
             "sequence_parallel": False, "collective_algorithm": algorithm,
             "stage_starts": [0] + [1 + s * per_stage for s in range(1, PTDP_PP)]})
         return run(out, name, cluster, model, plan)
-    plan = write(out, name + ".plan.json", {
+    plan = common.write_json(out, name + ".plan.json", {
         "tp": 1, "pp": 1, "dp": row["gpus"], "micro_batch": row["mb"], "global_batch": row["batch"],
         "zero_stage": 3, "schedule": "1f1b", "recompute": True, "dtype": "fp16", "collective_algorithm": algorithm,
         # Megatron-DeepSpeed's GPT modules, on the DeepSpeed of the paper's time (v0.3.15, April 2021).
