@@ -1,5 +1,6 @@
 #include "costmodel/kernel_time.hpp"
 
+#include "core/gpu_family.hpp"
 #include "costmodel/attention_speed.hpp"
 
 #include <algorithm>
@@ -110,7 +111,8 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     c.gemm_ceiling = 0.8;
     c.tile_m       = 256;
     c.unvectorized_bytes_per_sm_s = kUnvectorizedBytesPerSmCycle * 1.41e9;
-  } else if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200") || n == "H20") {
+  } else if (n.starts_with("H100") || n.starts_with("H200") || n.starts_with("GH200") || n == "H20" ||
+             datacenter_blackwell(gpu)) {
     // The training step's own products: 0.831 fitted to the H100 GPT-2 traces' 1,008 products of 20 us or
     // more, 0.846 to the H200 Llama-3.2-1B trace's 486 (`hetsim calibrate` on tests/data). The kernel sweep's
     // 187 compute-bound shapes give 0.74 time-weighted: many are narrower than a training step's.
@@ -120,20 +122,17 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     c.tile_m            = 256;
     c.unaligned_ceiling = 0.12;
     c.memory_efficiency = 0.915;
-  } else if (n.starts_with("B200") || n.starts_with("B300") || n.starts_with("GB200") || n.starts_with("GB300")) {
-    // Blackwell: the largest bf16 product a sweep of shapes reached, of the dense peak (ml-engineering's
-    // Maximum Achievable Matmul FLOPS table @744d01e: B200 1,745 of 2,250 TFLOP/s, B300 1,769 of 2,250, GB200
-    // 1,822 of 2,500, PyTorch 2.7-2.10). On the H100 the same table's 0.80 is 3% under what the training traces
-    // fit (0.83), so these may be as much low. The rest is Hopper's, carried over: its tile, its unaligned
-    // fallback, its streaming efficiency on HBM3, its elementwise rate per SM at Hopper's 1.98 GHz (the sources
-    // used give no Blackwell boost clock).
-    c.gemm_ceiling      = n.starts_with("GB") ? 0.73 : (n.starts_with("B300") ? 0.79 : 0.78);
-    c.fp8_gemm_ceiling  = n.starts_with("GB") ? 0.723 : (n.starts_with("B300") ? 0.745 : 0.763);
-    c.tile_m            = 256;
-    c.unaligned_ceiling = 0.12;
-    c.memory_efficiency = 0.915;
-    c.unvectorized_bytes_per_sm_s = kUnvectorizedBytesPerSmCycle * 1.98e9;
-  } else if (n.starts_with("MI300") || n.starts_with("MI325") || n.starts_with("MI355")) {
+    if (datacenter_blackwell(gpu)) {
+      // Blackwell: the largest bf16 product a sweep of shapes reached, of the dense peak (ml-engineering's
+      // Maximum Achievable Matmul FLOPS table @744d01e: B200 1,745 of 2,250 TFLOP/s, B300 1,769 of 2,250, GB200
+      // 1,822 of 2,500, PyTorch 2.7-2.10). On the H100 the same table's 0.80 is 3% under what the training traces
+      // fit (0.83), so these may be as much low. The rest is Hopper's above, carried over: its tile, its
+      // unaligned fallback, its streaming efficiency on HBM3, its elementwise rate per SM at Hopper's 1.98 GHz
+      // (the sources used give no Blackwell boost clock).
+      c.gemm_ceiling     = n.starts_with("GB") ? 0.73 : (n.starts_with("B300") ? 0.79 : 0.78);
+      c.fp8_gemm_ceiling = n.starts_with("GB") ? 0.723 : (n.starts_with("B300") ? 0.745 : 0.763);
+    }
+  } else if (instinct_cdna3_or_later(gpu)) {
     // CDNA3/CDNA4 through hipBLASLt, the same table: MI300X 668 of 1,300 TFLOP/s (PyTorch 2.5.1, ROCm 6.3,
     // TunableOp on), MI325X 785 of 1,300 (1,000 W), MI355X 1,565 (ROCm 7.0), here of its 2,500 (the table's row
     // says 2,300). Nothing else is measured: NVIDIA's defaults stand, and no elementwise issue limit.

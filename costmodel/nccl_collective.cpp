@@ -1,6 +1,7 @@
 #include "costmodel/nccl_collective.hpp"
 
 #include "core/error.hpp"
+#include "core/gpu_family.hpp"
 #include "core/units.hpp"
 
 #include <algorithm>
@@ -29,16 +30,10 @@ IntraFabric fabric_of(const Cluster& cluster, const Node& node)
     return node.fabric;
   // SXM boards, and the catalog's GPUs sold only on them (HGX/DGX B200 and B300, GB200 and GB300 NVL racks, the
   // H20's HGX board), meet in NVSwitches; AMD's OAM GPUs on their boards' xGMI mesh, links without a switch.
-  const std::string& gpu = cluster.gpu_of(node.devices.front()).name;
-  auto named = [&](std::initializer_list<const char*> names) {
-    for (const char* name : names)
-      if (gpu.starts_with(name))
-        return true;
-    return false;
-  };
-  if (gpu.find("SXM") != std::string::npos || named({"B200", "B300", "GB200", "GB300"}) || gpu == "H20")
+  const GpuSpec& gpu = cluster.gpu_of(node.devices.front());
+  if (gpu.name.find("SXM") != std::string::npos || datacenter_blackwell(gpu) || gpu.name == "H20")
     return IntraFabric::nvswitch;
-  if (named({"MI250X", "MI300X", "MI325X", "MI355X"}))
+  if (gpu.name.starts_with("MI250X") || instinct_cdna3_or_later(gpu))
     return IntraFabric::nvlink;
   return IntraFabric::pcie;
 }

@@ -1,6 +1,7 @@
 #include "costmodel/prediction_band.hpp"
 
 #include "core/cluster.hpp"
+#include "core/gpu_family.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,11 +82,11 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
     return {ConstantsOrigin::published, 0.09, 0.15,
             "Megatron-LM's published A100 runs (SC'21 Table 1, within 10%); no trace of this GPU: its "
             "unvectorized elementwise rate is Hopper's per SM and cycle at its clock"};
-  if (n.starts_with("B200") || n.starts_with("B300") || n.starts_with("GB200") || n.starts_with("GB300"))
+  if (datacenter_blackwell(gpu))
     return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table), the rest Hopper's; no "
             "training step of this GPU checked"};
-  if (n.starts_with("MI300") || n.starts_with("MI325") || n.starts_with("MI355"))
+  if (instinct_cdna3_or_later(gpu))
     return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table), the rest another "
             "vendor's; RCCL priced as NCCL, attention at the product ceiling; no training step checked"};
