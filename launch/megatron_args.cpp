@@ -149,10 +149,21 @@ void add_precision(std::vector<Argument>& args, const Plan& plan)
     args.push_back({"--accumulate-allreduce-grads-in-fp32", ""});
   if (plan.dtype == Dtype::bf16 && !strategies::reduces_in_fp32(plan.framework, plan.dtype))
     args.push_back({"--grad-reduce-in-bf16", ""});
-  // fp8 as priced (models/fp8.hpp): Transformer Engine's linear layers, E4M3 forward and E5M2 gradients.
-  if (plan.framework.fp8 != models::Fp8Recipe::none) {
-    args.push_back({"--fp8-format", "hybrid"});
-    args.push_back({"--fp8-recipe", std::string(models::fp8_recipe_name(plan.framework.fp8))});
+  // fp8 as priced (models/fp8.hpp): Transformer Engine's linear layers, E4M3 forward and E5M2 gradients; MXFP8
+  // in E4M3 throughout, as NVIDIA's recipes run it (Megatron-Bridge bf16_with_mxfp8_mixed, training/
+  // mixed_precision.py:262 at 067f987: its per-32 scales keep E5M2's range unneeded).
+  const models::Fp8Recipe fp8 = plan.framework.fp8;
+  if (fp8 != models::Fp8Recipe::none) {
+    args.push_back({"--fp8-format", fp8 == models::Fp8Recipe::mxfp8 ? "e4m3" : "hybrid"});
+    args.push_back({"--fp8-recipe", std::string(models::fp8_recipe_name(fp8))});
+  }
+  // Weights kept in fp8 alone. MXFP8 gathers them through the gradient buffer, as Megatron-Core recommends
+  // ("Setting --reuse-grad-buf-for-mxfp8-param-ag and --fp8-param-gather is recommended for mxfp8 training",
+  // optimizer/optimizer_config.py:416-424 at d98e8a6) and Megatron-Bridge's MXFP8 recipes set.
+  if (plan.framework.fp8_param_gather) {
+    args.push_back({"--fp8-param-gather", ""});
+    if (fp8 == models::Fp8Recipe::mxfp8)
+      args.push_back({"--reuse-grad-buf-for-mxfp8-param-ag", ""});
   }
 }
 

@@ -7,6 +7,7 @@
 #include "costmodel/nccl_occupancy.hpp"
 #include "costmodel/pipeline.hpp"
 #include "strategies/lowering/fp32_accumulation.hpp"
+#include "strategies/lowering/parameter_gather.hpp"
 #include "strategies/lowering/lower.hpp"
 #include "strategies/lowering/pass_order.hpp"
 
@@ -731,7 +732,8 @@ private:
     const auto group      = dp_group(s, t);
     const double slowdown = end_slowdown_[s * plan_.tp + t];
     const double bytes    = replicated_params(s) * gradient_bytes_per_param();
-    const double weights  = replicated_params(s) * dtype_bytes(plan_.dtype);
+    const double weights =
+        replicated_params(s) * gathered_bytes_per_param(workload_.layers, plan_.stage_ranges(s, layer_count()), plan_);
     double gather         = plan_.shards_optimizer_states()
                                 ? bucketed_seconds(group, CollectiveOp::all_gather, weights, slowdown, s)
                                 : 0;

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "strategies/lowering/fold.hpp"
+#include "strategies/lowering/parameter_gather.hpp"
 #include "strategies/lowering/pass_order.hpp"
 #include "strategies/plan/plan_json.hpp"
 
@@ -715,7 +716,10 @@ private:
           for (double bytes : experts ? stages_[chunk].expert_bucket_bytes : stages_[chunk].bucket_bytes) {
             Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
             gather.piece = piece++;
-            gather.bytes = bytes * dtype_bytes(plan_.dtype) / plan_.gradient_reduction_bytes();
+            gather.bytes = bytes / plan_.gradient_reduction_bytes() *
+                           (experts ? dtype_bytes(plan_.dtype)
+                                    : gathered_bytes_per_param(layers_, {{stages_[chunk].first, stages_[chunk].end}},
+                                                               plan_));
             gather.deps  = {optimizer};
             add_gradient_collective(std::move(gather), experts);
           }

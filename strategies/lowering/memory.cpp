@@ -318,8 +318,11 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   if (autocast)
     m = autocast_model_states(m, cast_weights, plan.dtype);
   // Transformer Engine caches each fp8 weight and its transpose across a step's micro-batches (the backward's
-  // products read the transpose): two bytes a weight beside its 16-bit copy, whatever ZeRO shards.
-  m.parameter_bytes += 2 * fp8_weights;
+  // products read the transpose): two bytes a weight beside its 16-bit copy, whatever ZeRO shards. Kept in fp8
+  // (fp8_param_gather), those two bytes are the weight's only copy (row-wise and column-wise data, "both managed
+  // for non-transposable 1-D quantization recipes like MXFP8": Megatron-LM docs/user-guide/features/
+  // megatron_fsdp.md:561 at d98e8a6).
+  m.parameter_bytes += (plan.framework.fp8_param_gather ? 2 - weight_bytes : 2) * fp8_weights;
   // Megatron-LM accumulating in fp32 keeps its gradients in fp32 main-gradient buffers, not in the dtype.
   const FrameworkSettings& framework = plan.framework;
   if (framework.name == Framework::megatron && reduces_in_fp32(framework, plan.dtype))

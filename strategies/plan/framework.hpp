@@ -94,6 +94,11 @@ struct FrameworkSettings {
   /// The blocks' linear products in fp8 under this recipe, as Transformer Engine runs them (models/fp8.hpp): a
   /// plan's "dtype": "fp8" with its "fp8_recipe", the rest of the model in bf16. none: the plan's dtype throughout.
   models::Fp8Recipe fp8 = models::Fp8Recipe::none;
+  /// The fp8 products' weights are kept in fp8 alone, with no 16-bit copy, and the distributed optimizer gathers
+  /// them in fp8 after each step (Megatron-LM's --fp8-param-gather, arguments.py:2016 at d98e8a6: "Keep the compute
+  /// param in fp8 ... and perform the param all-gather in fp8"; only with the distributed optimizer, l.1096). The
+  /// fp32 master copy stays the optimizer's.
+  bool fp8_param_gather = false;
   /// Memory held beyond the model: CUDA context and loaded kernels, NCCL's buffers per communicator the device
   /// belongs to, the cuBLAS workspace, and the caching allocator's slack as a fraction of activations. NCCL's
   /// buffers, unless given, are what NCCL allocates on the cluster (costmodel/nccl_memory.hpp).

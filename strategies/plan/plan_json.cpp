@@ -372,6 +372,10 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
 
   if (plan.zero_stage < 0 || plan.zero_stage > 3)
     fail("zero_stage", "expected 0, 1, 2 or 3, got " + str(plan.zero_stage));
+  if (plan.framework.fp8_param_gather && plan.zero_stage != 1)
+    fail("fp8_param_gather", "expected zero_stage 1 (Megatron-LM's distributed optimizer gathers the fp8 weights; with "
+                             "Megatron-FSDP or without sharding it is not modelled), got zero_stage " +
+                                 str(plan.zero_stage));
   // DeepSpeed runs its BF16_Optimizer for bf16 at ZeRO 0-1 only; ZeRO-2/3 keep their own fp32 partitions.
   if (plan.framework.fp32_gradient_accumulation == false && plan.dtype == Dtype::bf16 && plan.zero_stage == 0)
     fail("framework.fp32_gradient_accumulation",
@@ -673,7 +677,7 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
                    "micro_batch_per_device", "grad_accum_per_device", "global_batch", "zero_stage", "schedule",
                    "recompute", "dtype", "collective_algorithm", "bucket_mib", "last_micro_batch",
                    "last_micro_batch_per_device", "layer_sharding", "framework", "virtual_stages", "microbatch_group",
-                   "ep", "cp", "sequence_parallel", "seq_len", "nccl", "fp8_recipe"});
+                   "ep", "cp", "sequence_parallel", "seq_len", "nccl", "fp8_recipe", "fp8_param_gather"});
   Plan plan;
   if (auto seq_len = root.find("seq_len")) { // before anything that divides the sequence is checked
     plan.seq_len = seq_len->positive_int();
@@ -801,6 +805,11 @@ Plan plan_from_json(const nlohmann::json& json, const std::string& origin, const
     plan.framework = read_framework(*framework);
   if (fp8)
     plan.framework.fp8 = *fp8;
+  if (auto gather = root.find("fp8_param_gather")) {
+    if (!fp8)
+      gather->fail("nothing unless \"dtype\" is \"fp8\"");
+    plan.framework.fp8_param_gather = gather->boolean();
+  }
   if (auto split = root.find("sequence_parallel"))
     plan.sequence_parallel = split->boolean();
 
@@ -847,6 +856,8 @@ nlohmann::json plan_to_json(const Plan& plan)
   json["dtype"]                = plan.framework.fp8 != models::Fp8Recipe::none ? "fp8" : dtype_name(plan.dtype);
   if (plan.framework.fp8 != models::Fp8Recipe::none)
     json["fp8_recipe"] = models::fp8_recipe_name(plan.framework.fp8);
+  if (plan.framework.fp8_param_gather)
+    json["fp8_param_gather"] = true;
   json["collective_algorithm"] = algorithm_name(plan.collective_algorithm);
   if (plan.nccl != costmodel::NcclEnvironment{}) {
     nlohmann::json& nccl = json["nccl"] = nlohmann::json::object();

@@ -314,6 +314,19 @@ TEST_CASE("an fp8 plan launches Transformer Engine's fp8 as priced; other framew
   CHECK(flags.count("--bf16") == 1);
   CHECK(flags["--fp8-format"] == "hybrid");
   CHECK(flags["--fp8-recipe"] == "tensorwise");
+  CHECK(flags.count("--fp8-param-gather") == 0);
+  // Weights kept in fp8; MXFP8 (Blackwell) in E4M3 throughout, gathering them through the gradient buffer.
+  c.plan.zero_stage                = 1;
+  c.plan.framework.fp8_param_gather = true;
+  flags                            = launched_megatron(c.inputs());
+  CHECK(flags.count("--fp8-param-gather") == 1);
+  CHECK(flags.count("--reuse-grad-buf-for-mxfp8-param-ag") == 0);
+  c.cluster            = strategies::testing::make_cluster(4, 4, *find_catalog_gpu("B200"));
+  c.plan.framework.fp8 = models::Fp8Recipe::mxfp8;
+  flags                = launched_megatron(c.inputs());
+  CHECK(flags["--fp8-format"] == "e4m3");
+  CHECK(flags.count("--reuse-grad-buf-for-mxfp8-param-ag") == 1);
+  c.plan.framework.fp8_param_gather = false;
   c.plan.framework.fp8 = models::Fp8Recipe::none;
   CHECK(launched_megatron(c.inputs()).count("--fp8-format") == 0);
 

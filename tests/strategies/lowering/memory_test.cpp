@@ -1,4 +1,6 @@
 #include "strategies/lowering/memory.hpp"
+#include "strategies/lowering/lower.hpp"
+#include "strategies/lowering/parameter_gather.hpp"
 
 #include "core/error.hpp"
 #include "costmodel/nccl_memory.hpp"
@@ -526,4 +528,48 @@ TEST_CASE("fp8 keeps each fp8 weight's cached copy and transpose, and its produc
   CHECK(after.parameter_bytes == doctest::Approx(before.parameter_bytes + 2 * fp8_params));
   CHECK(after.activation_bytes < before.activation_bytes);
   CHECK(after.gradient_bytes == before.gradient_bytes);
+}
+
+TEST_CASE("weights kept in fp8 drop their 16-bit copy, and the distributed optimizer gathers them in one byte")
+{
+  const Cluster cluster = make_cluster(2, 4, *find_catalog_gpu("H100"));
+  const models::Workload bf16 = models::build_transformer(models::testing::gpt_shape());
+  const models::Workload fp8  = models::with_fp8(bf16, models::Fp8Recipe::tensorwise, "test");
+  Plan plan       = make_plan(cluster, bf16, 2, 2, 2, 2, 4);
+  plan.dtype      = Dtype::bf16;
+  plan.zero_stage = 1;
+  const Problem bf16_problem = make_problem(cluster, bf16), fp8_problem = make_problem(cluster, fp8);
+  const DeviceMemory plain   = plan_memory(plan, bf16_problem)[0];
+  plan.framework.fp8         = models::Fp8Recipe::tensorwise;
+  const DeviceMemory cached  = plan_memory(plan, fp8_problem)[0];
+  plan.framework.fp8_param_gather = true;
+  const DeviceMemory kept         = plan_memory(plan, fp8_problem)[0];
+  // Row-wise and column-wise fp8 in place of the 16-bit weight: as many bytes as bf16 alone, less than beside it.
+  CHECK(kept.parameter_bytes == doctest::Approx(plain.parameter_bytes));
+  CHECK(kept.parameter_bytes < cached.parameter_bytes);
+  CHECK(kept.gradient_bytes == cached.gradient_bytes);
+  CHECK(kept.optimizer_bytes == cached.optimizer_bytes);
+
+  // The gather after the step: one byte for each fp8 weight, two for the embedding, norms and biases.
+  const auto ranges = plan.stage_ranges(0, static_cast<int>(fp8.layers.size()));
+  double params = 0, fp8_params = 0;
+  for (const auto& [first, end] : ranges)
+    for (int l = first; l < end; ++l) {
+      params += fp8.layers[l].params;
+      for (const models::Operator& op : fp8.layers[l].operators)
+        fp8_params += op.fp8 ? op.params : 0;
+    }
+  REQUIRE(fp8_params > 0.5 * params);
+  CHECK(gathered_bytes_per_param(fp8.layers, ranges, plan) == doctest::Approx(2 - fp8_params / params));
+  auto gathered = [&](const Plan& p) {
+    double bytes = 0;
+    for (const Task& task : lower(p, fp8_problem).tasks)
+      if (task.kind == TaskKind::all_gather && task.stream == Stream::data_parallel && task.device == 0)
+        bytes += task.bytes;
+    return bytes;
+  };
+  const double in_fp8 = gathered(plan);
+  plan.framework.fp8_param_gather = false;
+  CHECK(gathered_bytes_per_param(fp8.layers, ranges, plan) == 2);
+  CHECK(in_fp8 / gathered(plan) == doctest::Approx(1 - fp8_params / params / 2));
 }

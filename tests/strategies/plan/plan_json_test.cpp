@@ -627,4 +627,17 @@ TEST_CASE("dtype fp8: bf16 with the blocks' products in fp8 under a recipe, wher
   unknown["fp8_recipe"] = "e4m3";
   CHECK(refusal(h100, unknown).find("plan.json: fp8_recipe: expected \"delayed\", \"tensorwise\", \"mxfp8\" or "
                                     "\"blockwise\"") == 0);
+
+  // Weights kept in fp8: with the distributed optimizer only, as Megatron-LM asserts.
+  json gathered = with(with(base(), "dtype", "fp8"), "fp8_param_gather", true);
+  gathered["zero_stage"] = 1;
+  const Plan kept = plan_from_json(gathered, "plan.json", h100, workload);
+  CHECK(kept.framework.fp8_param_gather);
+  CHECK(plan_to_json(kept).at("fp8_param_gather") == true);
+  CHECK(plan_from_json(plan_to_json(kept), "plan.json", h100, workload) == kept);
+  gathered["zero_stage"] = 0;
+  CHECK(refusal(h100, gathered).find("plan.json: fp8_param_gather: expected zero_stage 1 (Megatron-LM's distributed "
+                                     "optimizer") == 0);
+  CHECK(refusal(h100, with(base(), "fp8_param_gather", true)) ==
+        "plan.json: fp8_param_gather: expected nothing unless \"dtype\" is \"fp8\", got boolean");
 }
