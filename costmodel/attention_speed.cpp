@@ -1,5 +1,7 @@
 #include "costmodel/attention_speed.hpp"
 
+#include "costmodel/sustained_clock.hpp"
+
 namespace hetsim::costmodel {
 namespace {
 
@@ -174,6 +176,9 @@ AttentionSpeed attention_speed(AttentionKernel kernel, const GpuSpec& gpu)
     s.measured    = false;
     break;
   }
+  // At the clock a training step sustains (sustained_clock.cpp); the H200 traces' figures were such steps.
+  s.forward_ceiling *= sustained_clock_fraction(gpu);
+  s.backward_ceiling *= sustained_clock_fraction(gpu);
   return s;
 }
 

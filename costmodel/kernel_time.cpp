@@ -2,6 +2,7 @@
 
 #include "core/gpu_family.hpp"
 #include "costmodel/attention_speed.hpp"
+#include "costmodel/sustained_clock.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -129,8 +130,10 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
       // fit (0.83), so these may be as much low. The rest is Hopper's above, carried over: its tile, its
       // unaligned fallback, its streaming efficiency on HBM3, its elementwise rate per SM at Hopper's 1.98 GHz
       // (the sources used give no Blackwell boost clock).
-      c.gemm_ceiling     = n.starts_with("GB") ? 0.73 : (n.starts_with("B300") ? 0.79 : 0.78);
-      c.fp8_gemm_ceiling = n.starts_with("GB") ? 0.723 : (n.starts_with("B300") ? 0.745 : 0.763);
+      // Both at the clock a training step sustains (sustained_clock.cpp).
+      const double sustained = sustained_clock_fraction(gpu);
+      c.gemm_ceiling     = sustained * (n.starts_with("GB") ? 0.73 : (n.starts_with("B300") ? 0.79 : 0.78));
+      c.fp8_gemm_ceiling = sustained * (n.starts_with("GB") ? 0.723 : (n.starts_with("B300") ? 0.745 : 0.763));
     }
   } else if (instinct_cdna3_or_later(gpu)) {
     // CDNA3/CDNA4 through hipBLASLt, the same table: MI300X 668 of 1,300 TFLOP/s (PyTorch 2.5.1, ROCm 6.3,
