@@ -1,6 +1,7 @@
 #include "launch/megatron_args.hpp"
 
 #include "core/error.hpp"
+#include "models/transformer.hpp"
 #include "strategies/plan/framework.hpp"
 
 #include <algorithm>
@@ -105,6 +106,11 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   const models::TransformerShape& shape =
       megatron_gpt_shape(inputs, "Megatron-LM core_v0.13.0", models::AttentionKernel::te_fused);
   add_gpt_dimensions(args, shape);
+  // Megatron-LM's dropouts default to 0.1 (arguments.py); a family trained without dropout, as priced, says 0.
+  if (!models::trains_with_dropout(shape)) {
+    add(args, "--hidden-dropout", 0);
+    add(args, "--attention-dropout", 0);
+  }
   if (shape.qkv_bias && !shape.biases) // Qwen2: biases on the query, key and value projections only
     args.push_back({"--add-qkv-bias", ""});
   if (shape.qk_norm_whole_width)

@@ -46,12 +46,29 @@ double fp8_quantize_bytes_per_element(Fp8Recipe recipe)
   return 0;
 }
 
-void run_products_in_fp8(std::vector<Operator>& ops, Fp8Recipe recipe)
+namespace {
+
+/// Whether the last product or attention kernel before `ops[i]` is a fused attention: `ops[i]` projects its output.
+bool projects_fused_attention(const std::vector<Operator>& ops, std::size_t i)
+{
+  for (std::size_t j = i; j-- > 0;) {
+    if (ops[j].kind == OperatorKind::fused_attention)
+      return true;
+    if (ops[j].kind == OperatorKind::linear || ops[j].kind == OperatorKind::batched_matmul)
+      return false;
+  }
+  return false;
+}
+
+} // namespace
+
+void run_products_in_fp8(std::vector<Operator>& ops, Fp8Recipe recipe, bool shared_attention_output)
 {
   if (recipe == Fp8Recipe::none)
     return;
   const double per_element = fp8_quantize_bytes_per_element(recipe);
-  for (Operator& op : ops) {
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    Operator& op = ops[i];
     if (op.kind != OperatorKind::linear || op.name == "router")
       continue;
     op.fp8 = true;
@@ -60,9 +77,13 @@ void run_products_in_fp8(std::vector<Operator>& ops, Fp8Recipe recipe)
     const double calls             = std::max(1.0, op.experts);
     op.quantize_bytes_per_sample   = per_element * op.m * op.k * calls;
     op.quantize_backward_bytes_per_sample = per_element * op.m * op.n * calls;
-    // Transformer Engine keeps the fp8 input for the weight gradient, not the 16-bit one.
+    // Transformer Engine keeps the fp8 input for the weight gradient, not the 16-bit one; but a fused attention
+    // kernel keeps its output for its own backward (FusedAttention saves q, k, v and out), so where that is the
+    // projection's input the fp8 copy is kept beside it.
     const double input_16bit = 2 * op.m * op.k * calls;
-    if (op.saved_bytes_per_sample >= input_16bit)
+    if (shared_attention_output && projects_fused_attention(ops, i))
+      op.saved_bytes_per_sample += input_16bit / 2;
+    else if (op.saved_bytes_per_sample >= input_16bit)
       op.saved_bytes_per_sample -= input_16bit / 2;
   }
 }

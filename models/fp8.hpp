@@ -36,7 +36,10 @@ double fp8_quantize_bytes_per_element(Fp8Recipe recipe);
 
 /// Sets the linear operators of one block's forward `ops` to run in fp8 under `recipe`: their products at the
 /// GPU's fp8 rate, their quantizations as passes of their own (Operator::quantize_bytes_*), and their saved
-/// input kept in fp8 (one byte an element instead of two). The router of a mixture of experts stays in 16 bits.
-void run_products_in_fp8(std::vector<Operator>& ops, Fp8Recipe recipe);
+/// input kept in fp8 (one byte an element instead of two). `shared_attention_output`: the output projection's
+/// 16-bit input is the very tensor the fused attention kernel keeps for its backward (Transformer Engine's
+/// FusedAttention under Megatron-LM), so its fp8 copy is kept beside it, not instead. The router of a mixture of
+/// experts stays in 16 bits.
+void run_products_in_fp8(std::vector<Operator>& ops, Fp8Recipe recipe, bool shared_attention_output);
 
 } // namespace hetsim::models

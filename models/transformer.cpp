@@ -8,6 +8,14 @@
 #include <vector>
 
 namespace hetsim::models {
+
+// Hugging Face's families whose blocks apply dropout in training (resid_pdrop, embd_pdrop, attn_pdrop; OPT's
+// dropout).
+bool trains_with_dropout(const TransformerShape& shape)
+{
+  return shape.family == "gpt2" || shape.family == "bert" || shape.family == "opt";
+}
+
 namespace {
 
 // Every figure is per sample (one sequence) in doubles: seq^2 * heads overflows int for long sequences.
@@ -64,13 +72,6 @@ Operator memory_bound(std::string name, TensorSplit split, double bytes, double 
 double stream_bytes(const TransformerShape& shape)
 {
   return shape.autocast ? 4 : 2;
-}
-
-/// Hugging Face's families whose blocks apply dropout in training (resid_pdrop, embd_pdrop, attn_pdrop; OPT's
-/// dropout); Llama-style families and GPT-NeoX's configs have none, so eager PyTorch launches no dropout there.
-bool trains_with_dropout(const TransformerShape& shape)
-{
-  return shape.family == "gpt2" || shape.family == "bert" || shape.family == "opt";
 }
 
 /// A product as eager PyTorch runs `modules` nn.Linear (or GPT-2 Conv1D) calls of it (q, k and v separately in
@@ -196,10 +197,11 @@ Operator qk_norm(const TransformerShape& shape, double width)
 Operator dropout_add(std::string name, const TransformerShape& shape)
 {
   const Dims d = dims_of(shape);
-  if (!shape.eager)
-    return memory_bound(std::move(name), TensorSplit::replicated, 7 * d.s * d.h, 2 * d.s * d.h, d.s * d.h);
-  const double r       = stream_bytes(shape);
-  const bool dropout   = trains_with_dropout(shape);
+  const bool dropout = trains_with_dropout(shape);
+  if (!shape.eager) // Megatron-LM's fused bias-dropout-add keeps a one-byte mask, and no mask at p = 0
+    return memory_bound(std::move(name), TensorSplit::replicated, (dropout ? 7 : 6) * d.s * d.h, 2 * d.s * d.h,
+                        dropout ? d.s * d.h : 0);
+  const double r = stream_bytes(shape);
   Operator op          = memory_bound(std::move(name), TensorSplit::replicated,
                                       (dropout ? 5 : 0) * d.s * d.h + (2 + 2 * r) * d.s * d.h, r * d.s * d.h,
                                       dropout ? d.s * d.h : 0);
@@ -217,9 +219,10 @@ Operator dropout_add(std::string name, const TransformerShape& shape)
 ///    softmax output 2as^2, its dropout mask as^2 and output 2as^2, output-projection input 2sh, dropout mask sh;
 ///    flash attention keeps Q, K, V and a fp32 log-sum-exp per head and token instead of the s x s matrices;
 ///  - MLP 19sh for a 4h GeLU MLP: input 2sh, dropout mask sh, and 2s*ffn for each ffn-wide tensor kept (GeLU
-///    input and output); a gated (SwiGLU) MLP keeps four (gate output, SiLU output, up output, their product);
+///    input and output); a gated (SwiGLU) MLP keeps four under eager PyTorch (gate output, SiLU output, up
+///    output, their product) and three under Megatron-LM's fused SwiGLU (no SiLU output);
 ///  - the two norms' inputs, 4sh.
-/// Dropout masks are counted for every family, which overestimates llama (trained without dropout) by 2sh.
+/// Dropout masks only for the families that train with dropout (trains_with_dropout): Llama's have none.
 /// Widths of one attention's tensors per token: queries and keys of `qk` per head, values of `v` per head, the
 /// keys and values over `kv_heads` heads (grouped-query attention shares them).
 struct AttentionWidths {
@@ -433,10 +436,12 @@ std::vector<Operator> feed_forward(const TransformerShape& shape, double width, 
     if (shape.eager) // the gate's and its input gradients summed, fp32 where each cast its own copy
       up.gradient_sum_bytes_per_sample = 3 * (shape.autocast ? 4 : 2) * d.s * d.h;
     ops.push_back(up);
-    // SiLU(gate) * up: reads both, writes the product; keeps gate output, SiLU output and up output. Eager
-    // PyTorch runs the SiLU and the product apart: 10 bytes per element.
+    // SiLU(gate) * up: reads both, writes the product. Eager PyTorch runs the SiLU and the product apart (10 bytes
+    // per element) and autograd keeps the gate output, the SiLU output and the up output; Megatron-LM's fused
+    // SwiGLUFunction keeps its input alone, the gate and up outputs, and reruns the SiLU in its backward
+    // (megatron/core/fusions/fused_bias_swiglu.py:216-235 at d98e8a6).
     Operator swiglu = memory_bound(activation + "swiglu", TensorSplit::heads, (shape.eager ? 10 : 6) * d.s * width,
-                                   2 * d.s * width, 6 * d.s * width);
+                                   2 * d.s * width, (shape.eager ? 6 : 4) * d.s * width);
     make_eager(swiglu, shape, 2, 4);
     ops.push_back(swiglu);
   } else {
@@ -611,7 +616,9 @@ Layer embedding_layer(const TransformerShape& shape)
 std::vector<Operator> under_selective_policy(const TransformerShape& shape, std::vector<Operator> ops,
                                              double input_bytes)
 {
-  run_products_in_fp8(ops, shape.fp8); // what the products keep in fp8 is what a policy then keeps or reruns
+  // What the products keep in fp8 is what a policy then keeps or reruns. Eager SDPA's output is counted by the
+  // kernel apart from the projection's own contiguous copy (append_attention_core); Megatron-LM's is one tensor.
+  run_products_in_fp8(ops, shape.fp8, !shape.eager);
   if (shape.selective == SelectivePolicy::every_other_product)
     keep_every_other_product(ops, input_bytes);
   return ops;

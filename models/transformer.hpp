@@ -8,6 +8,10 @@
 
 namespace hetsim::models {
 
+/// Whether the family's blocks train with dropout (GPT-2, BERT, OPT); Llama-style families and GPT-NeoX have
+/// none, so neither eager PyTorch nor a Megatron-LM launch of them keeps a mask.
+bool trains_with_dropout(const TransformerShape& shape);
+
 /// Parameters of one block: attention, MLP and the two norms.
 double transformer_block_params(const TransformerShape& shape);
 

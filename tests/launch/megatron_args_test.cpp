@@ -33,6 +33,7 @@ TEST_CASE("Megatron-LM arguments carry the plan's degrees, batches, precision, r
   CHECK(flags["--num-layers"] == "24");
   CHECK(flags["--hidden-size"] == "1024");
   CHECK(flags["--ffn-hidden-size"] == "4096");
+  CHECK(flags.count("--hidden-dropout") == 0); // GPT trains with dropout: Megatron-LM's own 0.1
   CHECK(flags["--seq-length"] == "1024");
   CHECK(flags.count("--bf16") == 1);
   CHECK(flags["--recompute-granularity"] == "full");
@@ -286,6 +287,9 @@ TEST_CASE("rotary positions as the config gives them: base, share of a head, Lla
   CHECK(flags.count("--use-rope-scaling") == 1);
   CHECK(flags["--rope-scaling-factor"] == "32");
   CHECK(flags.count("--rotary-percent") == 0);
+  // Llama trains without dropout, as priced (no masks kept): Megatron-LM's 0.1 defaults are overridden.
+  CHECK(flags["--hidden-dropout"] == "0");
+  CHECK(flags["--attention-dropout"] == "0");
   // Without them: Megatron-LM's defaults, nothing written.
   llama.erase("rope_scaling");
   llama["rope_theta"] = 10000;

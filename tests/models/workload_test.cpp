@@ -114,12 +114,21 @@ TEST_CASE("activation bytes: boundary 2sh, saved per block as in Korthikanti et 
   CHECK(w.layers[1].saved_activation_bytes_per_sample == doctest::Approx(34 * s * h + 5 * a * s * s));
   CHECK(w.layers.back().saved_activation_bytes_per_sample >= 4 * s * 50257); // fp32 logits
 
-  SUBCASE("a gated MLP keeps four ffn-wide tensors, grouped-query attention smaller K and V")
+  SUBCASE("a gated MLP keeps three ffn-wide tensors (four eager), grouped-query attention smaller K and V, no "
+          "dropout masks")
   {
-    Workload l      = build_transformer(llama(80, 8192, 28672, 64, 8, 4096));
+    // Megatron-LM's fused SwiGLU keeps its input, the gate and up outputs, and the down projection its own;
+    // eager PyTorch's autograd keeps the SiLU's output too.
+    TransformerShape shape = llama(80, 8192, 28672, 64, 8, 4096);
     const double ls = 4096, lh = 8192, kv = 1024, ffn = 28672;
-    CHECK(l.layers[1].saved_activation_bytes_per_sample ==
-          doctest::Approx(14 * ls * lh + 4 * ls * kv + 8 * ls * ffn + 5 * 64 * ls * ls));
+    CHECK(build_transformer(shape).layers[1].saved_activation_bytes_per_sample ==
+          doctest::Approx(12 * ls * lh + 4 * ls * kv + 6 * ls * ffn + 5 * 64 * ls * ls));
+    shape.eager = true;
+    const Workload eager = build_transformer(shape);
+    double swiglu = 0;
+    for (const Operator& op : eager.layers[1].operators)
+      swiglu += op.name == "swiglu" ? op.saved_bytes_per_sample : 0;
+    CHECK(swiglu == doctest::Approx(6 * ls * ffn));
   }
 }
 
