@@ -510,16 +510,32 @@ TEST_CASE("torchtitan's Llama 3.1 8B under FSDP on 8 and 128 H100: selective rec
   CHECK(peak(1, models::SelectivePolicy::core_attention) > 1.8 * 82.4);
 }
 
+namespace {
+
+/// A GPT on 8 H100 (tp 2, pp 2, dp 2) in bf16, and the same model with its products in fp8 under `recipe`.
+struct Fp8Case {
+  explicit Fp8Case(models::Fp8Recipe recipe)
+      : fp8(models::with_fp8(bf16, recipe, "test")), plan(make_plan(cluster, bf16, 2, 2, 2, 2, 4))
+  {
+    plan.dtype = Dtype::bf16;
+  }
+  const Cluster cluster       = make_cluster(2, 4, *find_catalog_gpu("H100"));
+  const models::Workload bf16 = models::build_transformer(models::testing::gpt_shape());
+  const models::Workload fp8;
+  Plan plan;
+  const Problem bf16_problem = make_problem(cluster, bf16), fp8_problem = make_problem(cluster, fp8);
+};
+
+} // namespace
+
 TEST_CASE("fp8 keeps each fp8 weight's cached copy and transpose, and its products' inputs in one byte")
 {
-  const Cluster cluster = make_cluster(2, 4, *find_catalog_gpu("H100"));
-  const models::Workload bf16 = models::build_transformer(models::testing::gpt_shape());
-  const models::Workload fp8  = models::with_fp8(bf16, models::Fp8Recipe::delayed, "test");
-  Plan plan = make_plan(cluster, bf16, 2, 2, 2, 2, 4);
-  plan.dtype = Dtype::bf16;
-  const DeviceMemory before = plan_memory(plan, make_problem(cluster, bf16))[0];
-  plan.framework.fp8        = models::Fp8Recipe::delayed;
-  const DeviceMemory after  = plan_memory(plan, make_problem(cluster, fp8))[0];
+  Fp8Case c(models::Fp8Recipe::delayed);
+  const models::Workload& fp8 = c.fp8;
+  Plan& plan                  = c.plan;
+  const DeviceMemory before   = plan_memory(plan, c.bf16_problem)[0];
+  plan.framework.fp8          = models::Fp8Recipe::delayed;
+  const DeviceMemory after    = plan_memory(plan, c.fp8_problem)[0];
   double fp8_params = 0; // device 0: stage 0's layers, a tensor-parallel half of each
   for (int l = plan.stage_starts[0]; l < plan.stage_end(0, static_cast<int>(fp8.layers.size())); ++l)
     for (const models::Operator& op : fp8.layers[l].operators)
@@ -532,14 +548,12 @@ TEST_CASE("fp8 keeps each fp8 weight's cached copy and transpose, and its produc
 
 TEST_CASE("weights kept in fp8 drop their 16-bit copy, and the distributed optimizer gathers them in one byte")
 {
-  const Cluster cluster = make_cluster(2, 4, *find_catalog_gpu("H100"));
-  const models::Workload bf16 = models::build_transformer(models::testing::gpt_shape());
-  const models::Workload fp8  = models::with_fp8(bf16, models::Fp8Recipe::tensorwise, "test");
-  Plan plan       = make_plan(cluster, bf16, 2, 2, 2, 2, 4);
-  plan.dtype      = Dtype::bf16;
-  plan.zero_stage = 1;
-  const Problem bf16_problem = make_problem(cluster, bf16), fp8_problem = make_problem(cluster, fp8);
-  const DeviceMemory plain   = plan_memory(plan, bf16_problem)[0];
+  Fp8Case c(models::Fp8Recipe::tensorwise);
+  const models::Workload& fp8 = c.fp8;
+  const Problem& fp8_problem  = c.fp8_problem;
+  Plan& plan                  = c.plan;
+  plan.zero_stage             = 1;
+  const DeviceMemory plain    = plan_memory(plan, c.bf16_problem)[0];
   plan.framework.fp8         = models::Fp8Recipe::tensorwise;
   const DeviceMemory cached  = plan_memory(plan, fp8_problem)[0];
   plan.framework.fp8_param_gather = true;
