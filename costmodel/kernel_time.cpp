@@ -126,11 +126,10 @@ KernelConstants kernel_constants(const GpuSpec& gpu)
     if (datacenter_blackwell(gpu)) {
       // Blackwell: the largest bf16 product a sweep of shapes reached, of the dense peak (ml-engineering's
       // Maximum Achievable Matmul FLOPS table @744d01e: B200 1,745 of 2,250 TFLOP/s, B300 1,769 of 2,250, GB200
-      // 1,822 of 2,500, PyTorch 2.7-2.10). On the H100 the same table's 0.80 is 3% under what the training traces
-      // fit (0.83), so these may be as much low. The rest is Hopper's above, carried over: its tile, its
-      // unaligned fallback, its streaming efficiency on HBM3, its elementwise rate per SM at Hopper's 1.98 GHz
-      // (the sources used give no Blackwell boost clock).
-      // Both at the clock a training step sustains (sustained_clock.cpp).
+      // 1,822 of 2,500, PyTorch 2.7-2.10), on the B200 and GB200 at the clock a training step sustains
+      // (sustained_clock.cpp; on the H100 the same table's 0.80 is 3% under what its training traces fit, 0.83).
+      // The rest is Hopper's above, carried over: its tile, its unaligned fallback, its streaming efficiency on
+      // HBM3, its elementwise rate per SM at Hopper's 1.98 GHz (the sources used give no Blackwell boost clock).
       const double sustained = sustained_clock_fraction(gpu);
       c.gemm_ceiling     = sustained * (n.starts_with("GB") ? 0.73 : (n.starts_with("B300") ? 0.79 : 0.78));
       c.fp8_gemm_ceiling = sustained * (n.starts_with("GB") ? 0.723 : (n.starts_with("B300") ? 0.745 : 0.763));

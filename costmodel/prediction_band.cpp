@@ -84,8 +84,9 @@ ConstantsProvenance constants_provenance(const GpuSpec& gpu, const Calibration* 
             "unvectorized elementwise rate is Hopper's per SM and cycle at its clock"};
   if (datacenter_blackwell(gpu))
     return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
-            "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table) at the clock it sustains, "
-            "the rest Hopper's; checked only against NVIDIA's published fp8 steps (experiments/nemo_fp8)"};
+            "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table), the B200's and GB200's at "
+            "the clock they sustain, the rest Hopper's; checked only against NVIDIA's published fp8 steps "
+            "(experiments/nemo_fp8)"};
   if (instinct_cdna3_or_later(gpu))
     return {ConstantsOrigin::carried, kCarriedBelow, kCarriedAbove,
             "its GEMM ceiling from a published matmul sweep (ml-engineering's MAMF table), the rest another "

@@ -8,14 +8,14 @@ namespace hetsim::costmodel {
 // products and attention run back to back for seconds; ml-engineering's MAMF sweep, whose figures set the
 // Blackwell ceilings (kernel_time.cpp), times each shape for 100 calls after 50, tens of milliseconds. The GB200
 // (1,200 W) is the same die, unmeasured: carried over. Blackwell Ultra (B300 at 1,100 W, GB300 at 1,400 W) is
-// left at the sweep's figures: nothing measured its sustained clock (NVIDIA's published GB300 rows come within
-// 6% without it: experiments/nemo_fp8).
+// left at the sweep's figures: nothing measured its sustained clock (the one choice NVIDIA's published rows
+// informed: its GB300 rows come within 6% without it, experiments/nemo_fp8).
 constexpr double kB200SustainedOverBurst = 1237.0 / 1450.0;
 
 double sustained_clock_fraction(const GpuSpec& gpu)
 {
   const std::string& n = gpu.name;
-  return n == "B200" || n == "GB200" ? kB200SustainedOverBurst : 1.0;
+  return n.starts_with("B200") || n.starts_with("GB200") ? kB200SustainedOverBurst : 1.0;
 }
 
 } // namespace hetsim::costmodel

@@ -106,11 +106,6 @@ void add_model(std::vector<Argument>& args, const ExportInputs& inputs)
   const models::TransformerShape& shape =
       megatron_gpt_shape(inputs, "Megatron-LM core_v0.13.0", models::AttentionKernel::te_fused);
   add_gpt_dimensions(args, shape);
-  // Megatron-LM's dropouts default to 0.1 (arguments.py); a family trained without dropout, as priced, says 0.
-  if (!models::trains_with_dropout(shape)) {
-    add(args, "--hidden-dropout", 0);
-    add(args, "--attention-dropout", 0);
-  }
   if (shape.qkv_bias && !shape.biases) // Qwen2: biases on the query, key and value projections only
     args.push_back({"--add-qkv-bias", ""});
   if (shape.qk_norm_whole_width)
@@ -303,6 +298,12 @@ void add_selective_recompute(std::vector<Argument>& args, const ExportInputs& in
 
 void add_gpt_dimensions(std::vector<Argument>& args, const models::TransformerShape& shape)
 {
+  // Megatron-LM's and Megatron-DeepSpeed's dropouts default to 0.1 (arguments.py); a family trained without
+  // dropout, as priced (no masks kept), says 0.
+  if (!models::trains_with_dropout(shape)) {
+    add(args, "--hidden-dropout", 0);
+    add(args, "--attention-dropout", 0);
+  }
   add(args, "--num-layers", shape.layers);
   add(args, "--hidden-size", shape.hidden);
   add(args, "--ffn-hidden-size", shape.intermediate);

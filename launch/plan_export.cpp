@@ -122,7 +122,7 @@ void require_runnable_under(const ExportInputs& inputs, strategies::Framework fr
   if (plan.framework.fp8 != models::Fp8Recipe::none && framework != strategies::Framework::megatron)
     refuse_plan_field(inputs, "dtype",
                       "fp8: its products are priced as Transformer Engine's fp8 linear layers under Megatron-LM "
-                      "(--fp8-format hybrid); the " + who + " export does not write fp8 training");
+                      "(--fp8-format, --fp8-recipe); the " + who + " export does not write fp8 training");
   if (plan.framework.name != framework) {
     const std::string wanted(strategies::framework_name(framework));
     refuse_plan_field(inputs, "framework",

@@ -222,7 +222,8 @@ Operator dropout_add(std::string name, const TransformerShape& shape)
 ///    input and output); a gated (SwiGLU) MLP keeps four under eager PyTorch (gate output, SiLU output, up
 ///    output, their product) and three under Megatron-LM's fused SwiGLU (no SiLU output);
 ///  - the two norms' inputs, 4sh.
-/// Dropout masks only for the families that train with dropout (trains_with_dropout): Llama's have none.
+/// The residual and embedding dropouts keep masks only in the families that train with dropout
+/// (trains_with_dropout); an unfused attention's dropout mask (in 5as^2) is counted for every family.
 /// Widths of one attention's tensors per token: queries and keys of `qk` per head, values of `v` per head, the
 /// keys and values over `kv_heads` heads (grouped-query attention shares them).
 struct AttentionWidths {
@@ -602,7 +603,7 @@ Layer embedding_layer(const TransformerShape& shape)
   }
   if (shape.post_norm || shape.embedding_norm)
     ops.push_back(norm("embedding_norm", shape));
-  if (!shape.eager || trains_with_dropout(shape)) {
+  if (trains_with_dropout(shape)) { // at p = 0 PyTorch's dropout returns its input: no kernel, no mask
     Operator dropout = memory_bound("embedding_dropout", TensorSplit::replicated, (1 + 2 * r) * d.s * d.h, r * d.s * d.h,
                                      d.s * d.h);
     make_eager(dropout, shape, 1, 1);

@@ -746,7 +746,8 @@ private:
       const double shared = expert_end_slowdown_[s * plan_.tp + t];
       reduce += bucketed_seconds(holders, op, experts * gradient_bytes_per_param(), shared, s);
       if (plan_.shards_optimizer_states())
-        gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * dtype_bytes(plan_.dtype), shared, s);
+        gather += bucketed_seconds(holders, CollectiveOp::all_gather, experts * gathered_expert_bytes_per_param(plan_),
+                                   shared, s);
     }
     // A stage reduced in one bucket overlaps nothing: then reduce is the answer. The backward the buckets overlap
     // runs on the multiprocessors they leave, and so ends later (`slower`), hiding that much more of them.

@@ -712,17 +712,18 @@ private:
       // The updated parameters of each bucket, dense then routed experts' (each over its own group).
       for (bool experts : {false, true}) {
         int piece = 0; // buckets numbered over the device's chunks
-        for (int chunk : plan_.stage_chunks(s))
+        for (int chunk : plan_.stage_chunks(s)) {
+          const double per_param =
+              experts ? gathered_expert_bytes_per_param(plan_)
+                      : gathered_bytes_per_param(layers_, {{stages_[chunk].first, stages_[chunk].end}}, plan_);
           for (double bytes : experts ? stages_[chunk].expert_bucket_bytes : stages_[chunk].bucket_bytes) {
             Task gather  = make_task(TaskKind::all_gather, Stream::data_parallel, -1, false);
             gather.piece = piece++;
-            gather.bytes = bytes / plan_.gradient_reduction_bytes() *
-                           (experts ? dtype_bytes(plan_.dtype)
-                                    : gathered_bytes_per_param(layers_, {{stages_[chunk].first, stages_[chunk].end}},
-                                                               plan_));
+            gather.bytes = bytes / plan_.gradient_reduction_bytes() * per_param;
             gather.deps  = {optimizer};
             add_gradient_collective(std::move(gather), experts);
           }
+        }
       }
     }
   }

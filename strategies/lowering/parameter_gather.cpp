@@ -8,15 +8,21 @@ double gathered_bytes_per_param(const std::vector<models::Layer>& layers, const 
   const double dtype = dtype_bytes(plan.dtype);
   if (!plan.framework.fp8_param_gather)
     return dtype;
-  double dense = 0, fp8 = 0;
+  const bool experts_apart = plan.ep > 1;
+  double params = 0, fp8 = 0;
   for (const auto& [first, end] : ranges)
     for (int l = first; l < end; ++l) {
-      dense += layers[l].params - layers[l].expert_params;
+      params += layers[l].params - (experts_apart ? layers[l].expert_params : 0);
       for (const models::Operator& op : layers[l].operators)
-        if (op.fp8 && op.experts <= 0)
+        if (op.fp8 && (op.experts <= 0 || !experts_apart))
           fp8 += op.params;
     }
-  return dense > 0 ? (dtype * (dense - fp8) + fp8) / dense : dtype;
+  return params > 0 ? (dtype * (params - fp8) + fp8) / params : dtype;
+}
+
+double gathered_expert_bytes_per_param(const Plan& plan)
+{
+  return plan.framework.fp8_param_gather ? 1 : dtype_bytes(plan.dtype);
 }
 
 } // namespace hetsim::strategies

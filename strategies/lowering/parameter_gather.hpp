@@ -9,10 +9,12 @@
 
 namespace hetsim::strategies {
 
-/// Bytes per parameter the gather of layers [first, end)'s dense parameters moves: the training dtype's, but one
-/// for the weights of fp8 products the plan keeps in fp8 (FrameworkSettings::fp8_param_gather). Routed experts'
-/// weights are left out, as their gather is apart.
+/// Bytes per parameter the gather of the layers in `ranges` moves: the training dtype's, but one for the weights
+/// of fp8 products the plan keeps in fp8 (FrameworkSettings::fp8_param_gather). With expert parallelism the routed
+/// experts' weights are gathered apart (gathered_expert_bytes_per_param) and left out here.
 double gathered_bytes_per_param(const std::vector<models::Layer>& layers, const std::vector<std::pair<int, int>>& ranges,
                                 const Plan& plan);
+/// The same for the routed experts' own gather under expert parallelism: their weights are all fp8 products'.
+double gathered_expert_bytes_per_param(const Plan& plan);
 
 } // namespace hetsim::strategies

@@ -372,6 +372,9 @@ void validate_plan(const Plan& plan, const Cluster& cluster, const models::Workl
 
   if (plan.zero_stage < 0 || plan.zero_stage > 3)
     fail("zero_stage", "expected 0, 1, 2 or 3, got " + str(plan.zero_stage));
+  if (plan.framework.fp8_param_gather &&
+      (plan.framework.fp8 == models::Fp8Recipe::none || plan.framework.name != Framework::megatron))
+    fail("fp8_param_gather", "an fp8 plan under Megatron-LM (its --fp8-param-gather)");
   if (plan.framework.fp8_param_gather && plan.zero_stage != 1)
     fail("fp8_param_gather", "expected zero_stage 1 (Megatron-LM's distributed optimizer gathers the fp8 weights; with "
                              "Megatron-FSDP or without sharding it is not modelled), got zero_stage " +

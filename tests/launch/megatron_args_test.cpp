@@ -338,7 +338,7 @@ TEST_CASE("an fp8 plan launches Transformer Engine's fp8 as priced; other framew
   c.plan.framework.name = strategies::Framework::deepspeed;
   CHECK_THROWS_WITH_AS(export_plan(c.inputs(), ExportFormat::deepspeed),
                        doctest::Contains("best.json: dtype: fp8: its products are priced as Transformer Engine's fp8 "
-                                         "linear layers under Megatron-LM (--fp8-format hybrid); the DeepSpeed export "
+                                         "linear layers under Megatron-LM (--fp8-format, --fp8-recipe); the DeepSpeed export "
                                          "does not write fp8 training"),
                        InputError);
 }

@@ -640,4 +640,8 @@ TEST_CASE("dtype fp8: bf16 with the blocks' products in fp8 under a recipe, wher
                                      "optimizer") == 0);
   CHECK(refusal(h100, with(base(), "fp8_param_gather", true)) ==
         "plan.json: fp8_param_gather: expected nothing unless \"dtype\" is \"fp8\", got boolean");
+  gathered["zero_stage"] = 1;
+  gathered["framework"]  = "deepspeed";
+  CHECK(refusal(h100, gathered) == "plan.json: fp8_param_gather: an fp8 plan under Megatron-LM (its "
+                                   "--fp8-param-gather)");
 }
