@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "fixtures.hpp"
 #include "models/transformer.hpp"
+#include "strategies/lowering/parameter_gather.hpp"
 #include "tests/models/moe_shape.hpp"
 
 #include <doctest/doctest.h>
@@ -165,4 +166,41 @@ TEST_CASE("expert parallelism is refused where it cannot run, with the field and
   on_dense.ep                  = 2;
   CHECK_THROWS_WITH_AS(validate_plan(on_dense, c.cluster, dense, "plan.json"),
                        "plan.json: ep: expected 1: model 'toy' has no routed experts to divide, got 2", InputError);
+}
+
+TEST_CASE("experts' weights kept in fp8 are gathered in one byte, apart or in the dense buckets")
+{
+  const Cluster h100         = make_cluster(2, 4, *find_catalog_gpu("H100")); // fp8 tensor cores
+  const models::Workload fp8 = models::with_fp8(MoeCase{}.workload, models::Fp8Recipe::tensorwise, "test");
+  const Problem problem      = make_problem(h100, fp8);
+  double params = 0, fp8_params = 0; // the whole model: one stage
+  for (const auto& layer : fp8.layers) {
+    params += layer.params;
+    for (const auto& op : layer.operators)
+      fp8_params += op.fp8 ? op.params : 0;
+  }
+  REQUIRE(fp8_params > 0.5 * params);
+  auto plan = [&](int ep, bool kept) {
+    Plan p                       = make_plan(h100, fp8, 1, 1, 8, 2, 2);
+    p.ep                         = ep;
+    p.zero_stage                 = 1;
+    p.dtype                      = Dtype::bf16;
+    p.framework.fp8              = models::Fp8Recipe::tensorwise;
+    p.framework.fp8_param_gather = kept;
+    return p;
+  };
+  // Bytes the post-step gathers of device 0 move, the dense buckets' and, with ep > 1, the experts' apart.
+  auto gathered = [&](int ep, bool kept) {
+    double bytes = 0;
+    for (const Task& task : lower(plan(ep, kept), problem).tasks)
+      if (task.kind == TaskKind::all_gather && task.stream == Stream::data_parallel && task.device == 0)
+        bytes += task.bytes;
+    return bytes;
+  };
+  // ep 1: the experts ride in the dense buckets, and the average counts them.
+  CHECK(gathered(1, true) / gathered(1, false) == doctest::Approx(1 - fp8_params / params / 2));
+  // ep 4: the experts' own gather moves one byte a weight.
+  CHECK(gathered_expert_bytes_per_param(plan(4, true)) == 1);
+  CHECK(gathered_expert_bytes_per_param(plan(4, false)) == 2);
+  CHECK(gathered(4, true) < gathered(4, false));
 }
