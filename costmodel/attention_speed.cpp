@@ -177,8 +177,9 @@ AttentionSpeed attention_speed(AttentionKernel kernel, const GpuSpec& gpu)
     break;
   }
   // At the clock a training step sustains (sustained_clock.cpp); the H200 traces' figures were such steps.
-  s.forward_ceiling *= sustained_clock_fraction(gpu);
-  s.backward_ceiling *= sustained_clock_fraction(gpu);
+  const double sustained = sustained_clock_fraction(gpu);
+  s.forward_ceiling *= sustained;
+  s.backward_ceiling *= sustained;
   return s;
 }
 
