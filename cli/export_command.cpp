@@ -44,13 +44,27 @@ int run_export(ExportOptions& options)
       std::cout << (files.size() > 1 ? "==> " + file.name + " <==\n" : "") << file.content;
     return 0;
   }
+  // The folder is the output: made when missing, in a directory that must exist, as every output's must.
   std::error_code error;
-  fs::create_directories(options.out_dir, error);
+  fs::path folder = fs::path(options.out_dir).lexically_normal();
+  if (!folder.has_filename()) // "out/"
+    folder = folder.parent_path();
+  const fs::path parent = folder.parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, error))
+    throw InputError("--out " + quote(options.out_dir, 300) + ": its directory " + quote(parent.string(), 300) +
+                     " does not exist");
+  fs::create_directory(options.out_dir, error);
   if (error || !fs::is_directory(options.out_dir))
     throw InputError("--out: cannot create the directory " + quote(options.out_dir) +
                      (error ? ": " + error.message() : ": a file of that name exists"));
-  for (const launch::ExportFile& file : files) // all checked before any is written
-    check_output((fs::path(options.out_dir) / file.name).string(), options.scenario.inputs(), "--out");
+  for (const launch::ExportFile& file : files) { // all checked before any is written
+    const std::string path = (fs::path(options.out_dir) / file.name).string();
+    // HetSim names these files itself: a link in their place was put there by someone else.
+    if (fs::is_symlink(fs::symlink_status(path, error)))
+      throw InputError("--out: " + quote(path) + " is a link; export writes its own files and never through a "
+                       "link (remove it, or choose another folder)");
+    check_output(path, options.scenario.inputs(), "--out");
+  }
   for (const launch::ExportFile& file : files) {
     const std::string path = (fs::path(options.out_dir) / file.name).string();
     write_file_atomically(path, file.content);

@@ -1,10 +1,14 @@
 #include "cli/goodput.hpp"
 
+#include "sim/report/report_format.hpp"
+
 #include <cmath>
 #include <cstdio>
 
 namespace hetsim::cli {
 namespace {
+
+constexpr double kYear = 365.25 * 86400;
 
 std::string duration_text(double seconds)
 {
@@ -17,8 +21,10 @@ std::string duration_text(double seconds)
     std::snprintf(text, sizeof text, "%.1f min", seconds / 60);
   else if (seconds < 2 * 86400)
     std::snprintf(text, sizeof text, "%.1f h", seconds / 3600);
-  else
+  else if (seconds < 2 * kYear)
     std::snprintf(text, sizeof text, "%.1f days", seconds / 86400);
+  else // a link of a few bits per second makes checkpoints of ages: still a number a person can read
+    std::snprintf(text, sizeof text, "%.3g years", seconds / kYear);
   return text;
 }
 
@@ -54,8 +60,10 @@ void print_goodput(const GoodputFigures& f, const reliability::FailureModel& fai
   std::snprintf(line, sizeof line, "  checkpoint %.3g GB, stops training %s, restart %s\n", f.checkpoint_bytes / 1e9,
                 duration_text(f.costs.blocking_s).c_str(), duration_text(f.costs.restart_s).c_str());
   out << line;
-  std::snprintf(line, sizeof line, "  checkpoint every %d iterations (%s): %.1f%% of the time kept, goodput %.4g tokens/s\n",
-                g.interval_iterations, duration_text(g.interval_s).c_str(), 100 * g.useful_fraction, g.tokens_per_s);
+  std::snprintf(line, sizeof line,
+                "  checkpoint every %d iterations (%s): %.1f%% of the time kept, goodput %s tokens/s\n",
+                g.interval_iterations, duration_text(g.interval_s).c_str(), 100 * g.useful_fraction,
+                sim::with_commas(g.tokens_per_s).c_str());
   out << line;
   std::snprintf(line, sizeof line, "  (Young's interval %s keeps %.1f%%)\n", duration_text(g.young_interval_s).c_str(),
                 100 * g.young_fraction);

@@ -2,6 +2,7 @@
 /// Every HetSim error becomes one line on stderr and exit code 2; only this file calls exit paths.
 
 #include "cli/command.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 
 #include <iostream>
@@ -31,11 +32,13 @@ int main(int argc, char** argv)
     // Help and version print and exit 0; a usage mistake is one line and exit 2 like every other input error.
     if (e.get_exit_code() == 0)
       return app.exit(e);
-    std::cerr << "hetsim: " << e.what() << " (`hetsim --help`, or a command's --help, lists the options)\n";
+    std::cerr << "hetsim: " << hetsim::single_line(e.what())
+              << " (`hetsim --help`, or a command's --help, lists the options)\n";
     return 2;
   }
 
   try {
+    hetsim::cli::check_option_values(app);
     if (app.got_subcommand("simulate"))
       return simulate();
     if (app.got_subcommand("inspect"))
@@ -59,13 +62,13 @@ int main(int argc, char** argv)
     if (app.got_subcommand("export"))
       return exporter();
   } catch (const hetsim::Error& e) {
-    std::cerr << "hetsim: " << e.what() << '\n';
+    std::cerr << "hetsim: " << hetsim::single_line(e.what()) << '\n';
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "hetsim: out of memory\n";
     return 3;
   } catch (const std::exception& e) {
-    std::cerr << "hetsim: internal error: " << e.what() << '\n';
+    std::cerr << "hetsim: internal error: " << hetsim::single_line(e.what()) << '\n';
     return 3;
   }
   return 0;

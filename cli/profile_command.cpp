@@ -2,6 +2,7 @@
 /// written as the device profiles `hetsim search --device-profile` reads.
 
 #include "cli/command.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/scenario.hpp"
 #include "core/cluster_json.hpp"
 #include "core/byte_size.hpp"
@@ -136,21 +137,21 @@ CommandRunner add_profile_command(CLI::App& app)
   command->add_option("--zero-stage", options->zero_stage, "0, 1, 2, 3 or all (ZeRO shards over every device)")
       ->capture_default_str();
   command->add_option("--scale", options->scale, "multiply hidden sizes by this (FLOPs and weights by its square)")
-      ->check(CLI::Range(1e-4, 1.0));
+      ->check(finite_in(1e-4, 1.0));
   command
       ->add_option("--memory-limit", options->memory_limit,
                    "out of memory past this much of the executor's allocations, with a unit (e.g. 20MiB; default, "
                    "and at most: each GPU's memory in the cluster file)");
   command->add_option("--max-batch", options->max_batch, "largest micro-batch tried")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(finite_in(1, 1 << 20));
   command->add_option("--dtype", options->dtype, "fp16, bf16 or fp32 (default: the model's torch_dtype, else fp16)");
   command->add_option("--warmup", options->warmup, "untimed steps before each measurement")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   command->add_option("--iterations", options->iterations, "timed steps per batch (the median counts)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   command->add_option("--framework", options->framework,
                       "megatron (default), deepspeed, fsdp or megatron-deepspeed: whose kernels and memory the steps have (docs/inputs.md, "
                       "Frameworks)");

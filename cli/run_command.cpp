@@ -2,6 +2,7 @@
 /// `hetsim simulate` does from the measured trace.
 
 #include "cli/command.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario.hpp"
 #include "core/error.hpp"
@@ -21,8 +22,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <csignal>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -32,6 +37,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 namespace hetsim::cli {
@@ -79,26 +85,31 @@ double host_dispatch_seconds(const std::string& value, const GpuSpec& gpu)
 }
 
 /// Makes the trace directory, or checks the one there, before any rank starts: one line naming it when it is a
-/// file, cannot be made or cannot be written.
-void prepare_trace_dir(const std::string& dir)
+/// file, cannot be made or cannot be written. True when it made it.
+bool prepare_trace_dir(const std::string& dir)
 {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
     throw InputError("--trace-dir " + dir + ": is a file; expected a directory (made when missing)");
-  fs::create_directories(dir, ec);
+  const bool made = fs::create_directories(dir, ec);
   if (ec)
     throw InputError("--trace-dir " + dir + ": cannot make it: " + ec.message());
   if (::access(dir.c_str(), W_OK) != 0)
     throw InputError("--trace-dir " + dir + ": is not writable (" + std::strerror(errno) + ")");
+  return made;
 }
+
+
 
 /// Throws unless `file` is absent or an output of an earlier run that may be replaced: a trace (it begins as
 /// traces::write_chrome_trace begins) or a report (JSON with an iteration time).
 void check_replaceable(const std::string& file)
 {
   std::error_code ec;
-  if (!fs::exists(file, ec))
+  if (!fs::exists(fs::symlink_status(file, ec)))
     return;
+  if (!fs::is_regular_file(fs::symlink_status(file, ec))) // a pipe would block the read below, a link mislead
+    throw InputError("--trace-dir: " + file + " is not a trace or report of an earlier run; refusing to replace it");
   std::ifstream in(file, std::ios::binary);
   std::string head(64, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
@@ -112,6 +123,72 @@ void check_replaceable(const std::string& file)
   }
   if (!ours)
     throw InputError("--trace-dir: " + file + " is not a trace or report of an earlier run; refusing to replace it");
+}
+
+/// A refused run leaves nothing behind: the trace directory it made goes again (while still empty).
+void remove_if_made(const std::string& dir, bool made)
+{
+  std::error_code ignored;
+  if (made)
+    fs::remove(dir, ignored); // removes an empty directory only
+}
+
+/// The trace directory held by this run until it ends (an exclusive flock on the directory, released when the
+/// process exits): a second `hetsim run` into it is refused rather than replacing the first one's traces.
+class TraceDirLock {
+public:
+  explicit TraceDirLock(const std::string& dir) : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+  {
+    if (fd_ < 0)
+      throw InputError("--trace-dir " + dir + ": cannot open it (" + std::strerror(errno) + ")");
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+      ::close(fd_);
+      throw InputError("--trace-dir " + dir + ": another `hetsim run` is writing its traces there; wait for it "
+                       "to end, or give another directory");
+    }
+    // Any other failure (NFS refuses flock on a directory opened for reading) leaves the run unguarded, not
+    // refused: the lock only keeps two runs on one machine apart.
+  }
+  ~TraceDirLock() { ::close(fd_); }
+  TraceDirLock(const TraceDirLock&)            = delete;
+  TraceDirLock& operator=(const TraceDirLock&) = delete;
+
+private:
+  int fd_;
+};
+
+/// Whether `name` is a file a run writes into its trace directory: rank<i>.json, rank<i>.failed.json,
+/// trace.json, report.json.
+bool is_run_output(const std::string& name)
+{
+  if (name == "trace.json" || name == "report.json")
+    return true;
+  if (!name.starts_with("rank"))
+    return false;
+  std::size_t digits = 4;
+  while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits])))
+    ++digits;
+  const std::string rest = name.substr(digits);
+  return digits > 4 && (rest == ".json" || rest == ".failed.json");
+}
+
+/// Removes an earlier run's outputs from `dir` together, each checked to be one (check_replaceable), so that no
+/// trace of that run stays beside this one's, and says so.
+void clear_earlier_run(const std::string& dir)
+{
+  std::vector<fs::path> earlier;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (is_run_output(entry.path().filename().string())) {
+      check_replaceable(entry.path().string());
+      earlier.push_back(entry.path());
+    }
+  if (earlier.empty())
+    return;
+  std::cerr << "hetsim: note: --trace-dir " << dir << ": replacing the " << earlier.size()
+            << " trace and report files of an earlier run\n";
+  for (const fs::path& file : earlier)
+    fs::remove(file, ec);
 }
 
 /// What sizes the run's traces (exec/run_space.hpp).
@@ -167,6 +244,9 @@ void finish(const RunOptions& options, const Scenario& scenario, const strategie
 int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, const Scenario& scenario,
                 const strategies::Schedule& schedule)
 {
+  // A peer that died leaves its sockets closed: writing to one must fail as an error this rank reports (naming
+  // the peer), not kill it with SIGPIPE and make it look like the rank that failed first.
+  ::signal(SIGPIPE, SIG_IGN);
   if (identity.world_size != scenario.cluster.device_count())
     throw InputError("run: " + std::to_string(identity.world_size) + " ranks were started but the cluster has " +
                      std::to_string(scenario.cluster.device_count()) + " devices; one rank runs each device");
@@ -191,15 +271,20 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   const char* bind   = std::getenv("HETSIM_BIND");
   setup.bind_address = !options.bind.empty() ? options.bind : bind ? bind : exec::default_bind_address();
 
-  prepare_trace_dir(options.trace_dir);
-  if (!identity.from_local_launcher)
-    exec::require_free_space(options.trace_dir, exec::trace_bytes(sizing_workload(options, scenario, schedule)),
-                             "--trace-dir");
-  const std::string file = exec::rank_trace_file(options.trace_dir, identity.rank);
-  check_replaceable(file);
+  auto executor = exec::load_executor(options.executor); // refused before the trace directory is made
+  const bool made_trace_dir = prepare_trace_dir(options.trace_dir);
+  const std::string file    = exec::rank_trace_file(options.trace_dir, identity.rank);
+  try {
+    if (!identity.from_local_launcher)
+      exec::require_free_space(options.trace_dir, exec::trace_bytes(sizing_workload(options, scenario, schedule)),
+                               "--trace-dir");
+    check_replaceable(file);
+  } catch (const Error&) {
+    remove_if_made(options.trace_dir, made_trace_dir);
+    throw;
+  }
   fs::remove(file); // before the rendezvous, so no rank can mistake an old trace for a new one
 
-  auto executor = exec::load_executor(options.executor);
   exec::Workload workload;
   workload.schedule = &schedule;
   workload.model    = &scenario.workload;
@@ -210,7 +295,7 @@ int run_as_rank(const RunOptions& options, const exec::RankIdentity& identity, c
   // Threads of a failed iteration may still be blocked inside the executor: a failed rank ends the process at
   // once, without destroying the executor.
   auto end_process = [&](const std::string& message) {
-    std::cerr << "hetsim: " << message << std::endl;
+    std::cerr << "hetsim: " << single_line(message) << std::endl;
     // The run is over for every rank: a failed run would otherwise leave a directory behind for each try.
     remove_job_directory();
     std::_Exit(2);
@@ -269,22 +354,21 @@ int run_run(RunOptions& options)
                      std::to_string(options.namespaces.size()));
   (void)exec::load_executor(options.executor); // fail here, once, when the executor does not exist or cannot run
   (void)host_dispatch_seconds(options.host_dispatch, scenario->cluster.gpu_of(0)); // and when it cannot be read
-  prepare_trace_dir(options.trace_dir);
-  check_output((fs::path(options.trace_dir) / "trace.json").string(), options.scenario.inputs(),
-                            "--trace-dir");
-  for (const char* merged : {"trace.json", "report.json"})
-    check_replaceable((fs::path(options.trace_dir) / merged).string());
-  for (int r = 0; r < devices; ++r)
-    for (const std::string& file :
-         {exec::rank_trace_file(options.trace_dir, r), exec::failed_rank_trace_file(options.trace_dir, r)}) {
-      check_replaceable(file);
-      fs::remove(file); // before the run: no rank's trace of an earlier run stays beside this one's
-    }
-
-  exec::require_free_space(options.trace_dir, exec::trace_bytes(sizing_workload(options, *scenario, schedule)),
-                           "--trace-dir");
   exec::StoreDirectory store;
   exec::require_free_space(store.path, exec::rendezvous_bytes(schedule), "the rendezvous directory (under TMPDIR)");
+  const bool made_trace_dir = prepare_trace_dir(options.trace_dir);
+  std::optional<TraceDirLock> lock;
+  try {
+    lock.emplace(options.trace_dir);
+    for (const char* merged : {"trace.json", "report.json"})
+      check_output((fs::path(options.trace_dir) / merged).string(), options.scenario.inputs(), "--trace-dir");
+    exec::require_free_space(options.trace_dir, exec::trace_bytes(sizing_workload(options, *scenario, schedule)),
+                             "--trace-dir");
+    clear_earlier_run(options.trace_dir); // the last check: a refused run leaves an earlier run's files alone
+  } catch (const Error&) {
+    remove_if_made(options.trace_dir, made_trace_dir);
+    throw;
+  }
   exec::LaunchOptions launch;
   launch.ranks      = devices;
   launch.command    = options.argv;
@@ -318,7 +402,7 @@ CommandRunner add_run_command(CLI::App& app, int argc, char** argv)
   command->add_option("--executor", options->executor, "executor plugin: cpu (Eigen + Gloo) or cuda (cuBLAS + NCCL)");
   command->add_flag("--list-executors", options->list_executors, "list the executors this build has and exit");
   command->add_option("--ranks", options->ranks, "number of ranks (must equal the cluster's device count)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   command->add_option("--trace-dir", options->trace_dir, "directory for rank<i>.json, trace.json and report.json")
       ->capture_default_str();
   command->add_flag("--trace-kernels", options->trace_kernels,
@@ -329,14 +413,14 @@ CommandRunner add_run_command(CLI::App& app, int argc, char** argv)
                      "cost model's figure for the device (28 us per launch on every GPU type), or microseconds; "
                      "default none, kernels back to back");
   command->add_option("--scale", options->scale, "multiply hidden sizes by this (FLOPs and weights by its square)")
-      ->check(CLI::Range(1e-4, 1.0));
-  command->add_option("--warmup", options->warmup, "untimed iterations first")->check(CLI::NonNegativeNumber);
+      ->check(finite_in(1e-4, 1.0));
+  command->add_option("--warmup", options->warmup, "untimed iterations first")->check(non_negative());
   command->add_option("--iterations", options->iterations, "timed iterations (the trace keeps medians)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   command->add_option("--timeout-s", options->timeout_s,
                       "a rank waiting this long on a peer gives up and names it; the launcher kills what is left "
                       "5 s later")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   command->add_option("--netns", options->namespaces, "network namespace of each rank (comma-separated, in rank order)")
       ->delimiter(',');
   command->add_option("--store-dir", options->store_dir, "rendezvous directory shared by all ranks (mpirun/srun)");

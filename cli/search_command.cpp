@@ -1,11 +1,14 @@
 /// `hetsim search`: a planner's candidates ranked by the analytic cost model, the best re-scored in the simulator.
 
 #include "cli/command.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/goodput.hpp"
 #include "cli/progress.hpp"
 #include "cli/scenario.hpp"
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
+#include "sim/report/report_format.hpp"
+#include "strategies/search/plan_space.hpp"
 #include "core/output_file.hpp"
 #include "core/software_release.hpp"
 #include "core/units.hpp"
@@ -193,8 +196,9 @@ void print_table(const std::vector<Row>& rows, std::size_t shown, std::ostream& 
       status += "; within the best's band";
     if (rows[i].goodput) {
       char goodput[96];
-      std::snprintf(goodput, sizeof goodput, "; goodput %.4g tokens/s (%.1f%% kept)",
-                    rows[i].goodput->goodput.tokens_per_s, 100 * rows[i].goodput->goodput.useful_fraction);
+      std::snprintf(goodput, sizeof goodput, "; goodput %s tokens/s (%.1f%% kept)",
+                    sim::with_commas(rows[i].goodput->goodput.tokens_per_s).c_str(),
+                    100 * rows[i].goodput->goodput.useful_fraction);
       status += goodput;
     }
     std::snprintf(line, sizeof line, "%4zu %4d %4d %2d %3d %4d %3d %9s %-24s %11.4g %11s %8.2f  %s\n", i + 1,
@@ -238,6 +242,7 @@ int run_search(const SearchOptions& options)
     check_output(options.out_file, inputs, "--out");
   if (!options.best_file.empty())
     check_output(options.best_file, inputs, "--best");
+  check_distinct_outputs({{"--out", options.out_file}, {"--best", options.best_file}});
 
   const Cluster cluster           = load_cluster(options.cluster);
   const models::Workload given = load_model(options.model, options.seq_len);
@@ -265,6 +270,10 @@ int run_search(const SearchOptions& options)
     report_calibration_match(*calibration, options.calibration_file, cluster);
   }
   print_attention_notes(workload, cluster);
+  const int devices = cluster.device_count();
+  if (const std::string note = strategies::batch_excludes_data_parallelism(devices, options.global_batch);
+      !note.empty())
+    std::cerr << "hetsim: note: --global-batch: " << note << '\n';
   std::optional<costmodel::LayerProfile> profile;
   if (!options.profile_file.empty())
     profile = costmodel::load_layer_profile(options.profile_file, workload, cluster);
@@ -413,11 +422,11 @@ CommandRunner add_search_command(CLI::App& app)
   command->add_option("--cluster", options->cluster, "cluster JSON file, or preset:NAME");
   command->add_option("--model", options->model, "Hugging Face config.json or layer-list JSON, or preset:NAME");
   command->add_option("--global-batch", options->global_batch, "sequences per iteration")
-      ->check(CLI::Range(1, strategies::kMaxGlobalBatch));
+      ->check(finite_in(1, strategies::kMaxGlobalBatch));
   command->add_option("--planner", options->planner, "planner name (see --list-planners; default amp)");
   command->add_flag("--list-planners", options->list, "print the planners of this build and exit");
   command->add_option("--top", options->top_k, "candidates re-scored in the simulator (default 10)")
-      ->check(CLI::Range(0, 100000));
+      ->check(finite_in(0, 100000));
   add_memory_options(*command, options->memory_limit, options->workspace);
   add_seq_len_option(*command, options->seq_len);
   command->add_option("--dtype", options->dtype, "fp16, bf16 or fp32 (default: the model's torch_dtype, else fp16)");

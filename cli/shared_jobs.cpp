@@ -1,6 +1,7 @@
 #include "cli/shared_jobs.hpp"
 
 #include "cli/progress.hpp"
+#include "cli/scenario.hpp"
 #include "core/cluster_json.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
@@ -21,6 +22,9 @@ int run_shared_jobs(const SharedJobsOptions& options)
     throw InputError("--jobs: expected --cluster FILE, the cluster the jobs share");
   std::vector<std::string> inputs{options.cluster, options.jobs_file, options.calibration_file,
                                   options.slowdowns_file};
+  const nlohmann::json jobs_json = jobs::read_jobs_file(options.jobs_file); // read once: it may be a pipe
+  for (const std::string& named : jobs::files_named(jobs_json, options.jobs_file))
+    inputs.push_back(named);
   if (!options.report_file.empty())
     check_output(options.report_file, inputs, "--report");
 
@@ -28,12 +32,13 @@ int run_shared_jobs(const SharedJobsOptions& options)
   std::optional<costmodel::Calibration> calibration;
   if (!options.calibration_file.empty()) {
     calibration = costmodel::load_calibration(options.calibration_file);
-    cluster     = costmodel::calibrated_cluster(cluster, *calibration);
+    report_calibration_match(*calibration, options.calibration_file, cluster); // says so when it fits none
+    cluster = costmodel::calibrated_cluster(cluster, *calibration);
   }
   std::vector<sim::Slowdown> slowdowns;
   if (!options.slowdowns_file.empty())
     slowdowns = sim::load_slowdowns(options.slowdowns_file, cluster);
-  const auto jobs = jobs::load_jobs(options.jobs_file, cluster, options.allow_oom);
+  const auto jobs = jobs::load_jobs(jobs_json, options.jobs_file, cluster, options.allow_oom);
   for (const auto& job : jobs) {
     for (const std::string& line : job->workload.assumptions)
       std::cerr << "hetsim: note: job '" << job->name << "': " << line << '\n';

@@ -124,6 +124,7 @@ int run_simulate(SimulateOptions& options)
     check_output(options.report_file, inputs, "--report");
   if (!options.trace_file.empty())
     check_output(options.trace_file, inputs, "--trace");
+  check_distinct_outputs({{"--report", options.report_file}, {"--trace", options.trace_file}});
   if (options.trace_kernels && options.trace_file.empty())
     throw InputError("--trace-kernels: expected --trace FILE to write the kernels to");
   if (!options.trace_devices.empty() && options.trace_file.empty())

@@ -5,11 +5,13 @@
 #include "cli/progress.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "jobs/jobs_file.hpp"
 #include "sweep/run_sweep.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 namespace hetsim::cli {
 namespace {
@@ -28,10 +30,22 @@ int run_sweep_command(const SweepOptions& options)
   const sweep::SweepSpec spec = sweep::load_sweep_spec(options.spec_file);
   // Every file the sweep reads: the spec and each cell's cluster and model.
   std::vector<std::string> inputs = {options.spec_file};
-  for (const sweep::Cell& cell : sweep::sweep_cells(spec))
+  const auto add_input = [&](const std::string& file) {
+    if (!file.empty() && std::find(inputs.begin(), inputs.end(), file) == inputs.end())
+      inputs.push_back(file);
+  };
+  std::set<std::string> besides; // jobs files beside the cells: they and the files they name are read too
+  for (const sweep::Cell& cell : sweep::sweep_cells(spec)) {
     for (const std::string* file : {&cell.cluster_path, &cell.model_path})
-      if (!file->empty() && std::find(inputs.begin(), inputs.end(), *file) == inputs.end())
-        inputs.push_back(*file);
+      add_input(*file);
+    if (!cell.beside_path.empty())
+      besides.insert(cell.beside_path);
+  }
+  for (const std::string& beside : besides) {
+    add_input(beside);
+    for (const std::string& named : jobs::files_named(beside))
+      add_input(named);
+  }
   check_output(options.out_file, inputs, "--out");
   sweep::SweepOutput output;
   output.csv_file = options.out_file;
@@ -40,8 +54,19 @@ int run_sweep_command(const SweepOptions& options)
                            ? std::filesystem::path(options.out_file).replace_extension(".json").string()
                            : options.json_file;
   inputs.push_back(options.out_file);
-  if (!output.json_file.empty())
-    check_output(output.json_file, inputs, options.json_file.empty() ? "--out (its .json)" : "--json");
+  if (!output.json_file.empty() && options.json_file.empty()) {
+    // The JSON beside the CSV is named after it: say how to name it otherwise when that name is taken.
+    try {
+      check_output(output.json_file, inputs, "--out");
+    } catch (const InputError& e) {
+      throw InputError(std::string(e.what()) + " (the results' JSON beside " + options.out_file + " would be " +
+                       output.json_file + "; give --json FILE to name it, or --no-json)");
+    }
+  } else if (!output.json_file.empty()) {
+    check_output(output.json_file, inputs, "--json");
+  }
+  check_distinct_outputs({{"--out", output.csv_file}, {options.json_file.empty() ? "--out (its .json)" : "--json",
+                                                       output.json_file}});
 
   auto communicator           = sweep::make_communicator();
   const auto summary = sweep::run_sweep(spec, output, *communicator, stderr_progress());

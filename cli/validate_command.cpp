@@ -1,6 +1,7 @@
 /// `hetsim validate`: replay the Schedule of each measured plan in the simulator and report the errors.
 
 #include "cli/command.hpp"
+#include "cli/option_checks.hpp"
 #include "cli/scenario.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
@@ -29,7 +30,7 @@ struct ValidateOptions {
   std::string calibration_file;
   std::string report_file;
   double max_error    = 0; ///< 0: no check
-  double min_spearman = -2;
+  double min_spearman = -2; ///< below -1: no check
 };
 
 /// One PyTorch profiler trace against the simulation of its plan: the step, then each kind of kernel.
@@ -144,13 +145,14 @@ int run_validate(const ValidateOptions& options)
   if (options.max_error > 0)
     for (std::size_t i = 0; i < measured.size(); ++i) {
       const double error = std::abs(predicted[i] - measured[i]) / measured[i];
-      if (error > options.max_error) {
+      if (!(error <= options.max_error)) { // an error that is not a number fails the gate too
         std::fprintf(stderr, "validate: %s: iteration-time error %.1f%% exceeds --max-error %.1f%%\n",
                      options.plans[i].c_str(), 100 * error, 100 * options.max_error);
         ++failed;
       }
     }
-  if (report.contains("spearman") && report["spearman"].get<double>() < options.min_spearman) {
+  const bool spearman_gate = options.min_spearman > -1; // given: the option refuses -1 and below
+  if (spearman_gate && report.contains("spearman") && !(report["spearman"].get<double>() >= options.min_spearman)) {
     std::fprintf(stderr, "validate: Spearman %.3f is below --min-spearman %.3f\n", report["spearman"].get<double>(),
                  options.min_spearman);
     ++failed;
@@ -187,9 +189,12 @@ CommandRunner add_validate_command(CLI::App& app)
   command->add_option("--calibration", options->calibration_file, "calibration JSON for the simulation");
   command->add_option("--report", options->report_file, "write the comparison as JSON to this file");
   command->add_option("--max-error", options->max_error,
-                      "exit 1 when a plan's relative iteration-time error exceeds this (e.g. 0.15)")
-      ->check(CLI::PositiveNumber);
-  command->add_option("--min-spearman", options->min_spearman, "exit 1 when the Spearman correlation is below this");
+                      "exit 1 when a plan's relative iteration-time error exceeds this (e.g. 0.15; at most 10)")
+      ->check(finite_in(0, 10, true));
+  // -1 would let every correlation pass: a gate that gates nothing is refused.
+  command->add_option("--min-spearman", options->min_spearman,
+                      "exit 1 when the Spearman correlation is below this (above -1, at most 1)")
+      ->check(finite_in(-1, 1, true));
   return [options] { return run_validate(*options); };
 }
 

@@ -3,6 +3,7 @@
 #include "core/cluster.hpp"
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -40,9 +41,17 @@ std::vector<std::string> region_names(const std::string& text)
     return names;
   }
   std::stringstream in(text);
-  for (std::string name; std::getline(in, name, ',');)
-    if (!name.empty())
-      names.push_back(name);
+  for (std::string name; std::getline(in, name, ',');) {
+    if (name.empty())
+      continue;
+    // The names go into the file and every message about it: one line each, and each its own.
+    if (name.size() > 200 || holds_control_characters(name))
+      throw InputError("generate-cluster: --regions: expected names of 1 to 200 characters without control "
+                       "characters, got " + quote(name));
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      throw InputError("generate-cluster: --regions: expected each region once, got " + quote(name) + " twice");
+    names.push_back(name);
+  }
   return names;
 }
 

@@ -1,7 +1,9 @@
 #include "core/cluster_json.hpp"
 
+#include "core/closest_name.hpp"
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "core/json_bounds.hpp"
 #include "core/json_input.hpp"
 #include "core/presets.hpp"
 #include "core/units.hpp"
@@ -39,6 +41,23 @@ void check_device_budget(const Cluster& cluster, long long more, const JsonInput
                      " devices, got " + std::to_string(total));
 }
 
+/// A link's bandwidth in the unit `unit` (bytes/s per unit): from 1 kbit/s (below it an iteration takes ages
+/// and its figures leave what can be printed) to 100 Tbit/s (beyond any link: NVLink 5 is 14.4 Tbit/s).
+double link_bandwidth(const JsonInput& value, double unit)
+{
+  constexpr double kSlowest = 1e3, kFastest = 1e14; // bits per second
+  const double bytes_per_s  = bounded_number(value, kFastest / 8 / unit, true) * unit;
+  if (bytes_per_s * 8 < kSlowest)
+    value.fail("a bandwidth of at least 1 kbit/s");
+  return bytes_per_s;
+}
+
+/// A latency in `unit` seconds: at most 100 s (a geostationary hop is 0.6 s).
+double link_latency(const JsonInput& value, double unit)
+{
+  return bounded_number(value, 100 / unit) * unit;
+}
+
 double read_latency_s(const JsonInput& object, double fallback_s)
 {
   auto ms = object.find("latency_ms");
@@ -46,9 +65,9 @@ double read_latency_s(const JsonInput& object, double fallback_s)
   if (ms && us)
     throw InputError(object.where() + ": give either latency_ms or latency_us, not both");
   if (ms)
-    return ms->non_negative_number() * units::kMillisecond;
+    return link_latency(*ms, units::kMillisecond);
   if (us)
-    return us->non_negative_number() * units::kMicrosecond;
+    return link_latency(*us, units::kMicrosecond);
   return fallback_s;
 }
 
@@ -59,9 +78,9 @@ double read_bandwidth(const JsonInput& object, double fallback)
   if (gbps && gbyte)
     throw InputError(object.where() + ": give either bandwidth_gbps or bandwidth_GBps, not both");
   if (gbps)
-    return gbps->positive_number() * units::kGbps;
+    return link_bandwidth(*gbps, units::kGbps);
   if (gbyte)
-    return gbyte->positive_number() * units::kGBps;
+    return link_bandwidth(*gbyte, units::kGBps);
   return fallback;
 }
 
@@ -182,8 +201,15 @@ public:
       return cluster_.add_gpu(it->second);
     if (const GpuSpec* spec = find_catalog_gpu(name))
       return cluster_.add_gpu(*spec);
-    throw InputError(value.where() + ": unknown GPU " + quote(name) + "; known: " + catalog_gpu_names() +
-                     " (or define it under \"gpus\")");
+    std::vector<std::string> known;
+    for (const auto& spec : gpu_catalog()) {
+      known.push_back(spec.name);
+      for (const std::string& alias : catalog_gpu_aliases(spec.name))
+        known.push_back(alias);
+    }
+    throw InputError(value.where() + ": unknown GPU " + quote(name) + did_you_mean(name, known) + "; known: " +
+                     catalog_gpu_names() + " (`hetsim inspect gpus` lists them with the other names each is known "
+                     "by), or define it under \"gpus\"");
   }
 
 private:
@@ -212,10 +238,10 @@ void read_inter_region(Cluster& cluster, const JsonInput& latency_ms, const Json
   const int count = static_cast<int>(cluster.regions().size());
   std::vector<std::vector<Link>> links(count, std::vector<Link>(count));
   read_region_matrix(latency_ms, count, [&](int i, int j, const JsonInput& v) {
-    links[i][j].latency_s = v.non_negative_number() * units::kMillisecond;
+    links[i][j].latency_s = link_latency(v, units::kMillisecond);
   });
   read_region_matrix(bandwidth_gbps, count, [&](int i, int j, const JsonInput& v) {
-    links[i][j].bandwidth_bytes_per_s = v.positive_number() * units::kGbps;
+    links[i][j].bandwidth_bytes_per_s = link_bandwidth(v, units::kGbps);
   });
   for (int i = 0; i < count; ++i)
     for (int j = 0; j < count; ++j)
@@ -241,7 +267,7 @@ void add_nodes(Cluster& cluster, GpuResolver& gpus, int region, const JsonInput&
 {
   node.allow_only({"name", "gpu", "devices", "repeat", "intra_node", "nic"});
   const int repeat        = node.positive_int_or("repeat", 1);
-  const std::string base  = node.string_or("name", cluster.regions()[region].name + ".node" +
+  const std::string base  = node.name_or("name", cluster.regions()[region].name + ".node" +
                                                       std::to_string(cluster.regions()[region].nodes.size()));
   const auto [intra, fabric] = read_intra_node(node.find("intra_node"));
   const NicRead nic          = read_nic(node.find("nic"));
@@ -322,14 +348,14 @@ void read_overrides(Cluster& cluster, const JsonInput& list)
 Cluster read_native(const JsonInput& root)
 {
   root.allow_only({"name", "description", "source", "gpus", "regions", "inter_region", "overrides", "wan_sharing"});
-  Cluster cluster(root.string_or("name", default_name(root)));
+  Cluster cluster(root.name_or("name", single_line(default_name(root))));
   GpuResolver gpus(cluster, root.find("gpus"));
   JsonInput regions = root.at("regions");
   if (regions.size() == 0)
     regions.fail("a non-empty list of regions");
   for (const auto& region : regions.elements()) {
     region.allow_only({"name", "latency_ms", "latency_us", "nodes"});
-    const int id = cluster.add_region(region.string_or("name", "region" + std::to_string(cluster.regions().size())),
+    const int id = cluster.add_region(region.name_or("name", "region" + std::to_string(cluster.regions().size())),
                                       read_latency_s(region, 0));
     JsonInput nodes = region.at("nodes");
     if (nodes.size() == 0)
@@ -353,7 +379,7 @@ Cluster read_geo_regions(const JsonInput& root)
 {
   root.allow_only({"name", "description", "source", "gpu", "regions", "devices_per_region", "intra_region",
                    "intra_region_per_region", "latency_ms", "bandwidth_gbps", "wan_sharing"});
-  Cluster cluster(root.string_or("name", default_name(root)));
+  Cluster cluster(root.name_or("name", single_line(default_name(root))));
   GpuResolver gpus(cluster, std::nullopt);
   const int gpu         = gpus.resolve(root.at("gpu"));
   const std::string gpu_origin = root.at("gpu").where();
@@ -367,7 +393,7 @@ Cluster read_geo_regions(const JsonInput& root)
   for (std::size_t r = 0; r < names.size(); ++r) {
     JsonInput intra = per_region_intra ? per_region_intra->at(r) : *shared_intra;
     intra.allow_only({"latency_ms", "bandwidth_gbps"});
-    const std::string name = names.at(r).string();
+    const std::string name = names.at(r).name();
     const int region       = cluster.add_region(name, read_latency_s(intra, 0));
     // Each machine's NIC carries the measured intra-region bandwidth; latency sits on the region switch.
     const Link nic{read_bandwidth(intra, kDefaultNic.bandwidth_bytes_per_s), 0};
@@ -386,7 +412,7 @@ Cluster read_geo_regions(const JsonInput& root)
 Cluster read_geo_groups(const JsonInput& root)
 {
   root.allow_only({"name", "description", "source", "gpu", "groups", "inter_group"});
-  Cluster cluster(root.string_or("name", default_name(root)));
+  Cluster cluster(root.name_or("name", single_line(default_name(root))));
   GpuResolver gpus(cluster, std::nullopt);
   const int gpu      = gpus.resolve(root.at("gpu"));
   const std::string gpu_origin = root.at("gpu").where();
@@ -401,14 +427,30 @@ Cluster read_geo_groups(const JsonInput& root)
     group.allow_only({"name", "devices", "intra_bandwidth_gbps"});
     Link intra = kDefaultIntraNode;
     if (auto bw = group.find("intra_bandwidth_gbps"))
-      intra.bandwidth_bytes_per_s = bw->positive_number() * units::kGbps;
-    const int node  = cluster.add_node(region, group.at("name").string(), intra, nic);
+      intra.bandwidth_bytes_per_s = link_bandwidth(*bw, units::kGbps);
+    const int node  = cluster.add_node(region, group.at("name").name(), intra, nic);
     const int count = group.at("devices").positive_int();
     check_device_budget(cluster, count, group.at("devices"));
     for (int d = 0; d < count; ++d)
       cluster.add_device(node, gpu, gpu_origin);
   }
   return cluster;
+}
+
+/// Nodes and regions are named in slowdowns, jobs, overrides and exports: each name must say which one.
+void check_unique_names(const Cluster& cluster, const JsonInput& root)
+{
+  const auto check = [&](const auto& list, const char* what) {
+    std::map<std::string, std::size_t> seen;
+    for (std::size_t k = 0; k < list.size(); ++k)
+      if (const auto [it, fresh] = seen.emplace(list[k].name, k); !fresh)
+        throw InputError(root.where() + ": " + what + " " + quote(list[k].name) + " is given twice (" + what +
+                         "s " + std::to_string(it->second) + " and " + std::to_string(k) +
+                         "); expected a name of its own for each " + what + ", as slowdowns, jobs and overrides name "
+                         "them");
+  };
+  check(cluster.regions(), "region");
+  check(cluster.nodes(), "node");
 }
 
 } // namespace
@@ -426,6 +468,7 @@ Cluster cluster_from_json(const nlohmann::json& json, const std::string& origin)
     cluster = read_geo_regions(root);
   else
     cluster = read_native(root);
+  check_unique_names(cluster, root);
   check_cluster_complete(cluster, origin);
   return cluster;
 }
@@ -459,10 +502,23 @@ template <class Named>
 int index_named(const std::vector<Named>& list, const JsonInput& value, const std::string& what)
 {
   const std::string name = value.string();
-  for (std::size_t k = 0; k < list.size(); ++k)
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < list.size(); ++k) {
     if (list[k].name == name)
       return static_cast<int>(k);
-  value.fail(what); // fail() adds the name given, escaped
+    names.push_back(list[k].name);
+  }
+  // A node written with "repeat" is known by its copies' names only: say which they are.
+  std::string copies;
+  int listed = 0;
+  for (const std::string& candidate : names)
+    if (candidate.size() > name.size() + 1 && candidate.starts_with(name + ".") && ++listed <= 4)
+      copies += (copies.empty() ? "" : ", ") + quote(candidate);
+  const std::string got = value.where() + ": expected " + what + ", got " + json_type_name(value.value());
+  if (listed > 0)
+    throw InputError(got + ", a node written with \"repeat\": its copies are named " + copies +
+                     (listed > 4 ? ", ... (" + std::to_string(listed) + " in all)" : ""));
+  throw InputError(got + did_you_mean(name, names));
 }
 
 } // namespace

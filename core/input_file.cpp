@@ -1,43 +1,24 @@
 #include "core/input_file.hpp"
 
-#include "core/error.hpp"
+#include "core/input_stream.hpp"
 
 #include <filesystem>
-#include <fstream>
 
 namespace hetsim {
-namespace {
 
-/// A file name as messages show it: as it is, or quoted and escaped when it holds a control character (a name
-/// read from a JSON file may hold a newline, which would break the one-line message).
-std::string shown(const std::string& file)
+std::string read_input_file(const std::string& file, std::size_t bound, double silent_pipe_s)
 {
-  for (const char c : file)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      return quote(file, 300);
-  return file;
-}
-
-} // namespace
-
-std::string read_input_file(const std::string& file, std::size_t bound)
-{
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw InputError(shown(file) + ": cannot open file");
+  InputStream in(file, bound, false, silent_pipe_s);
   std::string text;
   constexpr std::size_t kChunk = std::size_t{1} << 20;
-  while (in) {
+  for (;;) {
     const std::size_t had = text.size();
     text.resize(had + kChunk);
-    in.read(text.data() + had, static_cast<std::streamsize>(kChunk));
-    text.resize(had + static_cast<std::size_t>(in.gcount()));
-    if (text.size() > bound)
-      throw InputError(shown(file) + ": expected a file of at most " + std::to_string(bound >> 20) + " MiB, got more");
+    const std::size_t got = in.read(text.data() + had, kChunk);
+    text.resize(had + got);
+    if (got == 0)
+      return text;
   }
-  if (in.bad())
-    throw InputError(shown(file) + ": cannot read file");
-  return text;
 }
 
 std::string input_beside(const std::string& entry, const std::string& beside)

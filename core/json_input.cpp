@@ -275,6 +275,16 @@ std::string JsonInput::string() const
   return value_->get<std::string>();
 }
 
+std::string JsonInput::name() const
+{
+  constexpr std::size_t kLongestName = 200;
+  std::string text = string();
+  if (text.empty() || text.size() > kLongestName || holds_control_characters(text))
+    fail("a name of 1 to " + std::to_string(kLongestName) +
+         " characters without control characters (a newline, a tab, an escape, a bidirectional override)");
+  return text;
+}
+
 bool JsonInput::boolean() const
 {
   if (!value_->is_boolean())
@@ -310,6 +320,12 @@ std::string JsonInput::string_or(std::string_view key, const std::string& fallba
 {
   auto child = find(key);
   return child ? child->string() : fallback;
+}
+
+std::string JsonInput::name_or(std::string_view key, const std::string& fallback) const
+{
+  auto child = find(key);
+  return child ? child->name() : fallback;
 }
 
 bool JsonInput::boolean_or(std::string_view key, bool fallback) const

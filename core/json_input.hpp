@@ -49,6 +49,9 @@ public:
   int positive_int() const;
   int non_negative_int() const;
   std::string string() const;
+  /// A string that names something (a node, a region, a cluster, a job): 1 to 200 characters, none of them a
+  /// control character or a bidirectional override, so that every message and report shows it as it is.
+  std::string name() const;
   bool boolean() const;
 
   /// Shorthands for a member with a default when absent.
@@ -57,6 +60,7 @@ public:
   double non_negative_number_or(std::string_view key, double fallback) const;
   int positive_int_or(std::string_view key, int fallback) const;
   std::string string_or(std::string_view key, const std::string& fallback) const;
+  std::string name_or(std::string_view key, const std::string& fallback) const;
   bool boolean_or(std::string_view key, bool fallback) const;
 
   /// Rejects members not in `known`, which catches typos such as "bandwith_gbps".

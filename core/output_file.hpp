@@ -3,14 +3,19 @@
 /// file behind.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hetsim {
 
 /// Before any work: throws InputError, naming `option` and the path, when `output` names the same file as one
-/// of `inputs` (presets are ignored), is a directory or a link to nothing, or lies in a directory that is not
-/// there or not writable.
+/// of `inputs` (presets are ignored), is empty, is a directory, a link to nothing or a file the user may not
+/// write (read-only), or lies in a directory that is not there or not writable.
 void check_output(const std::string& output, const std::vector<std::string>& inputs, const std::string& option);
+
+/// Before any work: throws InputError naming both options when two outputs (option, path) name one file, which
+/// would keep only the last one written. Devices and pipes (/dev/null, /dev/stdout) may take several.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 /// Writes `content` to `path`. A regular file, or a new one, is written whole or not at all: into a temporary
 /// file of a unique name beside it, created exclusively (never through a link), then renamed over it. A device,

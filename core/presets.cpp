@@ -1,5 +1,6 @@
 #include "core/presets.hpp"
 
+#include "core/closest_name.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 
@@ -36,8 +37,14 @@ InputText read_input(const std::string& kind, const std::string& file_or_preset)
   if (file_or_preset.rfind(prefix, 0) == 0) {
     const std::string name = file_or_preset.substr(prefix.size());
     const Preset* preset   = find_preset(kind, name);
-    if (!preset)
-      throw InputError(file_or_preset + ": unknown " + kind + " preset " + quote(name) + "; known: " + preset_names(kind));
+    if (!preset) {
+      std::vector<std::string> known;
+      for (const auto& p : presets())
+        if (p.kind == kind)
+          known.push_back(p.name);
+      throw InputError(file_or_preset + ": unknown " + kind + " preset " + quote(name) +
+                       did_you_mean(name, known) + "; known: " + preset_names(kind));
+    }
     return InputText{file_or_preset, preset->text};
   }
   return InputText{file_or_preset, read_input_file(file_or_preset)};

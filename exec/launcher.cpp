@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -63,6 +64,13 @@ std::string describe_status(int status)
 }
 
 } // namespace
+
+void order_by_cause(std::vector<EndedRank>& ended)
+{
+  std::stable_sort(ended.begin(), ended.end(), [](const EndedRank& a, const EndedRank& b) {
+    return WIFSIGNALED(a.status) && !WIFSIGNALED(b.status);
+  });
+}
 
 std::string default_bind_address()
 {
@@ -150,14 +158,22 @@ void launch(const LaunchOptions& options)
   // wait for its timeout) and get the grace period to report and exit on their own.
   const auto tolerance =
       std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(options.stop_tolerance_s));
-  auto rank_failed = [&](int r, const std::string& what) {
-    const std::string failure = "rank " + std::to_string(r) + " (pid " + std::to_string(pids[r]) + ") " + what;
+  auto rank_failed = [&](int r, const std::string& what, pid_t pid) {
+    const std::string failure = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) + ") " + what;
     failures.push_back(failure);
     if (kill_at)
       return;
     Liveness::abort_run(options.store_dir, failure);
     kill_at = SteadyClock::now() +
               std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(options.grace_s));
+  };
+  std::vector<EndedRank> ended; // failed ranks reaped but not yet reported
+  // Called once every rank that ended since the last look is reaped.
+  auto report_ended = [&] {
+    order_by_cause(ended);
+    for (const EndedRank& e : ended)
+      rank_failed(e.rank, describe_status(e.status), e.pid);
+    ended.clear();
   };
   while (running > 0) {
     int status      = 0;
@@ -180,18 +196,19 @@ void launch(const LaunchOptions& options)
           break;
         }
         if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && !killed[r])
-          rank_failed(r, describe_status(status));
+          ended.push_back({r, status, pid});
         pids[r] = -1;
         --running;
       }
       continue;
     }
+    report_ended();
     // A rank stopped past the tolerance will not answer again: it fails before its peers' own timeouts do.
     for (int r = 0; r < options.ranks; ++r)
       if (stopped_since[r] && !killed[r] && SteadyClock::now() - *stopped_since[r] > tolerance) {
         char text[64];
         std::snprintf(text, sizeof text, " and was not continued within %.3g s", options.stop_tolerance_s);
-        rank_failed(r, describe_status(stop_statuses[r]) + text);
+        rank_failed(r, describe_status(stop_statuses[r]) + text, pids[r]);
         ::kill(pids[r], SIGKILL);
         killed[r] = 1;
       }
@@ -210,6 +227,7 @@ void launch(const LaunchOptions& options)
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  report_ended();
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
 

@@ -43,20 +43,22 @@ constexpr std::array kKinds = {InputKind::cluster,        InputKind::model,     
                                InputKind::sweep,          InputKind::calibration, InputKind::layer_profile,
                                InputKind::device_profile, InputKind::trace,       InputKind::export_plan,
                                InputKind::pytorch_trace,  InputKind::failures,    InputKind::slowdowns,
-                               InputKind::jobs};
+                               InputKind::jobs,           InputKind::command_line};
 constexpr std::array<std::string_view, kKinds.size()> kNames = {
     "cluster", "model", "plan", "sweep", "calibration", "layer_profile", "device_profile", "trace", "export",
-    "pytorch_trace", "failures", "slowdowns", "jobs"};
+    "pytorch_trace", "failures", "slowdowns", "jobs", "command_line"};
 
 /// The small cluster and models the plan and profile kinds are read against (the executors' test inputs).
 fs::path fixed(const InputContext& context, const char* name) { return context.root / "tests/exec/data" / name; }
 
-/// Whether the text of `file` holds `what`.
+/// Whether the text of `file` holds `what` (false for a file that cannot be read: its loader says why).
 bool mentions(const std::string& file, std::string_view what)
 {
-  std::ifstream in(file, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find(what) != std::string::npos;
+  try {
+    return read_input_file(file).find(what) != std::string::npos;
+  } catch (const InputError&) {
+    return false;
+  }
 }
 
 /// A plan every device can run: data parallel over the whole cluster, one micro-batch of one sequence.
@@ -291,6 +293,8 @@ void use_input(const InputContext& context, InputKind kind, const std::string& f
       (void)sim::simulate_shared(cluster4, jobs::shared_jobs(jobs), options);
       return;
     }
+    case InputKind::command_line:
+      throw InternalError("fuzz: command lines run as processes (command_line.hpp), not as an input file");
     case InputKind::trace: {
       const traces::Trace trace = traces::read_chrome_trace(file);
       try {

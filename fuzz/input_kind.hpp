@@ -27,6 +27,7 @@ enum class InputKind {
   failures,      ///< a failure what-if file (simulate and search --failures)
   slowdowns,     ///< stragglers and slow links (simulate --slowdowns)
   jobs,          ///< jobs sharing a cluster (simulate --jobs, sweep's "beside")
+  command_line,  ///< the `hetsim` binary's arguments, every subcommand (command_line.hpp)
 };
 
 std::span<const InputKind> all_input_kinds();
@@ -34,9 +35,12 @@ std::string_view input_kind_name(InputKind kind);
 /// Throws InputError for an unknown name.
 InputKind parse_input_kind(std::string_view name);
 
-/// Where the seeds and the fixed inputs a kind is read against live: the repository root.
+/// Where the seeds and the fixed inputs a kind is read against live (the repository root), and for command lines
+/// the `hetsim` binary and the folder they run in.
 struct InputContext {
   std::filesystem::path root;
+  std::filesystem::path cli;
+  std::filesystem::path work;
 };
 
 /// The valid files a kind's mutations start from.

@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 int main(int argc, char** argv)
@@ -20,6 +22,9 @@ int main(int argc, char** argv)
   app.add_option("--root", root, "the repository (seeds, fixed inputs)")->capture_default_str();
   app.add_option("--kind", kinds, "input kinds (default: all)");
   app.add_option("--inputs", options.inputs_per_kind, "mutated inputs per kind")->capture_default_str();
+  app.add_option("--command-lines", options.command_lines,
+                 "mutated command lines of the command_line kind (each runs the hetsim binary)")
+      ->capture_default_str();
   app.add_option("--seed", options.seed, "seed of the mutations")->capture_default_str();
   app.add_option("--scratch", scratch, "directory for the input being used")->capture_default_str();
   app.add_option("--keep", keep, "copy failing inputs to DIR/<kind>/");
@@ -27,6 +32,10 @@ int main(int argc, char** argv)
   CLI11_PARSE(app, argc, argv);
   try {
     options.context.root = root;
+    options.context.cli  = HETSIM_CLI_PATH;
+    options.context.work = std::filesystem::path(scratch) / "command_line";
+    // A pipe no process writes to is refused after this wait rather than 30 s: the harness reads many.
+    ::setenv("HETSIM_SILENT_PIPE_S", "0.2", 1);
     if (!list_seeds.empty()) {
       const InputKind kind = parse_input_kind(list_seeds);
       for (const auto& files : {seed_files(options.context, kind), regression_files(options.context, kind)})

@@ -16,11 +16,14 @@ std::size_t pick(std::mt19937_64& random, std::size_t count)
   return std::uniform_int_distribution<std::size_t>(0, count - 1)(random);
 }
 
-/// Literals that parsers and loaders mishandle, spliced in as text so that non-JSON numbers survive.
-constexpr std::array<std::string_view, 24> kLiterals = {
+/// Literals that parsers and loaders mishandle, spliced in as text so that non-JSON numbers survive: numbers
+/// past every bound, names holding control characters or a bidirectional override, and file names that are
+/// no file (a device, a directory, the harness's pipe no one writes to, beside the input).
+constexpr std::array<std::string_view, 31> kLiterals = {
     "1e309", "-1e309", "1e999", "-1", "0", "-0", "0.5", "1e-320", "2147483647", "2147483648", "-2147483649",
     "9223372036854775808", "1e18", "100000000", "NaN", "Infinity", "null", "true", "\"\"", "\"a\\nb\"",
-    "\"\\u0000\"", "[]", "{}", "\"preset:moon\""};
+    "\"\\u0000\"", "[]", "{}", "\"preset:moon\"", "\"na\\u202Eme\"", "\"a\\tb\\u001b[31m\"",
+    "\"/dev/zero\"", "\"/dev/null\"", "\".\"", "\"special_fifo\"", "\"special_sparse.json\""};
 
 /// Every value of `doc`, by JSON pointer.
 void collect(const Json& value, const Json::json_pointer& at, std::vector<Json::json_pointer>& out)
@@ -44,7 +47,7 @@ Json extreme_value(std::mt19937_64& random)
     case 3: return 2147483648.0;
     case 4: return 1e-300;
     case 5: return std::string(10000, 'x');
-    case 6: return "line\nbreak\x1b[31m";
+    case 6: return pick(random, 2) ? "line\nbreak\x1b[31m" : "eu\u202Ewest";
     case 7: return nullptr;
     case 8: return Json::array();
     case 9: return Json::object();
@@ -111,12 +114,12 @@ std::string mutate_json(Json doc, std::mt19937_64& random)
     default: { // a literal spliced in as text in place of the value
       const std::string marker = "\"__hetsim_fuzz_marker__\"";
       target                   = "__hetsim_fuzz_marker__";
-      std::string text         = doc.dump(1);
+      std::string text         = doc.dump(1, ' ', false, Json::error_handler_t::replace);
       text.replace(text.find(marker), marker.size(), kLiterals[pick(random, kLiterals.size())]);
       return text;
     }
   }
-  return doc.dump(1);
+  return doc.dump(1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string mutate_text(std::string text, std::mt19937_64& random)

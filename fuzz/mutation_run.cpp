@@ -1,7 +1,10 @@
 #include "fuzz/mutation_run.hpp"
 
 #include "core/error.hpp"
+#include "fuzz/command_line.hpp"
 #include "fuzz/mutate.hpp"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
@@ -29,12 +32,28 @@ void write_text(const fs::path& file, const std::string& text)
   std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
 }
 
+/// Files no loader may hang, crash or fill memory on: a device that never ends, one that is empty, a directory,
+/// a pipe no process writes to (waited on for HETSIM_SILENT_PIPE_S), a sparse file of 3 GB.
+std::vector<std::string> special_files(const fs::path& scratch)
+{
+  const fs::path fifo = scratch / "special_fifo", sparse = scratch / "special_sparse.json";
+  if (!fs::is_fifo(fifo))
+    ::mkfifo(fifo.c_str(), 0600);
+  if (!fs::exists(sparse)) {
+    std::ofstream(sparse).close();
+    fs::resize_file(sparse, std::uintmax_t{3} << 30);
+  }
+  return {"/dev/zero", "/dev/null", scratch.string(), fifo.string(), sparse.string()};
+}
+
 } // namespace
 
 std::optional<std::string> contract_violation(const InputContext& context, InputKind kind, const std::string& file,
                                               bool& refused)
 {
   refused = false;
+  if (kind == InputKind::command_line)
+    return command_line_violation({context.cli, context.root, context.work}, read_text(file), refused);
   auto one_line = [&](const std::string& what, bool must_name_file) {
     refused = true;
     return message_violation(what, file, must_name_file);
@@ -62,11 +81,10 @@ FuzzReport run_mutations(const FuzzOptions& options)
   for (InputKind kind : options.kinds) {
     KindCounts& counts = report.counts[kind];
     const fs::path file = options.scratch / (std::string(input_kind_name(kind)) + ".json");
-    auto check = [&](const std::string& text) {
-      write_text(file, text);
+    auto check_file = [&](const std::string& path, const std::string& text) {
       ++counts.inputs;
       bool refused = false;
-      if (auto why = contract_violation(options.context, kind, file.string(), refused)) {
+      if (auto why = contract_violation(options.context, kind, path, refused)) {
         ++counts.failures;
         report.failures.push_back({kind, text, *why});
         if (options.log)
@@ -80,6 +98,14 @@ FuzzReport run_mutations(const FuzzOptions& options)
         ++(refused ? counts.refused : counts.accepted);
       }
     };
+    auto check = [&](const std::string& text) {
+      write_text(file, text);
+      check_file(file.string(), text);
+    };
+    const bool command_line = kind == InputKind::command_line;
+    if (!command_line)
+      for (const std::string& special : special_files(options.scratch))
+        check_file(special, "(the special file " + special + ")");
     for (const fs::path& regression : regression_files(options.context, kind))
       check(read_text(regression));
     std::vector<std::string> seeds;
@@ -87,8 +113,11 @@ FuzzReport run_mutations(const FuzzOptions& options)
       seeds.push_back(read_text(seed));
     // One stream per kind: a kind's inputs do not depend on which other kinds ran.
     std::mt19937_64 random(options.seed * 1000003 + static_cast<std::uint64_t>(kind));
-    for (std::size_t i = 0; i < options.inputs_per_kind; ++i)
-      check(mutate(seeds[i % seeds.size()], random));
+    const std::size_t inputs = command_line ? options.command_lines : options.inputs_per_kind;
+    for (std::size_t i = 0; i < inputs; ++i) {
+      const std::string& seed = seeds[i % seeds.size()];
+      check(command_line ? mutate_command_line(seed, random) : mutate(seed, random));
+    }
     if (options.log)
       *options.log << input_kind_name(kind) << ": " << counts.inputs << " inputs, " << counts.accepted
                    << " accepted, " << counts.refused << " refused, " << counts.failures << " failures\n";

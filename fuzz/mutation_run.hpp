@@ -1,6 +1,8 @@
 #pragma once
-/// A seeded mutation run over the input kinds: each kind's regression inputs as they are, then mutations of its
-/// seeds, each written to a file and used as the commands use it (input_kind.hpp). The contract checked for
+/// A seeded mutation run over the input kinds: each kind's special files (/dev/zero, /dev/null, a directory, a
+/// pipe no one writes to, a sparse file of 3 GB) and regression inputs as they are, then mutations of its seeds,
+/// each written to a file and used as the commands use it (input_kind.hpp); command lines run as the binary
+/// (command_line.hpp). The contract checked for
 /// every input: it is accepted, or refused with one line that names the file (an InputError, or an
 /// InfeasiblePlan for a plan that does not fit); anything else is a failure, and the input is kept.
 
@@ -27,6 +29,7 @@ struct FuzzOptions {
   InputContext context;
   std::vector<InputKind> kinds;
   std::size_t inputs_per_kind = 2000; ///< mutated inputs per kind, after the regression inputs
+  std::size_t command_lines   = 200;  ///< mutated command lines (each a process, seconds at most)
   std::uint64_t seed          = 1;
   std::filesystem::path scratch;       ///< where each input is written before it is used
   std::filesystem::path failures_dir;  ///< failing inputs are copied here as <kind>/<n>.json; empty: not kept

@@ -90,12 +90,7 @@ std::unique_ptr<Job> load_job(const JsonInput& entry, const std::string& file, c
   entry.allow_only({"name", "nodes", "regions", "model", "plan", "planner", "global_batch", "framework", "dtype",
                     "seq_len"});
   auto job  = std::make_unique<Job>();
-  job->name = entry.at("name").string();
-  // Reports and messages print it: one line, of a readable length.
-  const bool printable = std::all_of(job->name.begin(), job->name.end(),
-                                     [](char c) { return static_cast<unsigned char>(c) >= 0x20 && c != 0x7f; });
-  if (job->name.empty() || job->name.size() > 100 || !printable)
-    entry.at("name").fail("a name of 1 to 100 printable characters");
+  job->name = entry.at("name").name(); // reports and messages print it as it is
   job->part = cluster_part(cluster, job_nodes(entry, cluster, job->name, owner), job->name);
   const bool by_plan = entry.has("plan"), by_planner = entry.has("planner");
   if (by_plan == by_planner)
@@ -136,9 +131,19 @@ std::unique_ptr<Job> load_job(const JsonInput& entry, const std::string& file, c
 
 } // namespace
 
+nlohmann::json read_jobs_file(const std::string& file)
+{
+  return JsonInput::parse_text(read_input_file(file), file);
+}
+
 std::vector<std::unique_ptr<Job>> load_jobs(const std::string& file, const Cluster& cluster, bool allow_oom)
 {
-  const nlohmann::json json = JsonInput::parse_text(read_input_file(file), file);
+  return load_jobs(read_jobs_file(file), file, cluster, allow_oom);
+}
+
+std::vector<std::unique_ptr<Job>> load_jobs(const nlohmann::json& json, const std::string& file,
+                                            const Cluster& cluster, bool allow_oom)
+{
   const JsonInput root(json, file);
   root.allow_only({"description", "jobs"});
   const JsonInput list = root.at("jobs");
@@ -153,6 +158,25 @@ std::vector<std::unique_ptr<Job>> load_jobs(const std::string& file, const Clust
         entry.at("name").fail("a name no other job has");
   }
   return jobs;
+}
+
+std::vector<std::string> files_named(const std::string& file)
+{
+  return files_named(read_jobs_file(file), file);
+}
+
+std::vector<std::string> files_named(const nlohmann::json& json, const std::string& file)
+{
+  std::vector<std::string> files;
+  const auto jobs = json.is_object() ? json.find("jobs") : json.end();
+  if (jobs == json.end() || !jobs->is_array())
+    return files; // load_jobs() names what is wrong
+  for (const nlohmann::json& entry : *jobs)
+    for (const char* key : {"model", "plan"})
+      if (entry.is_object() && entry.contains(key) && entry[key].is_string() &&
+          !entry[key].get<std::string>().starts_with("preset:"))
+        files.push_back(input_beside(entry[key].get<std::string>(), file));
+  return files;
 }
 
 std::vector<sim::SharedJob> shared_jobs(const std::vector<std::unique_ptr<Job>>& jobs)

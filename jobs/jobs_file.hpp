@@ -52,6 +52,16 @@ inline constexpr int kMaxJobs = 64;
 /// region, a node of two jobs, a plan that does not fit its devices' memory (unless `allow_oom`) are InputErrors
 /// or InfeasiblePlans naming the file and the field.
 std::vector<std::unique_ptr<Job>> load_jobs(const std::string& file, const Cluster& cluster, bool allow_oom = false);
+/// The same from the file's JSON, read once (a jobs file given as a pipe cannot be read twice).
+std::vector<std::unique_ptr<Job>> load_jobs(const nlohmann::json& json, const std::string& file,
+                                            const Cluster& cluster, bool allow_oom = false);
+/// A jobs file's JSON, checked as every input is (one line naming the file for a syntax error).
+nlohmann::json read_jobs_file(const std::string& file);
+
+/// The files `file`'s jobs name (models and plans, presets left out), before any is loaded: outputs must not
+/// replace them.
+std::vector<std::string> files_named(const std::string& file);
+std::vector<std::string> files_named(const nlohmann::json& json, const std::string& file);
 
 /// The jobs as the shared replay takes them (pointing into `jobs`).
 std::vector<sim::SharedJob> shared_jobs(const std::vector<std::unique_ptr<Job>>& jobs);

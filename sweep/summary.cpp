@@ -52,6 +52,8 @@ Summary summarize(const std::vector<Row>& rows, const Row& header, const Summary
   // One cell per bar: the sum of its values, how many, and its first row (for the message when rows differ).
   struct Cell {
     double sum        = 0;
+    double low        = std::numeric_limits<double>::infinity();
+    double high       = -std::numeric_limits<double>::infinity();
     int rows          = 0;
     std::size_t first = 0;
   };
@@ -64,7 +66,7 @@ Summary summarize(const std::vector<Row>& rows, const Row& header, const Summary
     double value      = 0;
     const auto& text  = row[yc];
     const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || result.ec != std::errc())
+    if (text.empty() || result.ec != std::errc() || !std::isfinite(value)) // "nan" and "inf" are no values
       continue;
     const int c = position(summary.categories, row[xc]);
     const int s = position(summary.series, row[sc]);
@@ -86,16 +88,23 @@ Summary summarize(const std::vector<Row>& rows, const Row& header, const Summary
                            " to average them, or a table without the rows that differ");
       }
     cell.sum += value;
+    cell.low  = std::min(cell.low, value);
+    cell.high = std::max(cell.high, value);
     cell.rows += 1;
   }
   summary.mean.assign(summary.categories.size(),
                       std::vector<double>(summary.series.size(), std::numeric_limits<double>::quiet_NaN()));
+  summary.low  = summary.mean;
+  summary.high = summary.mean;
   summary.rows.assign(summary.categories.size(), std::vector<int>(summary.series.size(), 0));
   for (std::size_t c = 0; c < cells.size(); ++c)
     for (std::size_t s = 0; s < cells[c].size(); ++s) {
       summary.rows[c][s] = cells[c][s].rows;
-      if (cells[c][s].rows > 0)
+      if (cells[c][s].rows > 0) {
         summary.mean[c][s] = cells[c][s].sum / cells[c][s].rows;
+        summary.low[c][s]  = cells[c][s].low;
+        summary.high[c][s] = cells[c][s].high;
+      }
     }
   return summary;
 }

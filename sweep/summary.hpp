@@ -25,6 +25,8 @@ struct Summary {
   std::vector<std::string> categories; ///< x values
   std::vector<std::string> series;
   std::vector<std::vector<double>> mean; ///< [category][series]; NaN where no row has a value
+  std::vector<std::vector<double>> low;  ///< [category][series]: the least of the rows' values (NaN: none)
+  std::vector<std::vector<double>> high; ///< [category][series]: the greatest of the rows' values (NaN: none)
   std::vector<std::vector<int>> rows;    ///< [category][series]: how many rows each mean is of
 };
 

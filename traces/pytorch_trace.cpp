@@ -1,10 +1,9 @@
 #include "traces/pytorch_trace.hpp"
 
 #include "core/error.hpp"
-#include "core/input_file.hpp"
+#include "traces/event_stream.hpp"
 
 #include <nlohmann/json.hpp>
-#include <zlib.h>
 
 #include <algorithm>
 #include <map>
@@ -97,15 +96,6 @@ double union_seconds(std::vector<std::pair<double, double>> intervals)
   return total;
 }
 
-nlohmann::json parse_trace_json(const std::string& file)
-{
-  try {
-    return nlohmann::json::parse(read_maybe_gzipped(file));
-  } catch (const nlohmann::json::exception& e) { // a syntax error, or a number beyond a double (1e999)
-    throw InputError(file + ": not a JSON trace (" + std::string(e.what()) + ")");
-  }
-}
-
 bool is_gpu_activity(const std::string& category)
 {
   return category == "kernel" || category == "gpu_memset" || category == "gpu_memcpy";
@@ -126,56 +116,39 @@ const char* profiled_kind_name(ProfiledKind kind)
   return "memory";
 }
 
-namespace {
-
-/// At most `limit` bytes from the start of `file`, inflated when gzipped (zlib reads both).
-std::string read_start(const std::string& file, std::size_t limit)
-{
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(file.c_str(), "rb"), gzclose);
-  if (!in)
-    throw InputError(file + ": cannot open");
-  std::string text;
-  char buffer[1 << 16];
-  int got = 0;
-  while (text.size() < limit && (got = gzread(in.get(), buffer, sizeof buffer)) > 0)
-    text.append(buffer, static_cast<std::size_t>(got));
-  if (got < 0)
-    throw InputError(file + ": cannot read (a truncated or corrupt gzip file)");
-  return text;
-}
-
-} // namespace
-
-std::string read_maybe_gzipped(const std::string& file)
-{
-  std::string text = read_start(file, kMaxTraceFileBytes + 1);
-  if (text.size() > kMaxTraceFileBytes)
-    throw InputError(file + ": expected a trace of at most " + std::to_string(kMaxTraceFileBytes >> 20) +
-                     " MiB inflated, got more");
-  return text;
-}
-
 bool is_pytorch_trace(const std::string& file)
 {
-  // The profiler's traces begin with its schema version and device properties, and record aten operators
-  // ("cpu_op") from their first events on, which HetSim's own traces never write: the first MiB tells, without
-  // inflating a trace of hundreds of MB that is read whole next.
-  const std::string start = read_start(file, 1 << 20);
-  const auto head         = start.substr(0, 4096);
+  // HetSim's own traces begin as traces::write_chrome_trace writes them. The profiler's begin with its schema
+  // version and device properties, and record aten operators ("cpu_op") from their first events on: the first
+  // MiB tells, inflated when gzipped, without reading a trace of gigabytes.
+  const std::string start = trace_start(file, 1 << 20);
+  if (start.starts_with("{\"displayTimeUnit\": \"ms\", \"otherData\": "))
+    return false;
+  if (contains(start.substr(0, 4096), "\"otherData\"") && contains(start.substr(0, 4096), "\"source\""))
+    return false; // HetSim's, written over (pretty-printed, keys reordered)
+  const auto head = start.substr(0, 4096);
   if (contains(head, "\"schemaVersion\"") || contains(head, "\"deviceProperties\""))
     return true;
-  return contains(start, "\"cat\": \"cpu_op\"") || contains(start, "\"cat\":\"cpu_op\"");
+  if (contains(start, "\"cat\": \"cpu_op\"") || contains(start, "\"cat\":\"cpu_op\""))
+    return true;
+  // Neither's marks in the first MiB: events that name a Schedule task are HetSim's; anything else is read as a
+  // profiler trace, whose reader says what it lacks.
+  return !contains(start, "\"task_id\"");
 }
 
 namespace {
 
-PytorchTrace read_events(const std::string& file, const nlohmann::json& root)
+/// What is kept of an event, in bytes (KeptBytes): the struct and the text it holds.
+template <class Kept>
+std::size_t kept_bytes(const Kept&, const std::string& text)
+{
+  return sizeof(Kept) + text.size();
+}
+
+PytorchTrace read_events(const std::string& file)
 {
   PytorchTrace trace;
   trace.file = file;
-  if (auto props = root.find("deviceProperties"); props != root.end() && props->is_array() && !props->empty())
-    trace.device_name = (*props)[0].value("name", "");
-
   std::map<long long, RecordedOp> ops; // by External id
   struct Activity {
     std::string name;
@@ -186,27 +159,47 @@ PytorchTrace read_events(const std::string& file, const nlohmann::json& root)
   std::vector<ProfiledStep> steps;
   double origin_us = 1e300;
   bool shapes      = false;
-  for (const auto& event : root.at("traceEvents")) {
-    if (!event.is_object() || event.value("ph", "") != "X" || !event.contains("ts"))
-      continue;
-    const std::string category = event.value("cat", "");
-    const double ts            = event.at("ts").get<double>();
-    const double dur           = event.value("dur", 0.0);
-    origin_us                  = std::min(origin_us, ts);
-    const auto args            = event.find("args");
-    const long long id = args != event.end() && args->contains("External id") && (*args)["External id"].is_number()
-                             ? (*args)["External id"].get<long long>()
-                             : -1;
-    if (category == "cpu_op") {
-      RecordedOp op = recorded_op(event);
-      shapes        = shapes || !op.dims.empty();
-      if (id >= 0)
-        ops[id] = std::move(op);
-    } else if (category == "user_annotation" && event.value("name", "").rfind("ProfilerStep#", 0) == 0) {
-      steps.push_back({event.value("name", ""), ts, dur, 0, 0});
-    } else if (is_gpu_activity(category)) {
-      activities.push_back({event.value("name", category), ts, dur, id});
+  KeptBytes kept(file);
+  const auto on_event = [&](const nlohmann::json& event, std::size_t index) {
+    try {
+      if (!event.is_object() || event.value("ph", "") != "X" || !event.contains("ts"))
+        return;
+      const std::string category = event.value("cat", "");
+      const double ts            = event.at("ts").get<double>();
+      const double dur           = event.value("dur", 0.0);
+      origin_us                  = std::min(origin_us, ts);
+      const auto args            = event.find("args");
+      const long long id = args != event.end() && args->contains("External id") && (*args)["External id"].is_number()
+                               ? (*args)["External id"].get<long long>()
+                               : -1;
+      if (category == "cpu_op") {
+        RecordedOp op = recorded_op(event);
+        shapes        = shapes || !op.dims.empty();
+        if (id >= 0) {
+          std::size_t dims = 0;
+          for (const auto& shape : op.dims)
+            dims += shape.size() + 4; // a vector's own three pointers, and its element's size
+          kept.add(kept_bytes(op, op.name) + 64 + 16 * dims); // 64: the map's node; 16: its kernels keep a copy
+          ops[id] = std::move(op);
+        }
+      } else if (category == "user_annotation" && event.value("name", "").rfind("ProfilerStep#", 0) == 0) {
+        steps.push_back({event.value("name", ""), ts, dur, 0, 0});
+        kept.add(kept_bytes(steps.back(), steps.back().name));
+      } else if (is_gpu_activity(category)) {
+        activities.push_back({event.value("name", category), ts, dur, id});
+        // Twice: each becomes a ProfiledKernel too.
+        kept.add(2 * kept_bytes(activities.back(), activities.back().name) + sizeof(ProfiledKernel));
+      }
+    } catch (const nlohmann::json::exception& e) { // a field of the wrong type in this event
+      throw InputError(file + ": traceEvents[" + std::to_string(index) +
+                       "]: expected events as torch.profiler writes them (" + std::string(e.what()) + ")");
     }
+  };
+  const TraceMembers members = read_trace_events(file, on_event);
+  if (auto props = members.find("deviceProperties");
+      props != members.end() && props->is_array() && !props->empty() && (*props)[0].is_object()) {
+    const auto name = (*props)[0].find("name");
+    trace.device_name = name != (*props)[0].end() && name->is_string() ? name->get<std::string>() : "";
   }
   if (activities.empty())
     throw InputError(file + ": traceEvents: no GPU kernels (record with activities=[ProfilerActivity.CPU, "
@@ -258,15 +251,7 @@ PytorchTrace read_events(const std::string& file, const nlohmann::json& root)
 
 PytorchTrace read_pytorch_trace(const std::string& file)
 {
-  const nlohmann::json root = parse_trace_json(file);
-  if (!root.is_object() || !root.contains("traceEvents") || !root.at("traceEvents").is_array())
-    throw InputError(file + ": traceEvents: expected the array of events torch.profiler's export_chrome_trace writes");
-  try {
-    return read_events(file, root);
-  } catch (const nlohmann::json::exception& e) { // a field of the wrong type in some event
-    throw InputError(file + ": traceEvents: expected events as torch.profiler writes them (" + std::string(e.what()) +
-                     ")");
-  }
+  return read_events(file);
 }
 
 } // namespace hetsim::traces

@@ -54,7 +54,4 @@ bool is_pytorch_trace(const std::string& file);
 /// kernels, or when its operators carry no shapes (record_shapes=False).
 PytorchTrace read_pytorch_trace(const std::string& file);
 
-/// Reads a whole file, inflating it when gzipped (zlib reads both).
-std::string read_maybe_gzipped(const std::string& file);
-
 } // namespace hetsim::traces

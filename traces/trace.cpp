@@ -4,9 +4,9 @@
 
 #include "core/cluster.hpp"
 #include "core/error.hpp"
-#include "core/input_file.hpp"
 #include "core/json_input.hpp"
 #include "core/output_file.hpp"
+#include "traces/event_stream.hpp"
 #include "core/units.hpp"
 
 #include <algorithm>
@@ -206,66 +206,80 @@ void write_chrome_trace(const Trace& trace, const std::string& file)
   write_file_atomically(file, out.str());
 }
 
+namespace {
+
+/// One event of a HetSim trace into `trace` (metadata, memory counters, kernels and tasks alike).
+void read_event(const JsonInput& entry, Trace& trace, KeptBytes& kept)
+{
+  const std::string phase = entry.at("ph").string();
+  if (phase == "M") {
+    if (entry.at("name").string() == "process_name") {
+      const int pid = device_of(entry);
+      if (static_cast<int>(trace.device_labels.size()) <= pid)
+        trace.device_labels.resize(pid + 1);
+      trace.device_labels[pid] = entry.at("args").at("name").string();
+      kept.add(sizeof(std::string) + trace.device_labels[pid].size());
+    }
+    return;
+  }
+  if (phase == "C" && entry.at("name").string() == "memory") {
+    trace.memory.push_back(MemorySample{device_of(entry), entry.at("ts").number() / kMicrosecondsPerSecond,
+                                        entry.at("args").at("GiB").non_negative_number() * units::kGiB});
+    kept.add(sizeof(MemorySample));
+    return;
+  }
+  if (phase != "X")
+    return;
+  JsonInput args = entry.at("args");
+  if (auto kernel = args.find("kernel")) {
+    KernelEvent k;
+    k.task_id = args.at("task_id").non_negative_int();
+    k.device  = device_of(entry);
+    k.name    = kernel->string();
+    k.start_s = args.at("start_s").number();
+    k.end_s   = args.at("end_s").number();
+    kept.add(sizeof(KernelEvent) + k.name.size());
+    trace.kernels.push_back(std::move(k));
+    return;
+  }
+  TraceEvent e;
+  e.task_id = args.at("task_id").non_negative_int(); // a Schedule task's index (5e9 read as 705,032,704 before)
+  e.name    = entry.at("name").string();
+  e.kind    = args.at("kind").string();
+  e.stream  = args.string_or("stream", "compute");
+  e.device  = device_of(entry);
+  // Exact seconds when present; the microsecond fields are what other tools write.
+  e.start_s = args.number_or("start_s", entry.at("ts").number() / kMicrosecondsPerSecond);
+  e.end_s   = args.number_or("end_s", e.start_s + entry.at("dur").non_negative_number() / kMicrosecondsPerSecond);
+  e.bytes   = args.non_negative_number_or("bytes", 0);
+  e.flops   = args.non_negative_number_or("flops", 0);
+  e.tokens  = args.non_negative_number_or("tokens", 0);
+  e.link    = args.string_or("link", "");
+  e.members = static_cast<int>(args.non_negative_number_or("members", 0));
+  if (auto collective = args.find("collective"))
+    e.collective = collective->non_negative_int();
+  if (auto match = args.find("match"))
+    e.match = match->non_negative_int();
+  kept.add(sizeof(TraceEvent) + e.name.size() + e.kind.size() + e.stream.size() + e.link.size());
+  trace.events.push_back(std::move(e));
+}
+
+} // namespace
+
 Trace read_chrome_trace(const std::string& file)
 {
-  const nlohmann::json doc = JsonInput::parse_text(read_input_file(file, kMaxTraceFileBytes), file);
-  JsonInput root(doc, file);
   Trace trace;
+  KeptBytes kept(file);
+  const TraceMembers members = read_trace_events(file, [&](const nlohmann::json& event, std::size_t index) {
+    read_event(JsonInput(event, file, "traceEvents[" + std::to_string(index) + "]"), trace, kept);
+  });
+  const JsonInput root(members, file);
   if (auto other = root.find("otherData")) {
     trace.source = other->string_or("source", "");
     trace.scale  = other->positive_number_or("scale", 1);
     if (auto devices = other->find("devices"))
       for (const auto& d : devices->elements())
         trace.devices.push_back(TraceDevice{d.at("gpu").string(), d.at("peak_flops").positive_number()});
-  }
-  for (const auto& entry : root.at("traceEvents").elements()) {
-    const std::string phase = entry.at("ph").string();
-    if (phase == "M") {
-      if (entry.at("name").string() == "process_name") {
-        const int pid = device_of(entry);
-        if (static_cast<int>(trace.device_labels.size()) <= pid)
-          trace.device_labels.resize(pid + 1);
-        trace.device_labels[pid] = entry.at("args").at("name").string();
-      }
-      continue;
-    }
-    if (phase == "C" && entry.at("name").string() == "memory") {
-      trace.memory.push_back(MemorySample{device_of(entry), entry.at("ts").number() / kMicrosecondsPerSecond,
-                                          entry.at("args").at("GiB").non_negative_number() * units::kGiB});
-      continue;
-    }
-    if (phase != "X")
-      continue;
-    JsonInput args = entry.at("args");
-    if (auto kernel = args.find("kernel")) {
-      KernelEvent k;
-      k.task_id = args.at("task_id").non_negative_int();
-      k.device  = device_of(entry);
-      k.name    = kernel->string();
-      k.start_s = args.at("start_s").number();
-      k.end_s   = args.at("end_s").number();
-      trace.kernels.push_back(std::move(k));
-      continue;
-    }
-    TraceEvent e;
-    e.task_id = args.at("task_id").non_negative_int(); // a Schedule task's index (5e9 read as 705,032,704 before)
-    e.name    = entry.at("name").string();
-    e.kind    = args.at("kind").string();
-    e.stream  = args.string_or("stream", "compute");
-    e.device  = device_of(entry);
-    // Exact seconds when present; the microsecond fields are what other tools write.
-    e.start_s = args.number_or("start_s", entry.at("ts").number() / kMicrosecondsPerSecond);
-    e.end_s   = args.number_or("end_s", e.start_s + entry.at("dur").non_negative_number() / kMicrosecondsPerSecond);
-    e.bytes   = args.non_negative_number_or("bytes", 0);
-    e.flops   = args.non_negative_number_or("flops", 0);
-    e.tokens  = args.non_negative_number_or("tokens", 0);
-    e.link    = args.string_or("link", "");
-    e.members = static_cast<int>(args.non_negative_number_or("members", 0));
-    if (auto collective = args.find("collective"))
-      e.collective = collective->non_negative_int();
-    if (auto match = args.find("match"))
-      e.match = match->non_negative_int();
-    trace.events.push_back(std::move(e));
   }
   return trace;
 }

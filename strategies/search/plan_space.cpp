@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "strategies/plan/plan_json.hpp"
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 
@@ -90,6 +91,24 @@ std::vector<Degrees> enumerate_degrees(int devices, int layer_count, int max_tp)
         result.push_back({tp, pp, devices / tp / pp});
   }
   return result;
+}
+
+std::string batch_excludes_data_parallelism(int devices, long long global_batch)
+{
+  std::string excluded;
+  for (int dp : divisors(devices)) {
+    if (dp == 1)
+      continue;
+    if (global_batch % dp == 0)
+      return ""; // some data parallelism is possible
+    excluded += (excluded.empty() ? "" : ", ") + std::to_string(dp);
+  }
+  if (excluded.empty())
+    return ""; // one device: nothing to exclude
+  const long long nearer = std::max<long long>(devices, (global_batch + devices / 2) / devices * devices);
+  return "global batch " + std::to_string(global_batch) + " divides evenly among none of the data-parallel "
+         "degrees " + excluded + " that " + std::to_string(devices) + " devices allow: plans that split it evenly "
+         "have dp 1 (a global batch of " + std::to_string(nearer) + " allows them)";
 }
 
 std::vector<int> micro_batch_sizes(int global_batch, int dp)

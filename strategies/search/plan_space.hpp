@@ -53,6 +53,11 @@ std::vector<Recompute> recompute_choices(const models::Workload& workload);
 /// "" for none, "selective recompute", "recompute" (full): the candidate's note.
 std::string recompute_note(Recompute choice);
 
+/// When `global_batch` divides evenly among no data-parallel degree above 1 that `devices` allow (a prime
+/// batch), one line saying which degrees it excludes and a batch that allows them; empty otherwise. Planners that
+/// split the batch evenly (most) then find dp 1 only, which a user should know before reading their answer.
+std::string batch_excludes_data_parallelism(int devices, long long global_batch);
+
 /// Micro-batch sizes that split the global batch evenly over `dp` replicas (divisors of global_batch / dp);
 /// empty when dp does not divide the global batch.
 std::vector<int> micro_batch_sizes(int global_batch, int dp);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,14 +58,15 @@ inline std::string read_file(const fs::path& path)
   return buffer.str();
 }
 
-/// A scratch directory of this process's own, removed at the end of the test.
+/// A scratch directory of this test's own (mkdtemp: a fresh name no other run or user holds), removed at the end
+/// of the test.
 struct TempDir {
   fs::path path;
   explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("hetsim_e2e_" + name + "_" + std::to_string(::getpid())))
   {
-    fs::remove_all(path);
-    fs::create_directories(path);
+    std::string pattern = (fs::temp_directory_path() / ("hetsim_e2e_" + name + "_XXXXXX")).string();
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    path = pattern;
   }
   ~TempDir() { fs::remove_all(path); }
   std::string file(const std::string& name, const std::string& content = "") const

@@ -3,10 +3,13 @@
 
 #include "exec_fixtures.hpp"
 
+#include "exec/launcher.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <sstream>
+#include <sys/wait.h>
 
 using namespace hetsim::test;
 
@@ -19,7 +22,18 @@ struct Outcome {
   int exit_code = 0;
   std::string output;
   std::vector<pid_t> pids;
+  std::vector<bool> ignore_sigpipe; ///< per rank, read from /proc before the hit
 };
+
+/// Whether process `pid` ignores SIGPIPE (its SigIgn mask in /proc/PID/status).
+bool ignores_sigpipe(pid_t pid)
+{
+  std::istringstream status(read_text("/proc/" + std::to_string(pid) + "/status"));
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("SigIgn:", 0) == 0)
+      return (std::stoull(line.substr(7), nullptr, 16) >> (SIGPIPE - 1)) & 1;
+  return false;
+}
 
 Outcome hit_rank(int victim, int signal, const std::string& timeout_s, double after_s, const ScratchDir& dir)
 {
@@ -31,6 +45,8 @@ Outcome hit_rank(int victim, int signal, const std::string& timeout_s, double af
   out.pids = rank_pids(dir.path / "log", 60);
   REQUIRE(out.pids.size() == 4);
   std::this_thread::sleep_for(std::chrono::duration<double>(after_s));
+  for (pid_t pid : out.pids)
+    out.ignore_sigpipe.push_back(ignores_sigpipe(pid));
   ::kill(out.pids[victim], signal);
   out.exit_code = run.wait(240);
   out.output    = read_text(dir.path / "log");
@@ -70,6 +86,10 @@ TEST_CASE("a killed rank ends the run, named by the others and by the launcher")
   const Outcome out = hit_rank(2, SIGKILL, "20", 2, dir); // past the rendezvous, inside the iterations
   INFO(out.output);
   const std::string launcher_view = check_run_failed(out, 2, "was killed by signal 9");
+  // A peer's death closes its sockets: writing to them must be an error a rank reports, not SIGPIPE killing a
+  // bystander first (which the launcher then blamed).
+  for (std::size_t r = 0; r < out.ignore_sigpipe.size(); ++r)
+    CHECK_MESSAGE(out.ignore_sigpipe[r], "rank " << r << " does not ignore SIGPIPE");
   // Each healthy rank names rank 2: from its own broken connection and rank 2's stale heartbeat, or from the
   // launcher, whichever came first.
   for (const auto& line : rank_lines(out.output, 2))
@@ -143,4 +163,17 @@ TEST_CASE("a launcher killed with SIGKILL leaves no rank behind")
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   for (pid_t pid : pids)
     CHECK_MESSAGE(!alive(pid), pid);
+}
+
+TEST_CASE("ranks that ended between two looks are blamed signal first, whatever order waitpid gave")
+{
+  // Rank 1 exited with code 2 (its peer's sockets closed), rank 2 was killed: waitpid may give either first.
+  const auto exited = [](int code) { return (code & 0xff) << 8; }; // a wait status as waitpid writes it
+  std::vector<hetsim::exec::EndedRank> ended = {{1, exited(2), 101}, {3, exited(2), 103}, {2, SIGKILL, 102}};
+  hetsim::exec::order_by_cause(ended);
+  REQUIRE(ended.size() == 3);
+  CHECK(ended[0].rank == 2);
+  CHECK(WIFSIGNALED(ended[0].status));
+  CHECK(ended[1].rank == 1); // the others as they came
+  CHECK(ended[2].rank == 3);
 }

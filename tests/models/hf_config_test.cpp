@@ -357,7 +357,7 @@ TEST_CASE("bad configs are InputErrors naming the file and the JSON path")
 
 TEST_CASE("unreadable model inputs")
 {
-  CHECK(input_error_of([] { load_workload("/nonexistent/model.json"); }) == "/nonexistent/model.json: cannot open file");
+  CHECK(input_error_of([] { load_workload("/nonexistent/model.json"); }) == "/nonexistent/model.json: cannot open file (No such file or directory)");
   CHECK(input_error_of([] { load_workload("preset:nope"); }).starts_with("preset:nope: unknown model preset 'nope'; known: "));
 }
 

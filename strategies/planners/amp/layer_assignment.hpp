@@ -19,6 +19,11 @@ struct StageCostModel {
   std::function<double(int stage, int first, int end)> stage_seconds;
   /// Seconds across the boundary after stage `stage` when it ends at layer `cut` (exclusive).
   std::function<double(int stage, int cut)> boundary_seconds;
+  /// Optional: stage_seconds without its memory check, where fitting is monotone (a stage that fits [first,
+  /// end) fits every range inside it). The table then asks stage_seconds O(positions) times a stage to find
+  /// where each stage stops fitting, instead of O(positions^2) times: a memory check costs as many layers as
+  /// the range holds, and was what made the table cubic in the layers.
+  std::function<double(int stage, int first, int end)> unchecked_seconds = {};
 };
 
 struct LayerAssignment {
@@ -26,8 +31,14 @@ struct LayerAssignment {
   double cost_s = 0; ///< eq. 5 of the assignment
 };
 
-/// The optimal assignment of `layer_count` layers to `stages` non-empty contiguous stages, or nothing when no
-/// assignment fits.
+/// The most layers assigned by AMP's table over every layer. Beyond, the table runs over this many units of
+/// consecutive layers, then again over every layer within two units of each cut it found: exact up to here
+/// (every model HetSim ships has at most a few hundred layers), exact beyond whenever the best cuts lie within
+/// two units of the units' ones, and seconds rather than hours for a model of 10,000 layers.
+inline constexpr int kExactLayerCount = 512;
+
+/// The optimal assignment of `layer_count` layers to `stages` non-empty contiguous stages (see kExactLayerCount
+/// for models of more layers), or nothing when no assignment fits.
 std::optional<LayerAssignment> assign_layers(int layer_count, int stages, int micro_batches,
                                              const StageCostModel& costs);
 

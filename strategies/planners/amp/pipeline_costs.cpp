@@ -134,8 +134,10 @@ double PipelineCosts::boundary_seconds(int stage, int cut) const
 
 StageCostModel PipelineCosts::model() const
 {
+  // Memory grows with the layers a stage holds (their states, the activations they keep): fitting is monotone.
   return StageCostModel{[this](int stage, int first, int end) { return stage_seconds(stage, first, end); },
-                        [this](int stage, int cut) { return boundary_seconds(stage, cut); }};
+                        [this](int stage, int cut) { return boundary_seconds(stage, cut); },
+                        [this](int stage, int first, int end) { return compute_seconds(stage, first, end); }};
 }
 
 } // namespace hetsim::strategies
