@@ -136,7 +136,7 @@ std::string chart_data(const sweep::Summary& summary, bool ranges)
   return text;
 }
 
-/// The lowest power of ten under every value drawn: a log axis starts there, not at an arbitrary 0.001.
+/// The power of ten below the least value drawn: a log axis starts there, not at an arbitrary 0.001.
 double log_axis_floor(const sweep::Summary& summary, const std::string& csv_file, const std::string& y)
 {
   double least = INFINITY;
@@ -147,7 +147,7 @@ double log_axis_floor(const sweep::Summary& summary, const std::string& csv_file
   if (!(least > 0))
     throw InputError("--log-y: " + csv_file + ": column " + quote(y) +
                      " holds values of 0 or less, which a logarithmic axis cannot draw");
-  return std::pow(10.0, std::floor(std::log10(least)));
+  return std::pow(10.0, std::ceil(std::log10(least)) - 1); // strictly below: a bar at 1 still shows
 }
 
 /// A folder of this process's own in the temporary directory (mkdtemp: a fresh name, mode 0700), removed with
