@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+#include <thread>
 
 namespace hetsim {
 namespace {
@@ -63,9 +64,38 @@ bool write_all(int fd, const std::string& content)
   return true;
 }
 
-/// A device, a pipe or what a link leads to: written into where it is, as a shell's `>` would.
-void write_in_place(const std::string& path, const std::string& content)
+/// A named pipe, opened for writing once a process reads it: a plain open would wait for ever when none
+/// does. Waits as an input pipe may stay silent (HETSIM_SILENT_PIPE_S), then refuses.
+int open_pipe_for_writing(const std::string& path, double silent_pipe_s)
 {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(silent_pipe_s);
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK); // a reader is there: plain writes from now on
+      return fd;
+    }
+    if (errno != ENXIO)
+      throw InputError(shown_path(path) + ": cannot write (" + std::strerror(errno) + ")");
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw InputError(shown_path(path) + ": is a pipe no process reads from; expected a file, or a pipe its "
+                                          "reader drains");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+/// A device, a pipe or what a link leads to: written into where it is, as a shell's `>` would.
+void write_in_place(const std::string& path, const std::string& content, double silent_pipe_s)
+{
+  std::error_code ec;
+  if (fs::is_fifo(fs::status(path, ec))) {
+    const int fd       = open_pipe_for_writing(path, silent_pipe_s);
+    const bool written = write_all(fd, content);
+    ::close(fd);
+    if (!written)
+      throw InputError(shown_path(path) + ": writing failed (the reader went away)");
+    return;
+  }
   std::ofstream out(path, std::ios::binary);
   if (!out || !(out << content) || !out.flush())
     throw InputError(path + ": writing failed");
@@ -221,7 +251,7 @@ private:
 
 } // namespace
 
-void write_file_atomically(const std::string& path, const std::string& content)
+void write_file_atomically(const std::string& path, const std::string& content, double silent_pipe_s)
 {
   std::error_code ec;
   const fs::file_status own = fs::symlink_status(path, ec);
@@ -230,13 +260,13 @@ void write_file_atomically(const std::string& path, const std::string& content)
       throw InputError(path + ": is a link to nothing; refusing to write through it");
     if (fs::is_directory(fs::status(path, ec)))
       throw InputError(path + ": is a directory; expected a file name");
-    write_in_place(path, content); // the link stays; what it leads to is written
+    write_in_place(path, content, silent_pipe_s); // the link stays; what it leads to is written
     return;
   }
   if (fs::is_directory(own))
     throw InputError(path + ": is a directory; expected a file name");
   if (fs::exists(own) && !fs::is_regular_file(own)) {
-    write_in_place(path, content); // renaming over a device or a pipe would replace the node
+    write_in_place(path, content, silent_pipe_s); // renaming over a device or a pipe would replace the node
     return;
   }
   if (fs::exists(own) && read_only(path))

@@ -2,6 +2,8 @@
 /// Writing result files without ever clobbering an input, following a planted link or leaving a half-written
 /// file behind.
 
+#include "core/input_stream.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +23,8 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
 /// file of a unique name beside it, created exclusively (never through a link), then renamed over it. A device,
 /// a pipe or a link (/dev/null, /dev/stdout) is written into in place and never replaced; a link to nothing is
 /// refused.
-void write_file_atomically(const std::string& path, const std::string& content);
+/// A named pipe no process reads is waited on for `silent_pipe_s` (core/input_stream.hpp), then refused.
+void write_file_atomically(const std::string& path, const std::string& content,
+                           double silent_pipe_s = silent_pipe_seconds());
 
 } // namespace hetsim

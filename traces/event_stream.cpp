@@ -3,6 +3,8 @@
 #include "core/error.hpp"
 #include "core/input_stream.hpp"
 
+#include <sys/stat.h>
+
 #include <exception>
 #include <streambuf>
 #include <vector>
@@ -236,6 +238,11 @@ TraceMembers read_trace_events(const std::string& file,
 
 std::string trace_start(const std::string& file, std::size_t bytes)
 {
+  // Its start tells the kind of trace, then the file is read again from the beginning: a pipe cannot be.
+  struct stat info {};
+  if (::stat(file.c_str(), &info) == 0 && (S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode)))
+    throw InputError(shown_path(file) + ": is a pipe; a trace is read twice (its start tells its kind, then its "
+                                        "events are read), so give a file, plain or gzipped");
   InputStream in(file, kMaxTraceBytes, true);
   std::string text(bytes, '\0');
   std::size_t have = 0;

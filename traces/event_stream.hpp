@@ -31,7 +31,8 @@ using TraceMembers = nlohmann::json;
 TraceMembers read_trace_events(const std::string& file,
                                const std::function<void(const nlohmann::json& event, std::size_t index)>& on_event);
 
-/// The first `bytes` of `file`, inflated when gzipped: enough to tell one kind of trace from another.
+/// The first `bytes` of `file`, inflated when gzipped: enough to tell one kind of trace from another. A pipe is
+/// refused (the trace would then be read from where this left it).
 std::string trace_start(const std::string& file, std::size_t bytes);
 
 /// Counts what a reader keeps of a trace, and refuses the trace in one line past kMaxKeptTraceBytes.

@@ -224,3 +224,29 @@ TEST_CASE("a temporary its writer abandoned is removed by the next write of that
     temporaries += entry.path().filename().string().find(".tmp-hetsim-") != std::string::npos ? 1 : 0;
   CHECK(temporaries == 3); // the write left none of its own
 }
+
+TEST_CASE("an output that is a pipe no process reads is refused after its wait, not written into for ever")
+{
+  // `search --best FIFO` hung until the fuzzer's 60 s limit: opening a pipe for writing waits for a reader.
+  Scratch scratch;
+  const fs::path fifo = scratch.path / "best.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(hetsim::write_file_atomically(fifo.string(), "{}", 0.2),
+                       (fifo.string() + ": is a pipe no process reads from; expected a file, or a pipe its reader "
+                                        "drains")
+                           .c_str(),
+                       InputError);
+  // With a reader, it is written into as a shell's `>` would.
+  const pid_t reader = ::fork();
+  REQUIRE(reader >= 0);
+  if (reader == 0) {
+    std::ifstream in(fifo);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ::_exit(text == "{\"ok\": 1}" ? 0 : 1);
+  }
+  hetsim::write_file_atomically(fifo.string(), "{\"ok\": 1}", 30);
+  int status = 0;
+  ::waitpid(reader, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}

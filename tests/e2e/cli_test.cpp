@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -110,6 +111,13 @@ TEST_CASE("simulate --failures: the default scenario's goodput from the what-if 
   CHECK(g["useful_fraction"].get<double>() >= g["young_useful_fraction"].get<double>());
   CHECK(g["goodput_tokens_per_s"].get<double>() ==
         doctest::Approx(j["tokens_per_s"].get<double>() * g["useful_fraction"].get<double>()));
+  // Printed as the report prints throughput: "goodput 46,132 tokens/s", not "4.613e+04".
+  const double goodput = g["goodput_tokens_per_s"].get<double>();
+  REQUIRE(goodput >= 1000);
+  std::string grouped = std::to_string(static_cast<long long>(std::llround(goodput)));
+  for (int at = static_cast<int>(grouped.size()) - 3; at > 0; at -= 3)
+    grouped.insert(static_cast<std::size_t>(at), ",");
+  CHECK(output.find("goodput " + grouped + " tokens/s") != std::string::npos);
 }
 
 TEST_CASE("simulate --slowdowns: the iteration with them, without them and with each alone")

@@ -10,6 +10,7 @@
 #include "trace_fixtures.hpp"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -141,4 +142,13 @@ TEST_CASE("a gzipped profiler trace without its header in the first MiB is read 
   CHECK(is_pytorch_trace(file));
   const std::string error = error_of([&] { read_pytorch_trace(file); });
   CHECK(error.find("late.json.gz: traceEvents: no GPU kernels") != std::string::npos);
+}
+
+TEST_CASE("a trace given as a pipe is refused where its kind is told, not misread from its middle")
+{
+  Scratch scratch;
+  const fs::path fifo = scratch.path / "trace.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string error = error_of([&] { (void)is_pytorch_trace(fifo.string()); });
+  CHECK(error.find("trace.json: is a pipe; a trace is read twice") != std::string::npos);
 }
