@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -249,4 +250,38 @@ TEST_CASE("an output that is a pipe no process reads is refused after its wait, 
   ::waitpid(reader, &status, 0);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("SIGTERM during a write removes its temporary, and the process still ends by SIGTERM")
+{
+  Scratch scratch;
+  const std::string target = (scratch.path / "big.json").string();
+  const std::string content(std::size_t{256} << 20, ' '); // long enough to be caught writing
+  const pid_t writer = ::fork();
+  REQUIRE(writer >= 0);
+  if (writer == 0) {
+    ::signal(SIGTERM, SIG_DFL); // as the command line has it (the test runner catches it to report a crash)
+    hetsim::write_file_atomically(target, content);
+    ::_exit(0);
+  }
+  const auto temporary_there = [&] {
+    for (const auto& entry : fs::directory_iterator(scratch.path))
+      if (entry.path().filename().string().find(".tmp-hetsim-") != std::string::npos)
+        return true;
+    return false;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!temporary_there() && std::chrono::steady_clock::now() < give_up) {
+  }
+  ::kill(writer, SIGTERM);
+  int status = 0;
+  ::waitpid(writer, &status, 0);
+  if (!WIFSIGNALED(status)) { // the write won the race: nothing to check but that it finished whole
+    WARN_MESSAGE(false, "the write ended before SIGTERM reached it");
+    CHECK(fs::file_size(target) == content.size());
+    return;
+  }
+  CHECK(WTERMSIG(status) == SIGTERM);
+  CHECK_FALSE(temporary_there());
+  CHECK_FALSE(fs::exists(target));
 }
