@@ -176,3 +176,14 @@ TEST_CASE("run: a trace directory another run holds is refused; a refused run le
                 "none");
   CHECK_FALSE(fs::exists(fresh));
 }
+
+TEST_CASE("simulate --jobs with a calibration that fits none of the cluster's GPUs says so")
+{
+  const RunResult r = run_hetsim("simulate --cluster " + kTwoSites + " --jobs " + kSource +
+                                 "/docs/examples/two_jobs.json --calibration " + kSource +
+                                 "/fuzz/seeds/calibration/kernels.json");
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("fits cpu, none of this cluster's GPUs (A100-SXM4-80GB): their compute is priced "
+                      "uncalibrated") != std::string::npos);
+}
