@@ -187,3 +187,25 @@ TEST_CASE("simulate --jobs with a calibration that fits none of the cluster's GP
   CHECK(r.output.find("fits cpu, none of this cluster's GPUs (A100-SXM4-80GB): their compute is priced "
                       "uncalibrated") != std::string::npos);
 }
+
+TEST_CASE("run: an earlier run's files in the trace directory are replaced together, and it says so")
+{
+  TempDir dir("run_replace");
+  const std::string inputs = "--cluster " + kSource + "/tests/exec/data/cluster4.json --model " + kSource +
+                             "/tests/exec/data/model4.json --plan " + kSource + "/tests/exec/data/dp4.json";
+  const fs::path traces = dir.path / "traces";
+  const std::string run = "run " + inputs + " --trace-dir " + traces.string() + " --warmup 0 --iterations 1";
+  const RunResult first = run_hetsim(run);
+  INFO(first.output);
+  REQUIRE(first.exit_code == 0);
+  // A rank of an earlier run of more ranks, as `hetsim run` writes them.
+  fs::copy_file(traces / "rank0.json", traces / "rank7.failed.json");
+  const RunResult second = run_hetsim(run);
+  INFO(second.output);
+  REQUIRE(second.exit_code == 0);
+  CHECK(second.output.find("hetsim: note: --trace-dir " + traces.string() +
+                           ": replacing the 7 trace and report files of an earlier run") != std::string::npos);
+  CHECK_FALSE(fs::exists(traces / "rank7.failed.json"));
+  CHECK(fs::exists(traces / "rank3.json"));
+  CHECK(fs::exists(traces / "report.json"));
+}
