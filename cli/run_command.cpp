@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -98,8 +98,6 @@ bool prepare_trace_dir(const std::string& dir)
     throw InputError("--trace-dir " + dir + ": is not writable (" + std::strerror(errno) + ")");
   return made;
 }
-
-
 
 /// Throws unless `file` is absent or an output of an earlier run that may be replaced: a trace (it begins as
 /// traces::write_chrome_trace begins) or a report (JSON with an iteration time).

@@ -101,38 +101,6 @@ void write_in_place(const std::string& path, const std::string& content, double 
     throw InputError(path + ": writing failed");
 }
 
-} // namespace
-
-void check_output(const std::string& output, const std::vector<std::string>& inputs, const std::string& option)
-{
-  std::error_code ec;
-  if (output.empty())
-    throw InputError(option + ": expected a file name, got an empty one");
-  for (const auto& input : inputs) {
-    if (input.rfind("preset:", 0) == 0)
-      continue;
-    if (fs::exists(output, ec) && fs::exists(input, ec) && fs::equivalent(output, input, ec))
-      throw InputError(option + " " + output + ": refusing to overwrite an input file");
-  }
-  const fs::file_status own = fs::symlink_status(output, ec);
-  if (fs::is_symlink(own) && !fs::exists(fs::status(output, ec)))
-    throw InputError(option + " " + output + ": is a link to nothing; expected a file name or a link to a file");
-  if (fs::is_directory(fs::status(output, ec)))
-    throw InputError(option + " " + output + ": is a directory; expected a file name");
-  if (fs::is_regular_file(fs::status(output, ec)) && read_only(output))
-    throw InputError(option + " " + output + ": is read-only; refusing to replace it (make it writable first)");
-  if (fs::exists(own))
-    return; // an existing file, device or link: written as write_file_atomically says
-  const fs::path directory = directory_of(output);
-  if (!fs::is_directory(directory, ec))
-    throw InputError(option + " " + output + ": its directory " + directory.string() + " does not exist");
-  if (::access(directory.c_str(), W_OK) != 0)
-    throw InputError(option + " " + output + ": its directory " + directory.string() + " is not writable (" +
-                     std::strerror(errno) + ")");
-}
-
-namespace {
-
 /// Whether two output paths name one file: the same file when both exist, the same absolute path otherwise.
 bool same_output(const std::string& a, const std::string& b)
 {
@@ -144,22 +112,6 @@ bool same_output(const std::string& a, const std::string& b)
   const fs::path b_path = fs::weakly_canonical(fs::absolute(b, ec), ec);
   return a_path == b_path;
 }
-
-} // namespace
-
-void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs)
-{
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
-      const auto& [first_option, first] = outputs[i];
-      const auto& [second_option, second] = outputs[j];
-      if (!first.empty() && !second.empty() && same_output(first, second))
-        throw InputError(second_option + " " + second + ": is also the " + first_option +
-                         " file, and one would replace the other; give each output a file of its own");
-    }
-}
-
-namespace {
 
 /// ".NAME.tmp-hetsim-" beside `path`: what every temporary of `path` begins with.
 std::string temporary_prefix(const std::string& path)
@@ -250,6 +202,46 @@ private:
 };
 
 } // namespace
+
+void check_output(const std::string& output, const std::vector<std::string>& inputs, const std::string& option)
+{
+  std::error_code ec;
+  if (output.empty())
+    throw InputError(option + ": expected a file name, got an empty one");
+  for (const auto& input : inputs) {
+    if (input.rfind("preset:", 0) == 0)
+      continue;
+    if (fs::exists(output, ec) && fs::exists(input, ec) && fs::equivalent(output, input, ec))
+      throw InputError(option + " " + output + ": refusing to overwrite an input file");
+  }
+  const fs::file_status own = fs::symlink_status(output, ec);
+  if (fs::is_symlink(own) && !fs::exists(fs::status(output, ec)))
+    throw InputError(option + " " + output + ": is a link to nothing; expected a file name or a link to a file");
+  if (fs::is_directory(fs::status(output, ec)))
+    throw InputError(option + " " + output + ": is a directory; expected a file name");
+  if (fs::is_regular_file(fs::status(output, ec)) && read_only(output))
+    throw InputError(option + " " + output + ": is read-only; refusing to replace it (make it writable first)");
+  if (fs::exists(own))
+    return; // an existing file, device or link: written as write_file_atomically says
+  const fs::path directory = directory_of(output);
+  if (!fs::is_directory(directory, ec))
+    throw InputError(option + " " + output + ": its directory " + directory.string() + " does not exist");
+  if (::access(directory.c_str(), W_OK) != 0)
+    throw InputError(option + " " + output + ": its directory " + directory.string() + " is not writable (" +
+                     std::strerror(errno) + ")");
+}
+
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs)
+{
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      const auto& [first_option, first] = outputs[i];
+      const auto& [second_option, second] = outputs[j];
+      if (!first.empty() && !second.empty() && same_output(first, second))
+        throw InputError(second_option + " " + second + ": is also the " + first_option +
+                         " file, and one would replace the other; give each output a file of its own");
+    }
+}
 
 void write_file_atomically(const std::string& path, const std::string& content, double silent_pipe_s)
 {

@@ -1,6 +1,7 @@
 #include "fuzz/command_line.hpp"
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "fuzz/memory_cap.hpp"
 
 #include <nlohmann/json.hpp>
@@ -19,7 +20,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string_view>
 
 extern char** environ;
@@ -55,21 +55,23 @@ const std::map<std::string, std::string>& written_inputs()
   return inputs;
 }
 
-std::string read_text(const fs::path& file)
-{
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 /// What each input of the work folder must still hold after a command.
 std::map<std::string, std::string> expected_inputs(const CommandContext& context)
 {
   std::map<std::string, std::string> expected = written_inputs();
   for (const auto& [name, source] : input_sources())
-    expected[name] = read_text(context.root / source);
+    expected[name] = read_input_file((context.root / source).string());
   return expected;
+}
+
+/// Whether `file` still holds `content`: a file a command replaced by a pipe or a directory does not.
+bool holds(const fs::path& file, const std::string& content)
+{
+  try {
+    return read_input_file(file.string()) == content;
+  } catch (const InputError&) {
+    return false;
+  }
 }
 
 std::size_t pick(std::mt19937_64& random, std::size_t count)
@@ -262,12 +264,12 @@ std::string last_line(std::string text)
   return text.substr(text.rfind('\n') + 1);
 }
 
-} // namespace
-
-void prepare_command_folder(const CommandContext& context)
+/// Fresh copies of the inputs (one an earlier command replaced is restored), the pipe "@fifo" no process writes
+/// to, and an empty output folder "@out".
+void prepare_command_folder(const CommandContext& context, const std::map<std::string, std::string>& inputs)
 {
   fs::create_directories(context.work);
-  for (const auto& [name, content] : expected_inputs(context)) {
+  for (const auto& [name, content] : inputs) {
     std::error_code ignored;
     fs::permissions(context.work / name, fs::perms::owner_all, fs::perm_options::add, ignored);
     std::ofstream(context.work / name, std::ios::binary | std::ios::trunc) << content;
@@ -282,6 +284,8 @@ void prepare_command_folder(const CommandContext& context)
   }
 }
 
+} // namespace
+
 std::string mutate_command_line(const std::string& text, std::mt19937_64& random)
 {
   std::vector<std::string> argv = parse_argv(text);
@@ -293,9 +297,11 @@ std::string mutate_command_line(const std::string& text, std::mt19937_64& random
 std::optional<std::string> command_line_violation(const CommandContext& context, const std::string& argv_json,
                                                   bool& refused)
 {
-  refused = false;
-  prepare_command_folder(context);
-  const ChildResult child = run_child(context, resolved(context, parse_argv(argv_json)));
+  refused                  = false;
+  const auto inputs        = expected_inputs(context);
+  const auto argv          = parse_argv(argv_json);
+  prepare_command_folder(context, inputs);
+  const ChildResult child = run_child(context, resolved(context, argv));
   std::optional<std::string> violation;
   const std::string tail = last_line(child.stderr_text);
   if (child.timed_out) {
@@ -305,19 +311,17 @@ std::optional<std::string> command_line_violation(const CommandContext& context,
                 "): " + quote(tail, 300);
   } else if (WEXITSTATUS(child.status) == 2) {
     refused = true;
+    const std::size_t size = child.stderr_text.size();
     if (!tail.starts_with("hetsim: "))
-      violation = "an error that is not one \"hetsim: \" line: " + quote(child.stderr_text.substr(
-                                                                          child.stderr_text.size() > 600
-                                                                              ? child.stderr_text.size() - 600
-                                                                              : 0),
-                                                                      600);
+      violation = "an error that is not one \"hetsim: \" line: " +
+                  quote(child.stderr_text.substr(size > 600 ? size - 600 : 0), 600);
   } else if (WEXITSTATUS(child.status) != 0 && WEXITSTATUS(child.status) != 1) {
     violation = "exit code " + std::to_string(WEXITSTATUS(child.status)) + ": " + quote(tail, 300);
   }
   // Nothing the user gave is overwritten: every input the command read still holds what it held.
-  const auto read = inputs_read(parse_argv(argv_json));
-  for (const auto& [name, content] : expected_inputs(context))
-    if (!violation && read.count(name) && read_text(context.work / name) != content)
+  const auto read = inputs_read(argv);
+  for (const auto& [name, content] : inputs)
+    if (!violation && read.count(name) && !holds(context.work / name, content))
       violation = "the input " + name + " was replaced";
   return violation;
 }

@@ -25,10 +25,6 @@ struct CommandContext {
   double time_limit_s = 60; ///< past it, a command counts as a hang
 };
 
-/// Copies the inputs the seeds name into `context.work` (fresh: an input replaced by an earlier command is
-/// restored), and makes its pipe ("@fifo", a FIFO no process writes to) and its output folder ("@out").
-void prepare_command_folder(const CommandContext& context);
-
 /// A mutation of an argument vector written as a JSON array of strings.
 std::string mutate_command_line(const std::string& text, std::mt19937_64& random);
 

@@ -1,6 +1,7 @@
 #include "fuzz/mutation_run.hpp"
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "fuzz/command_line.hpp"
 #include "fuzz/mutate.hpp"
 
@@ -11,21 +12,12 @@
 #include <new>
 #include <ostream>
 #include <random>
-#include <sstream>
 #include <typeinfo>
 
 namespace hetsim::fuzz {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_text(const fs::path& file)
-{
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 void write_text(const fs::path& file, const std::string& text)
 {
@@ -53,7 +45,7 @@ std::optional<std::string> contract_violation(const InputContext& context, Input
 {
   refused = false;
   if (kind == InputKind::command_line)
-    return command_line_violation({context.cli, context.root, context.work}, read_text(file), refused);
+    return command_line_violation({context.cli, context.root, context.work}, read_input_file(file), refused);
   auto one_line = [&](const std::string& what, bool must_name_file) {
     refused = true;
     return message_violation(what, file, must_name_file);
@@ -107,10 +99,10 @@ FuzzReport run_mutations(const FuzzOptions& options)
       for (const std::string& special : special_files(options.scratch))
         check_file(special, "(the special file " + special + ")");
     for (const fs::path& regression : regression_files(options.context, kind))
-      check(read_text(regression));
+      check(read_input_file(regression.string()));
     std::vector<std::string> seeds;
     for (const fs::path& seed : seed_files(options.context, kind))
-      seeds.push_back(read_text(seed));
+      seeds.push_back(read_input_file(seed.string()));
     // One stream per kind: a kind's inputs do not depend on which other kinds ran.
     std::mt19937_64 random(options.seed * 1000003 + static_cast<std::uint64_t>(kind));
     const std::size_t inputs = command_line ? options.command_lines : options.inputs_per_kind;
