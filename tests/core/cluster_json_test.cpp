@@ -3,6 +3,7 @@
 #include "core/input_file.hpp"
 #include "core/presets.hpp"
 #include "core/units.hpp"
+#include "tests/temp_folder.hpp"
 
 #include <doctest/doctest.h>
 
@@ -282,13 +283,11 @@ TEST_CASE("an input past its size bound is refused after reading the bound, not 
   // Before, `inspect cluster /dev/zero` read 2.1 GB before running out of memory.
   CHECK_THROWS_WITH_AS(hetsim::load_cluster("/dev/zero"), "/dev/zero: expected a file of at most 256 MiB, got more",
                        InputError);
-  const std::string file =
-      (std::filesystem::temp_directory_path() / ("hetsim_bounded_input_" + std::to_string(::getpid()) + ".json")).string();
-  std::ofstream(file) << std::string(3u << 20, ' ') << "{}";
+  const hetsim::test::TempFolder folder("bounded_input");
+  const std::string file = folder.write("c.json", std::string(3u << 20, ' ') + "{}");
   CHECK_THROWS_WITH_AS(hetsim::read_input_file(file, 2u << 20), (file + ": expected a file of at most 2 MiB, got more").c_str(),
                        InputError);
   CHECK(hetsim::read_input_file(file, 4u << 20).size() == (3u << 20) + 2);
-  std::filesystem::remove(file);
 }
 
 TEST_CASE("absurd sizes are refused before they exhaust memory")

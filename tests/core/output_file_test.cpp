@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/output_file.hpp"
+#include "tests/temp_folder.hpp"
 
 #include <doctest/doctest.h>
 
@@ -17,14 +18,6 @@ using hetsim::InputError;
 
 namespace {
 
-fs::path scratch(const std::string& name)
-{
-  const fs::path dir = fs::temp_directory_path() / ("hetsim_output_file_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 std::string read(const fs::path& path)
 {
   std::ifstream in(path);
@@ -37,19 +30,20 @@ std::string read(const fs::path& path)
 
 TEST_CASE("an output that names an input is refused before anything is written")
 {
-  const fs::path dir = scratch("input");
+  const hetsim::test::TempFolder folder("output_file_input");
+  const fs::path& dir = folder.path;
   const std::string cluster = (dir / "cluster.json").string();
   std::ofstream(cluster) << "{}";
   CHECK_THROWS_WITH_AS(hetsim::check_output(cluster, {"preset:x", cluster}, "--report"),
                        doctest::Contains("refusing to overwrite an input file"), InputError);
   CHECK_NOTHROW(hetsim::check_output((dir / "report.json").string(), {cluster}, "--report"));
   CHECK(read(cluster) == "{}");
-  fs::remove_all(dir);
 }
 
 TEST_CASE("an output location that cannot be written is refused before any work, naming the option")
 {
-  const fs::path dir = scratch("check");
+  const hetsim::test::TempFolder folder("output_file_check");
+  const fs::path& dir = folder.path;
   const std::string missing = "--out " + (dir / "missing" / "x.json").string() + ": its directory";
   CHECK_THROWS_WITH_AS(hetsim::check_output((dir / "missing" / "x.json").string(), {}, "--out"),
                        doctest::Contains(missing.c_str()), InputError);
@@ -66,12 +60,12 @@ TEST_CASE("an output location that cannot be written is refused before any work,
     fs::permissions(dir / "locked", fs::perms::owner_all);
   }
   CHECK_NOTHROW(hetsim::check_output((dir / "new.json").string(), {}, "--out"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a link is written through and stays a link; a link to nothing is refused")
 {
-  const fs::path dir = scratch("link");
+  const hetsim::test::TempFolder folder("output_file_link");
+  const fs::path& dir = folder.path;
   std::ofstream(dir / "target.json") << "old";
   fs::create_symlink(dir / "target.json", dir / "out.json");
   hetsim::write_file_atomically((dir / "out.json").string(), "new");
@@ -82,12 +76,12 @@ TEST_CASE("a link is written through and stays a link; a link to nothing is refu
                        doctest::Contains("is a link to nothing"), InputError);
   CHECK(fs::is_symlink(dir / "dangling.json"));
   CHECK_FALSE(fs::exists(dir / "nowhere"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the temporary file has a name of its own: a planted link or a file of the old fixed name is left alone")
 {
-  const fs::path dir = scratch("planted");
+  const hetsim::test::TempFolder folder("output_file_planted");
+  const fs::path& dir = folder.path;
   std::ofstream(dir / "victim") << "precious";
   fs::create_symlink(dir / "victim", dir / "out.json.tmp-hetsim");
   std::ofstream(dir / "report.json.tmp-hetsim") << "an input";
@@ -97,12 +91,12 @@ TEST_CASE("the temporary file has a name of its own: a planted link or a file of
   CHECK(read(dir / "report.json.tmp-hetsim") == "an input");
   CHECK(read(dir / "out.json") == "result");
   CHECK(read(dir / "report.json") == "report");
-  fs::remove_all(dir);
 }
 
 TEST_CASE("writing replaces a regular file whole, refuses a directory and writes into a device")
 {
-  const fs::path dir = scratch("write");
+  const hetsim::test::TempFolder folder("output_file_write");
+  const fs::path& dir = folder.path;
   const std::string file = (dir / "out.json").string();
   hetsim::write_file_atomically(file, "first");
   hetsim::write_file_atomically(file, "second");
@@ -123,7 +117,6 @@ TEST_CASE("writing replaces a regular file whole, refuses a directory and writes
   hetsim::write_file_atomically("/dev/null", "discarded");
   CHECK(fs::is_character_file("/dev/null"));
   CHECK_FALSE(fs::exists("/dev/null.tmp-hetsim"));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a full disk leaves no temporary file behind")

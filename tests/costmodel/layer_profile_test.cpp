@@ -1,5 +1,6 @@
 #include "costmodel/compute.hpp"
 #include "costmodel/layer_profile.hpp"
+#include "tests/temp_folder.hpp"
 
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -48,20 +49,6 @@ Cluster v100_and_t4()
   cluster.add_device(node, t4);
   return cluster;
 }
-
-/// A scratch directory of this process's own, removed at the end of the test.
-struct ScratchDir {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("hetsim_profile_" + std::to_string(::getpid()));
-  ScratchDir() { std::filesystem::create_directories(dir); }
-  ~ScratchDir() { std::filesystem::remove_all(dir); }
-  std::string write(const std::string& name, const std::string& text) const
-  {
-    const auto path = dir / name;
-    std::ofstream(path) << text;
-    return path.string();
-  }
-};
 
 } // namespace
 
@@ -181,7 +168,7 @@ TEST_CASE("layer profile files: aliases resolve, mistakes name the file and the 
 {
   const auto workload   = three_layers();
   const Cluster cluster = v100_and_t4();
-  const ScratchDir scratch;
+  const hetsim::test::TempFolder scratch("profile");
   const auto good =
       scratch.write("good.json", R"([{"gpu": "V100", "tp": 1, "micro_batch": 2, "layer_forward_s": [0.1, 0.2, 0.3]},
                                               {"gpu": "T4-16GB", "micro_batch": 2, "layer_forward_s": [1, 2, 3],

@@ -2,6 +2,8 @@
 /// Running `hetsim` as a child process for the exec tests: output captured in a file, pids of its ranks read
 /// from the launcher's "started N ranks, pids ..." line.
 
+#include "tests/temp_folder.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -25,16 +27,9 @@ inline std::string read_text(const std::filesystem::path& path)
   return buffer.str();
 }
 
-/// A scratch directory removed at the end of the test.
-struct ScratchDir {
-  std::filesystem::path path;
-  explicit ScratchDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / ("hetsim_exec_" + name + "_" + std::to_string(::getpid())))
-  {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path); }
+/// A scratch directory of the test's own, removed at the end of the test.
+struct ScratchDir : TempFolder {
+  explicit ScratchDir(const std::string& name) : TempFolder("exec_" + name) {}
 };
 
 /// `hetsim` (or another program) with `args`, stdout and stderr into `log`.

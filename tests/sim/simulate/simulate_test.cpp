@@ -1,4 +1,5 @@
 #include "sim/simulate/simulate.hpp"
+#include "tests/temp_folder.hpp"
 
 #include "core/units.hpp"
 #include "costmodel/compute.hpp"
@@ -265,11 +266,10 @@ TEST_CASE("simulate: the trace's memory track peaks at the memory model's total 
     CHECK(track.back().bytes == doctest::Approx(held - memory[device].activation_bytes));
   }
   // The track survives a round trip through the Chrome trace file.
-  const auto path =
-      std::filesystem::temp_directory_path() / ("hetsim_memory_track_" + std::to_string(::getpid()) + ".json");
+  const hetsim::test::TempFolder folder("memory_track");
+  const auto path = folder.path / "trace.json";
   traces::write_chrome_trace(result.trace, path.string());
   const traces::Trace back = traces::read_chrome_trace(path.string());
-  std::filesystem::remove(path);
   REQUIRE(back.memory.size() == result.trace.memory.size());
   CHECK(back.memory[3].bytes == doctest::Approx(result.trace.memory[3].bytes));
 }

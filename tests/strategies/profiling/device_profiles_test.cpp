@@ -2,6 +2,7 @@
 /// profiler that answers from them.
 
 #include "strategies/profiling/device_profiles.hpp"
+#include "tests/temp_folder.hpp"
 
 #include "core/error.hpp"
 #include "fixtures.hpp"
@@ -61,15 +62,9 @@ DeviceProfiles sample_profiles()
 
 /// A file in a fresh directory, removed at the end of the test.
 struct TempFile {
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("hetsim_device_profiles_" + std::to_string(::getpid()));
-  std::string path = (dir / "profile.json").string();
-  explicit TempFile(const std::string& content)
-  {
-    std::filesystem::create_directories(dir);
-    std::ofstream(path) << content;
-  }
-  ~TempFile() { std::filesystem::remove_all(dir); }
+  hetsim::test::TempFolder dir{"device_profiles"};
+  std::string path;
+  explicit TempFile(const std::string& content) : path(dir.write("profile.json", content)) {}
 };
 
 /// The message of the InputError that loading `json` throws.
