@@ -101,6 +101,8 @@ struct Operator {
   bool fp8 = false;
   double quantize_bytes_per_sample = 0, quantize_backward_bytes_per_sample = 0;
 
+  bool operator==(const Operator&) const = default;
+
   /// Forward FLOPs on one sample, whole (before any tensor-parallel split).
   double flops_per_sample() const;
   /// What a selective backward reruns of it: itself, or its products of selective_rerun_width.

@@ -7,6 +7,9 @@
 #include "models/layer_list.hpp"
 #include "models/transformer.hpp"
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace hetsim::models {
 namespace {
 
@@ -217,6 +220,56 @@ Workload with_fp8(const Workload& workload, Fp8Recipe recipe, const std::string&
   TransformerShape shape = *workload.shape;
   shape.fp8              = recipe;
   return rebuilt_from(workload, shape, [](const std::string&) { return true; });
+}
+
+namespace {
+
+/// Gives `layer` and its operators the names of `named`'s (same operator count): two layers that do the same work
+/// then compare equal.
+void take_names(Layer& layer, const Layer& named)
+{
+  layer.name = named.name;
+  for (std::size_t i = 0; i < layer.operators.size(); ++i)
+    layer.operators[i].name = named.operators[i].name;
+}
+
+/// A hash of the figures that tell most kinds apart, to find a layer's kind among many without comparing it to
+/// each.
+std::size_t work_hash(const Layer& layer)
+{
+  std::size_t h = std::hash<std::string>{}(layer.kind);
+  for (double figure : {layer.params, layer.forward_flops_per_sample, layer.saved_activation_bytes_per_sample,
+                        static_cast<double>(layer.operators.size())})
+    h = h * 1000003u ^ std::hash<double>{}(figure);
+  return h;
+}
+
+} // namespace
+
+std::vector<int> layer_kinds(const std::vector<Layer>& layers)
+{
+  std::vector<int> kinds(layers.size());
+  std::unordered_map<std::size_t, std::vector<int>> firsts; // hash -> first layers of the kinds it holds
+  std::unordered_map<int, Layer> copies;                    // first layer of a kind -> a copy to rename
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    const Layer& layer = layers[l];
+    auto& same_hash    = firsts[work_hash(layer)];
+    const auto kind    = std::find_if(same_hash.begin(), same_hash.end(), [&](int first) {
+      Layer& copy = copies.at(first);
+      if (copy.operators.size() != layer.operators.size())
+        return false;
+      take_names(copy, layer); // names aside, equal
+      return copy == layer;
+    });
+    if (kind != same_hash.end()) {
+      kinds[l] = *kind;
+      continue;
+    }
+    kinds[l] = static_cast<int>(l);
+    same_hash.push_back(static_cast<int>(l));
+    copies.emplace(static_cast<int>(l), layer);
+  }
+  return kinds;
 }
 
 } // namespace hetsim::models

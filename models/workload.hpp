@@ -43,7 +43,14 @@ struct Layer {
   int all_to_alls = 0;
   /// The forward pass as kernels, in order; empty for a layer list's layers, which give only the figures above.
   std::vector<Operator> operators;
+
+  bool operator==(const Layer&) const = default;
 };
+
+/// Per layer, the index of the first layer that does the same work: equal in everything but its own and its
+/// operators' names. A transformer's blocks are then one kind of layer, which searches price once however many
+/// of them the model has.
+std::vector<int> layer_kinds(const std::vector<Layer>& layers);
 
 /// Sets the layer's params, FLOPs and saved bytes to the sums over its operators, its transient bytes to their
 /// largest (backward = 2 x forward:

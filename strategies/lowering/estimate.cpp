@@ -6,6 +6,7 @@
 #include "costmodel/list_collectives.hpp"
 #include "costmodel/nccl_occupancy.hpp"
 #include "costmodel/pipeline.hpp"
+#include "strategies/lowering/fold.hpp"
 #include "strategies/lowering/fp32_accumulation.hpp"
 #include "strategies/lowering/parameter_gather.hpp"
 #include "strategies/lowering/lower.hpp"
@@ -13,6 +14,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
 
 namespace hetsim::strategies {
 namespace {
@@ -27,7 +32,8 @@ class Estimator {
 public:
   Estimator(const Plan& plan, const Problem& problem, const costmodel::ComputeModel& compute)
       : plan_(plan), cluster_(*problem.cluster), workload_(*problem.workload), compute_(compute),
-        algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)), sharding_(plan.shards_layers())
+        algorithm_(static_cast<costmodel::Algorithm>(plan.collective_algorithm)), sharding_(plan.shards_layers()),
+        alike_(alike_replicas(plan, cluster_))
   {
     end_slowdown_ = data_parallel_slowdowns(0, plan.pp, true);
     expert_end_slowdown_ = expert_data_parallel_slowdowns();
@@ -47,8 +53,12 @@ public:
     PlanEstimate result;
     // Every replica runs its pipeline; a stage's data-parallel group synchronises once all of its replicas have
     // ended their last backward.
+    // Replicas alike in all their pipeline depends on finish alike: each kind is timed once (a search at 16,384
+    // GPUs has thousands of replicas of a few kinds).
     std::vector<double> stage_finish(plan_.pp, 0);
     for (int r = 0; r < plan_.dp; ++r) {
+      if (alike_[r] != r && times_as(r, alike_[r]))
+        continue;
       const std::vector<double> finish = pipeline_finish_seconds(r);
       for (int s = 0; s < plan_.pp; ++s)
         stage_finish[s] = std::max(stage_finish[s], finish[s]);
@@ -58,11 +68,9 @@ public:
     std::vector<double> synced(plan_.pp), optimizer(plan_.pp, 0);
     for (int s = 0; s < plan_.pp; ++s) {
       double sync = 0;
-      for (int t = 0; t < plan_.tp; ++t) {
+      for (int t = 0; t < plan_.tp; ++t)
         sync = std::max(sync, data_parallel_sync_seconds(s, t));
-        for (int r = 0; r < plan_.dp; ++r)
-          optimizer[s] = std::max(optimizer[s], optimizer_seconds(s, r, t));
-      }
+      optimizer[s] = optimizer_seconds(s);
       synced[s] = stage_finish[s] + sync;
     }
     // The tied embedding's all-reduce joins the first and last stages once both have synchronised.
@@ -175,21 +183,36 @@ private:
     if (plan_.cp == 1)
       return {0, 0};
     const int group_first = plan_.context_group_first(r);
+    // The ring is its group's: replicas of one group on one GPU type at one batch wait for it alike.
+    const auto key = std::tuple{s, group_first, first, end, mb, cluster_.device(plan_.device(s, r, 0)).gpu};
+    if (const auto known = context_ring_s_.find(key); known != context_ring_s_.end())
+      return known->second;
+    return context_ring_s_[key] = context_ring_exposed_seconds(s, r, group_first, first, end, mb);
+  }
+
+  /// context_ring_seconds, worked out.
+  std::pair<double, double> context_ring_exposed_seconds(int s, int r, int group_first, int first, int end,
+                                                         int mb) const
+  {
     std::vector<int> members;
     for (int c = 0; c < plan_.cp; ++c)
       members.push_back(plan_.device(s, group_first + c, 0));
-    // How much the stage's other rings (every group's, every TP rank's) slow this one's, for rings of `bytes`.
+    // How much the stage's other rings (every group's, every TP rank's) slow this one's, for rings of `bytes`:
+    // worked out for every ring of the stage at once, once per stage and size (each replica asks).
     auto slowdown_of = [&](double bytes) {
-      std::vector<std::vector<costmodel::Flow>> rings; // own one first
-      for (int t = 0; t < plan_.tp; ++t)
-        for (int g = 0; g < plan_.dp; g += plan_.cp) {
-          std::vector<int> group;
-          for (int c = 0; c < plan_.cp; ++c)
-            group.push_back(plan_.device(s, g + c, t));
-          auto edges = ring_edges(group, bytes * (plan_.cp - 1) / plan_.cp);
-          rings.insert(t == 0 && g == group_first ? rings.begin() : rings.end(), std::move(edges));
-        }
-      return sharing_slowdowns(rings).front();
+      auto [known, added] = context_ring_slowdowns_.try_emplace({s, bytes});
+      if (added) {
+        std::vector<std::vector<costmodel::Flow>> rings; // TP rank 0's groups first, in order
+        for (int t = 0; t < plan_.tp; ++t)
+          for (int g = 0; g < plan_.dp; g += plan_.cp) {
+            std::vector<int> group;
+            for (int c = 0; c < plan_.cp; ++c)
+              group.push_back(plan_.device(s, g + c, t));
+            rings.push_back(ring_edges(group, bytes * (plan_.cp - 1) / plan_.cp));
+          }
+        known->second = sharing_slowdowns(rings);
+      }
+      return known->second[group_first / plan_.cp];
     };
     double slowdown_bytes = -1, slowdown = 1; // the layers' rings are mostly of one size
     const GpuSpec& gpu    = cluster_.gpu_of(plan_.device(s, r, 0));
@@ -782,6 +805,8 @@ private:
       return 0;
     double slowest = 0;
     for (int r = 0; r < plan_.dp; ++r) {
+      if (alike_[r] != r) // runs its backward as that one does
+        continue;
       double seconds = 0;
       const GpuSpec& gpu    = cluster_.gpu_of(plan_.device(s, r, t));
       const double samples  = static_cast<double>(plan_.micro_batch[r]) / plan_.cp;
@@ -802,7 +827,7 @@ private:
     return slowest;
   }
 
-  double optimizer_seconds(int s, int r, int t) const
+  double optimizer_seconds(int s) const
   {
     double params = stage_params(s) / (plan_.shards_optimizer_states() ? plan_.dp : 1);
     if (plan_.ep > 1 && plan_.shards_optimizer_states())
@@ -810,7 +835,28 @@ private:
                stage_expert_params(s) / (plan_.dp / plan_.ep);
     if (sharding_)
       params = replicated_params(s) + (stage_params(s) - replicated_params(s)) / plan_.dp;
-    return compute_.optimizer_seconds(cluster_.gpu_of(plan_.device(s, r, t)), params);
+    std::set<int> gpus; // each GPU type of the stage once
+    for (int r = 0; r < plan_.dp; ++r)
+      for (int t = 0; t < plan_.tp; ++t)
+        gpus.insert(cluster_.device(plan_.device(s, r, t)).gpu);
+    double seconds = 0;
+    for (int gpu : gpus)
+      seconds = std::max(seconds, compute_.optimizer_seconds(cluster_.gpus()[gpu], params));
+    return seconds;
+  }
+
+  /// Whether replica `r` times its pipeline as replica `alike` does: alike (fold.hpp's alike_replicas) and with
+  /// the same boundary transfers, which also depend on the replicas beside it on the links.
+  bool times_as(int r, int alike) const
+  {
+    for (int k = 0; k + 1 < plan_.chunk_count(); ++k) {
+      const Boundary& a = boundary_[k * plan_.dp + r];
+      const Boundary& b = boundary_[k * plan_.dp + alike];
+      for (const auto& [x, y] : {std::pair{a.to_next, b.to_next}, std::pair{a.from_next, b.from_next}})
+        if (x.seconds != y.seconds || x.latency_s != y.latency_s || x.occupancy_s != y.occupancy_s)
+          return false;
+    }
+    return true;
   }
 
   const Plan& plan_;
@@ -819,6 +865,11 @@ private:
   const costmodel::ComputeModel& compute_;
   costmodel::Algorithm algorithm_;
   bool sharding_;                      ///< layer_sharding shards some layer
+  std::vector<int> alike_;             ///< per replica: the first alike with it (fold.hpp's alike_replicas)
+  /// (stage, ring bytes) -> per context-parallel group of TP rank 0: how much the stage's rings slow its ring.
+  mutable std::map<std::pair<int, double>, std::vector<double>> context_ring_slowdowns_;
+  /// (stage, group's first replica, layers [first, end), micro-batch, GPU) -> context_ring_seconds
+  mutable std::map<std::tuple<int, int, int, int, int, int>, std::pair<double, double>> context_ring_s_;
   std::vector<double> end_slowdown_;   ///< [s * tp + t]: every data-parallel group at once
   std::vector<double> expert_end_slowdown_; ///< [s * tp + t]: every experts' gradient group at once
   std::vector<double> stage_slowdown_; ///< [s * tp + t]: the groups of one stage at once

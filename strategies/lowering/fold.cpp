@@ -37,7 +37,7 @@ std::array<double, 4> edge_type(const Cluster& cluster, int a, int b)
 }
 
 /// Appends what device `id` is, for comparing placements: its GPU, region, node (numbered by `node_label` in order
-/// of first appearance) and the node's links.
+/// of first appearance), the node's links and what sets NCCL's topology in it (fabric, NIC transport, size).
 void append_device(std::vector<double>& signature, const Cluster& cluster, int id, std::map<int, int>& node_label)
 {
   const Device& device = cluster.device(id);
@@ -45,7 +45,10 @@ void append_device(std::vector<double>& signature, const Cluster& cluster, int i
   const int label      = node_label.emplace(device.node, static_cast<int>(node_label.size())).first->second;
   signature.insert(signature.end(), {static_cast<double>(device.gpu), static_cast<double>(node.region),
                                      static_cast<double>(label), node.intra.bandwidth_bytes_per_s,
-                                     node.intra.latency_s, node.nic.bandwidth_bytes_per_s, node.nic.latency_s});
+                                     node.intra.latency_s, node.nic.bandwidth_bytes_per_s, node.nic.latency_s,
+                                     static_cast<double>(node.fabric), static_cast<double>(node.transport),
+                                     node.nic_nominal_bytes_per_s, node.socket_rate_measured ? 1.0 : 0.0,
+                                     static_cast<double>(node.devices.size())});
 }
 
 /// Whether every data-parallel ring is the same sequence of edges repeated once per node group: groups of
@@ -172,10 +175,9 @@ std::vector<int> fold_tp_ranks(const Plan& plan, const Cluster& cluster)
   return block_heads(plan.tp, blocks);
 }
 
-/// What a data-parallel rank's devices are, stage by stage and tensor-parallel rank by rank: GPU, region, node
-/// (numbered by first appearance among them) and its links, and the edges of its pipeline sends and of the tied
-/// embedding's all-reduce. Two ranks with the same surroundings replay alike.
-std::vector<double> rank_surroundings(const Plan& plan, const Cluster& cluster, int r)
+} // namespace
+
+std::vector<double> replica_surroundings(const Plan& plan, const Cluster& cluster, int r)
 {
   std::vector<double> signature;
   std::map<int, int> node_label;
@@ -193,6 +195,24 @@ std::vector<double> rank_surroundings(const Plan& plan, const Cluster& cluster, 
   }
   return signature;
 }
+
+std::vector<int> alike_replicas(const Plan& plan, const Cluster& cluster)
+{
+  std::vector<int> first(plan.dp);
+  std::iota(first.begin(), first.end(), 0);
+  if (plan.ep > 1 || plan.cp > 1 || !cluster.overrides().empty())
+    return first;
+  std::map<std::vector<double>, int> seen;
+  for (int r = 0; r < plan.dp; ++r) {
+    std::vector<double> key = replica_surroundings(plan, cluster, r);
+    key.insert(key.end(), {static_cast<double>(plan.micro_batch[r]), static_cast<double>(plan.grad_accum[r]),
+                           plan.last_micro_batch.empty() ? 0.0 : static_cast<double>(plan.last_micro_batch[r])});
+    first[r] = seen.emplace(std::move(key), r).first->second;
+  }
+  return first;
+}
+
+namespace {
 
 /// Per data-parallel rank: the rank of its context-parallel group that stands for it when those ranks fold, the
 /// way tensor-parallel ranks do (cp in blocks, the first rank of each replayed); empty when they do not. They fold
@@ -223,7 +243,7 @@ std::vector<int> context_rank_heads(const Plan& plan, const Cluster& cluster)
   for (int r = 0; r < plan.dp; ++r) {
     const int first = plan.context_group_first(r);
     heads[r]        = first + positions[r - first];
-    surroundings[r] = rank_surroundings(plan, cluster, r);
+    surroundings[r] = replica_surroundings(plan, cluster, r);
   }
   for (int r = 0; r < plan.dp; ++r) // a rank stands for others only where it sits as they do
     if (surroundings[r] != surroundings[heads[r]])

@@ -60,6 +60,19 @@ struct Fold {
   std::string summary() const;
 };
 
+/// What data-parallel rank `r`'s devices are, stage by stage and tensor-parallel rank by rank: GPU, region, node
+/// (numbered by first appearance among them), its links, fabric, NIC transport and size, and the edges of its pipeline sends and of the tied
+/// embedding's all-reduce. Two ranks with the same surroundings, on a cluster without node-pair overrides, replay
+/// alike and estimate alike.
+std::vector<double> replica_surroundings(const Plan& plan, const Cluster& cluster, int r);
+
+/// Per data-parallel rank, the first rank alike with it in all its own work depends on: its batches and its
+/// devices' surroundings (replica_surroundings).
+/// Alike ranks time their pipelines alike and need as much memory, so the estimate and the memory model work one
+/// of each out. Every rank stands for itself where ranks depend on one another's devices (expert-parallel
+/// all-to-alls, context-parallel rings) or the cluster has node-pair links, which surroundings do not tell apart.
+std::vector<int> alike_replicas(const Plan& plan, const Cluster& cluster);
+
 /// The largest fold `plan` allows on `problem`'s cluster; replays every device when nothing folds.
 Fold find_fold(const Plan& plan, const Problem& problem);
 

@@ -4,6 +4,7 @@
 #include "core/units.hpp"
 #include "costmodel/attention_speed.hpp"
 #include "costmodel/nccl_memory.hpp"
+#include "strategies/lowering/fold.hpp"
 #include "strategies/lowering/pass_order.hpp"
 
 #include <algorithm>
@@ -60,14 +61,6 @@ int placed_device(const Plan& plan, const Cluster& cluster, int stage, int repli
                                                                       : rank % cluster.device_count();
 }
 
-/// What NCCL holds on a device of `stage` for its data-parallel communicator (costmodel/nccl_memory.hpp).
-double data_parallel_nccl_bytes(const Plan& plan, const Cluster& cluster, int stage)
-{
-  std::vector<int> group;
-  for (int r = 0; r < plan.dp; ++r)
-    group.push_back(placed_device(plan, cluster, stage, r, 0));
-  return costmodel::nccl_communicator_bytes(cluster, group, costmodel::NcclUse::collectives, plan.nccl);
-}
 
 /// What NCCL holds on a device of `stage` and `replica` (costmodel/nccl_memory.hpp), per communicator: the
 /// tensor- and data-parallel ones (the latter `data_parallel` when known, else worked out), a point-to-point
@@ -92,7 +85,7 @@ NcclMemory communicator_bytes(const Plan& plan, const Problem& problem, int stag
   for (int t = 0; t < plan.tp; ++t)
     group.push_back(placed_device(plan, cluster, stage, replica, t));
   nccl.tensor_parallel = costmodel::nccl_communicator_bytes(cluster, group, NcclUse::collectives, plan.nccl);
-  nccl.data_parallel   = data_parallel ? *data_parallel : data_parallel_nccl_bytes(plan, cluster, stage);
+  nccl.data_parallel   = data_parallel ? *data_parallel : data_parallel_communicator_bytes(plan, cluster, stage);
   const int self = device(stage, replica);
   for (int neighbour : pipeline_neighbours(plan, stage))
     nccl.pipeline += pair(self, device(neighbour, replica));
@@ -128,8 +121,10 @@ double interleaved_in_flight(const Plan& plan, int stage, int replica, const std
 }
 
 /// `data_parallel`: NCCL's bytes for the stage's data-parallel communicator, when already worked out.
+/// `layer_kinds`: models::layer_kinds of the workload, when the caller keeps them.
 DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica,
-                           std::optional<double> data_parallel = std::nullopt);
+                           std::optional<double> data_parallel = std::nullopt,
+                           const std::vector<int>* layer_kinds = nullptr);
 
 } // namespace
 
@@ -176,10 +171,19 @@ DeviceMemory autocast_model_states(DeviceMemory states, double cast_elements, Dt
   return states;
 }
 
-DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica)
+DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica,
+                                 std::optional<double> data_parallel_bytes, const std::vector<int>* layer_kinds)
 {
   HETSIM_ASSERT(plan.virtual_stages == 1); // one range is one chunk
-  return device_memory(plan, problem, stage, {{first, end}}, replica);
+  return device_memory(plan, problem, stage, {{first, end}}, replica, data_parallel_bytes, layer_kinds);
+}
+
+double data_parallel_communicator_bytes(const Plan& plan, const Cluster& cluster, int stage)
+{
+  std::vector<int> group;
+  for (int r = 0; r < plan.dp; ++r)
+    group.push_back(placed_device(plan, cluster, stage, r, 0));
+  return costmodel::nccl_communicator_bytes(cluster, group, costmodel::NcclUse::collectives, plan.nccl);
 }
 
 namespace {
@@ -206,7 +210,7 @@ ScoreBytes fallback_score_bytes(const models::Layer& layer, const GpuSpec* gpu)
 }
 
 DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, const Chunks& chunks, int replica,
-                           std::optional<double> data_parallel)
+                           std::optional<double> data_parallel, const std::vector<int>* layer_kinds)
 {
   const auto& layers            = problem.workload->layers;
   // The GPU this stage's replica runs on, once the plan places it: the attention kernel that runs depends on it.
@@ -234,36 +238,47 @@ DeviceMemory device_memory(const Plan& plan, const Problem& problem, int stage, 
   for (const auto& [first, end] : chunks) {
     chunk_saved.push_back(saved);
     chunk_boundary.push_back(boundary);
-    for (int l = first; l < end; ++l) {
+    for (int l = first, run = 1; l < end; l += run) {
+      // A run of layers of one kind counts as its first, `run` times over (added one by one, so that the sums
+      // are those of a layer-by-layer count to the last bit): a 10,000-layer model's range costs its kinds.
+      run = 1;
+      while (layer_kinds && l + run < end && (*layer_kinds)[l + run] == (*layer_kinds)[l])
+        ++run;
       const double p = (layers[l].params - layers[l].expert_params + layers[l].expert_params / plan.ep) / plan.tp;
-      params += p;
-      experts += layers[l].expert_params / plan.ep / plan.tp;
-      if (p > largest[0]) {
-        largest[1] = largest[0];
-        largest[0] = p;
-      } else if (p > largest[1]) {
-        largest[1] = p;
-      }
       // Without sequence parallelism the replicated operators keep whole activations on every TP member, and
       // the block's input and output are whole too.
       const double replicated = split ? 0 : layers[l].replicated_saved_bytes_per_sample;
       const ScoreBytes scores = fallback_score_bytes(layers[l], gpu); // selective recompute reruns them
       const double held = plan.selective_recompute ? layers[l].selective_saved_bytes_per_sample
                                                    : layers[l].saved_activation_bytes_per_sample + scores.kept;
-      const double kept = (held - replicated) / plan.tp + replicated;
-      saved += kept;
-      if (models::recomputed(*problem.workload, l)) {
-        boundary += layers[l].activation_bytes_per_sample / (split ? plan.tp : 1);
-        largest_saved = std::max(largest_saved, kept);
-      } else {
-        unchecked += kept;
-      }
-      if (autocast)
-        cast_weights += autocast_weight_elements(layers[l], plan.tp);
+      const double kept       = (held - replicated) / plan.tp + replicated;
+      const bool recomputed   = models::recomputed(*problem.workload, l);
+      const double cast       = autocast ? autocast_weight_elements(layers[l], plan.tp) : 0;
+      std::vector<double> fp8; // its fp8 weights, operator by operator
       for (const models::Operator& op : layers[l].operators)
         if (op.fp8)
-          fp8_weights += op.params / (op.experts > 0 ? plan.ep : 1) / plan.tp;
-      transient     = std::max(transient, std::max(layers[l].transient_bytes_per_sample, scores.transient) / plan.tp);
+          fp8.push_back(op.params / (op.experts > 0 ? plan.ep : 1) / plan.tp);
+      for (int copy = 0; copy < run; ++copy) {
+        params += p;
+        experts += layers[l].expert_params / plan.ep / plan.tp;
+        if (p > largest[0]) {
+          largest[1] = largest[0];
+          largest[0] = p;
+        } else if (p > largest[1]) {
+          largest[1] = p;
+        }
+        saved += kept;
+        if (recomputed)
+          boundary += layers[l].activation_bytes_per_sample / (split ? plan.tp : 1);
+        else
+          unchecked += kept;
+        cast_weights += cast;
+        for (double weights : fp8)
+          fp8_weights += weights;
+      }
+      if (recomputed)
+        largest_saved = std::max(largest_saved, kept);
+      transient = std::max(transient, std::max(layers[l].transient_bytes_per_sample, scores.transient) / plan.tp);
     }
     chunk_saved.back()    = saved - chunk_saved.back();
     chunk_boundary.back() = boundary - chunk_boundary.back();
@@ -397,11 +412,14 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.chunk_count());
 
   std::vector<DeviceMemory> memory(cluster.device_count());
+  const std::vector<int> alike = alike_replicas(plan, cluster); // alike replicas need as much
   for (int s = 0; s < plan.pp; ++s) {
     // One data-parallel communicator for all the stage's replicas.
-    const double data_parallel = data_parallel_nccl_bytes(plan, cluster, s);
+    const double data_parallel = data_parallel_communicator_bytes(plan, cluster, s);
     for (int r = 0; r < plan.dp; ++r) {
-      const DeviceMemory stage = device_memory(plan, problem, s, plan.stage_ranges(s, layer_count), r, data_parallel);
+      const DeviceMemory stage =
+          alike[r] != r ? memory[plan.device(s, alike[r], 0)]
+                        : device_memory(plan, problem, s, plan.stage_ranges(s, layer_count), r, data_parallel);
       for (int t = 0; t < plan.tp; ++t)
         memory[plan.device(s, r, t)] = stage;
     }

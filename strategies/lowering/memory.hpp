@@ -5,6 +5,7 @@
 #include "strategies/plan/plan.hpp"
 #include "strategies/plan/problem.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,7 +78,16 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem);
 /// One device of `stage` and `replica` if the stage held layers [first, end): parameters, gradients, optimizer
 /// states and activations as plan_memory counts them (device, workspace and capacity left empty). Planners
 /// use it to try stage boundaries before the plan has them.
-DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica);
+/// A planner trying many boundaries may keep what does not change between them: `data_parallel_bytes`,
+/// data_parallel_communicator_bytes of the stage (worked out otherwise, at thousands of devices), and
+/// `layer_kinds`, models::layer_kinds of the workload (consecutive layers of a kind are then counted once each
+/// run, which makes a range of a 10,000-layer model cost its kinds rather than its layers).
+DeviceMemory stage_device_memory(const Plan& plan, const Problem& problem, int stage, int first, int end, int replica,
+                                 std::optional<double> data_parallel_bytes = std::nullopt,
+                                 const std::vector<int>* layer_kinds      = nullptr);
+/// What NCCL holds on a device of `stage` for its data-parallel communicator, one for all the stage's replicas
+/// (costmodel/nccl_memory.hpp).
+double data_parallel_communicator_bytes(const Plan& plan, const Cluster& cluster, int stage);
 /// "; its GPU is set by cluster.json: regions[0].nodes[1].gpu", the clause that ends a message about a device
 /// that does not fit, or "" for a cluster built in code.
 std::string gpu_origin_clause(const std::string& gpu_origin);

@@ -13,6 +13,15 @@ bool PlannerContext::has_flag(std::string_view flag) const
   return std::find(flags.begin(), flags.end(), flag) != flags.end();
 }
 
+costmodel::ComputeModel PlannerContext::compute_model() const
+{
+  if (!shared_model || shared_model_inputs != std::pair{calibration, profile}) {
+    shared_model        = std::make_shared<const costmodel::ComputeModel>(calibration, profile);
+    shared_model_inputs = {calibration, profile};
+  }
+  return *shared_model;
+}
+
 std::unique_ptr<Profiler> PlannerContext::make_profiler(const Problem& problem) const
 {
   if (device_profiles) {

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace hetsim::strategies {
@@ -42,11 +43,17 @@ struct PlannerContext {
   std::function<std::string(const Plan&)> cannot_launch;
 
   bool has_flag(std::string_view flag) const;
-  /// The cost model both the estimate and the planners' inner loops use.
-  costmodel::ComputeModel compute_model() const { return costmodel::ComputeModel(calibration, profile); }
+  /// The cost model both the estimate and the planners' inner loops use: one for the whole search (copies share
+  /// its priced passes, so that a layer priced for one candidate is not priced again for the next), made anew
+  /// when calibration or profile changed. Not for concurrent first calls.
+  costmodel::ComputeModel compute_model() const;
   /// What the planners that profile devices (Poplar's Algorithm 1) run their steps on: the measured device
   /// profiles when given, otherwise the cost model. Valid while `problem` and this context are.
   std::unique_ptr<Profiler> make_profiler(const Problem& problem) const;
+
+  /// compute_model()'s, with the calibration and profile it was made with.
+  mutable std::shared_ptr<const costmodel::ComputeModel> shared_model;
+  mutable std::pair<const costmodel::Calibration*, const costmodel::LayerProfile*> shared_model_inputs{};
 };
 
 /// Where a candidate does not fit: the device with the largest overflow.

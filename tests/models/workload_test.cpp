@@ -243,3 +243,28 @@ TEST_CASE("eager PyTorch: Hugging Face's RMSNorm keeps its fp32 input and normal
   shape.autocast = false; // a 16-bit model: the fp32 copy of the input, and the 16-bit normalised value
   CHECK(build_transformer(shape).layers[1].operators.front().saved_bytes_per_sample == 6.0 * 2048 * 2048);
 }
+
+TEST_CASE("a transformer's blocks are one kind of layer; a block that works differently is its own")
+{
+  Workload w = build_transformer(gpt2_medium());
+  // Names do not count: the blocks' own names differ, and an operator renamed in one block changes nothing.
+  REQUIRE(w.layers[5].operators.size() > 1);
+  w.layers[5].operators[0].name = "renamed";
+  std::vector<int> kinds = layer_kinds(w.layers);
+  CHECK(kinds[0] == 0);
+  for (int l = 1; l <= 24; ++l)
+    CHECK(kinds[l] == 1);
+  CHECK(kinds[25] == 25);
+
+  // Any figure of an operator tells kinds apart, one deep in the list as much as the layer's own.
+  w.layers[7].operators.back().bytes_per_sample += 1;
+  w.layers[9].saved_activation_bytes_per_sample *= 2;
+  w.layers[11] = w.layers[7]; // a copy of the changed block, under block 11's name: layer 7's kind
+  w.layers[11].name = "block.10";
+  kinds = layer_kinds(w.layers);
+  CHECK(kinds[7] == 7);
+  CHECK(kinds[8] == 1);
+  CHECK(kinds[9] == 9);
+  CHECK(kinds[11] == 7);
+  CHECK(kinds[24] == 1);
+}

@@ -7,6 +7,8 @@
 #include "strategies/plan/problem.hpp"
 #include "strategies/planners/amp/layer_assignment.hpp"
 
+#include <map>
+#include <tuple>
 #include <vector>
 
 namespace hetsim::strategies {
@@ -35,6 +37,10 @@ public:
   bool fits(int stage, int first, int end) const;
 
 private:
+  /// Forward + backward of one micro-batch of `mb` sequences through each layer on `gpu`, without communication;
+  /// `kinds` is models::layer_kinds of the layers.
+  std::vector<double> layer_compute_seconds(const GpuSpec& gpu, int mb, const std::vector<int>& kinds,
+                                            const costmodel::ComputeModel& compute) const;
   /// One micro-batch's tensor-parallel collectives (none when `profiled`) and expert-parallel all-to-alls of
   /// `layer` over `group` and `experts`, forward and backward.
   double communication_seconds(const models::Layer& layer, const std::vector<int>& group,
@@ -44,6 +50,10 @@ private:
   const Problem& problem_;
   std::vector<std::vector<double>> prefix_s_; ///< [stage][layer]: seconds of layers [0, layer) on that stage
   std::vector<double> stage_capacity_bytes_;  ///< smallest memory of a device of each stage
+  std::vector<double> data_parallel_bytes_;   ///< per stage: its data-parallel communicator's NCCL bytes
+  std::vector<int> kinds_;                    ///< models::layer_kinds of the workload
+  /// (stage, activation bytes, gradient bytes) -> boundary_seconds: the layer assignment asks for every cut.
+  mutable std::map<std::tuple<int, double, double>, double> boundary_s_;
 };
 
 } // namespace hetsim::strategies
