@@ -55,11 +55,16 @@ public:
     // ended their last backward.
     // Replicas alike in all their pipeline depends on finish alike: each kind is timed once (a search at 16,384
     // GPUs has thousands of replicas of a few kinds).
+    // Replicas whose steps and transfers come out equal (a context-parallel group's) share the timing too.
     std::vector<double> stage_finish(plan_.pp, 0);
+    std::set<std::vector<double>> timed;
     for (int r = 0; r < plan_.dp; ++r) {
       if (alike_[r] != r && times_as(r, alike_[r]))
         continue;
-      const std::vector<double> finish = pipeline_finish_seconds(r);
+      const ReplicaSteps steps = replica_steps(r);
+      if (!timed.insert(pipeline_inputs(r, steps)).second)
+        continue;
+      const std::vector<double> finish = pipeline_finish_seconds(r, steps);
       for (int s = 0; s < plan_.pp; ++s)
         stage_finish[s] = std::max(stage_finish[s], finish[s]);
     }
@@ -272,16 +277,47 @@ private:
     return *std::max_element(first, first + plan_.tp);
   }
 
+  struct StageSteps {
+    double forward_s   = 0; ///< one micro-batch's forward, with all that holds the stage's compute back
+    double backward_s  = 0; ///< its backward, likewise
+    double final_backward_s = 0; ///< the last micro-batch's backward, whose ZeRO-2 reduction ends the iteration
+    double weight_s    = 0; ///< zero bubble: the weight-gradient step, which backward_s then leaves out
+  };
+
+  /// Replica `r`'s steps, chunk by chunk: a full micro-batch's, and the smaller last one's (pp 1) if any.
+  struct ReplicaSteps {
+    std::vector<StageSteps> full, last;
+  };
+  ReplicaSteps replica_steps(int r) const
+  {
+    ReplicaSteps steps;
+    for (int k = 0; k < plan_.chunk_count(); ++k)
+      steps.full.push_back(stage_steps(k, r, plan_.micro_batch[r]));
+    if (!plan_.last_micro_batch.empty())
+      for (int k = 0; k < plan_.chunk_count(); ++k)
+        steps.last.push_back(stage_steps(k, r, plan_.last_micro_batch[r]));
+    return steps;
+  }
+
+  /// All pipeline_finish_seconds(r, steps) depends on: the micro-batches, the steps and the boundary transfers.
+  std::vector<double> pipeline_inputs(int r, const ReplicaSteps& steps) const
+  {
+    std::vector<double> inputs{static_cast<double>(plan_.grad_accum[r])};
+    for (const auto* chunks : {&steps.full, &steps.last})
+      for (const StageSteps& step : *chunks)
+        inputs.insert(inputs.end(), {step.forward_s, step.backward_s, step.final_backward_s, step.weight_s});
+    for (int k = 0; k + 1 < plan_.chunk_count(); ++k)
+      for (const Transfer& transfer : {boundary_[k * plan_.dp + r].to_next, boundary_[k * plan_.dp + r].from_next})
+        inputs.insert(inputs.end(), {transfer.seconds, transfer.latency_s, transfer.occupancy_s});
+    return inputs;
+  }
+
   /// One replica's pipeline: when each of its stages ends its last backward.
-  std::vector<double> pipeline_finish_seconds(int r) const
+  std::vector<double> pipeline_finish_seconds(int r, const ReplicaSteps& chunk_steps) const
   {
     const int chunks = plan_.chunk_count();
-    std::vector<StageSteps> full, last; // per chunk
-    for (int k = 0; k < chunks; ++k)
-      full.push_back(stage_steps(k, r, plan_.micro_batch[r]));
-    if (!plan_.last_micro_batch.empty()) // a smaller last micro-batch (pp is 1)
-      for (int k = 0; k < chunks; ++k)
-        last.push_back(stage_steps(k, r, plan_.last_micro_batch[r]));
+    const std::vector<StageSteps>& full = chunk_steps.full;
+    const std::vector<StageSteps>& last = chunk_steps.last;
 
     costmodel::PipelineDurations durations;
     durations.sends_block  = plan_.framework.blocking_sends;
@@ -322,12 +358,6 @@ private:
     return finish;
   }
 
-  struct StageSteps {
-    double forward_s   = 0; ///< one micro-batch's forward, with all that holds the stage's compute back
-    double backward_s  = 0; ///< its backward, likewise
-    double final_backward_s = 0; ///< the last micro-batch's backward, whose ZeRO-2 reduction ends the iteration
-    double weight_s    = 0; ///< zero bubble: the weight-gradient step, which backward_s then leaves out
-  };
 
   /// One micro-batch of `mb` samples through chunk `k` (stage k without virtual stages) of replica `r`:
   /// forward and backward on the slowest TP member with their TP all-reduces and the per-micro-batch ZeRO traffic.

@@ -50,6 +50,12 @@ Candidate evaluate(Plan plan, const Problem& problem, const PlannerContext& cont
   return candidate;
 }
 
+bool fits_in_memory(Plan plan, const Problem& problem)
+{
+  plan.collective_algorithm = problem.collective_algorithm; // as evaluate() scores it
+  return largest_overflow(plan_memory(plan, problem)) == nullptr;
+}
+
 bool better_candidate(const Candidate& a, const Candidate& b)
 {
   if (a.fits() != b.fits())

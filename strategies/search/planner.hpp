@@ -78,6 +78,9 @@ struct Candidate {
 
 /// Scores one plan: estimate, peak memory and (if any) the worst overflow.
 Candidate evaluate(Plan plan, const Problem& problem, const PlannerContext& context, std::string note = {});
+/// Whether evaluate() would find that `plan` fits, without its estimate: a planner that drops plans that do not fit
+/// asks this first (at thousands of devices the estimate costs more than the memory model).
+bool fits_in_memory(Plan plan, const Problem& problem);
 
 /// Feasible candidates first, then by estimated iteration time; ties by plan shape so the order is deterministic.
 bool better_candidate(const Candidate& a, const Candidate& b);

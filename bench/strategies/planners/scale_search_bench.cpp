@@ -1,6 +1,7 @@
 /// Search at the scale users plan for: each planner's analytic search of Llama 3.1 405B (8,192-token sequences,
-/// bf16) with a global batch of 16,384 sequences, on preset:h100_16384 (2,048 DGX H100 nodes) and on 131,072
-/// H100 (16,384 such nodes), as `hetsim search --top 0` runs it. Replaying the best plan is timed apart
+/// bf16), as `hetsim search --top 0` runs it, on preset:h100_16384 (2,048 DGX H100 nodes) with a global batch of
+/// 16,384 sequences and on 131,072 H100 (16,384 such nodes) with one sequence per GPU, 131,072 (the planners
+/// that give every GPU the same micro-batch need one at least). Replaying the best plan is timed apart
 /// (scale_bench, and docs/benchmarks.md for the plans found here).
 ///
 /// Goals: every planner under 10 CPU-s and 1 GiB at 16,384 GPUs, under 60 CPU-s at 131,072
@@ -39,13 +40,13 @@ double peak_rss_gib()
   return usage.ru_maxrss / (1024.0 * 1024.0); // KiB on Linux
 }
 
-void search_at(benchmark::State& state, const Cluster& cluster, const char* planner_name)
+void search_at(benchmark::State& state, const Cluster& cluster, int global_batch, const char* planner_name)
 {
   const models::Workload workload = models::load_workload("preset:llama-3.1-405b");
   strategies::Problem problem;
   problem.cluster      = &cluster;
   problem.workload     = &workload;
-  problem.global_batch = 16384;
+  problem.global_batch = global_batch;
   problem.dtype        = strategies::choose_dtype("", "--dtype", cluster, workload);
   const auto planner   = strategies::find_planner(planner_name).make();
   long long candidates = 0;
@@ -64,13 +65,13 @@ void search_at(benchmark::State& state, const Cluster& cluster, const char* plan
 void search_16384(benchmark::State& state, const char* planner)
 {
   static const Cluster cluster = load_cluster("preset:h100_16384");
-  search_at(state, cluster, planner);
+  search_at(state, cluster, 16384, planner);
 }
 
 void search_131072(benchmark::State& state, const char* planner)
 {
   static const Cluster cluster = h100_131072();
-  search_at(state, cluster, planner);
+  search_at(state, cluster, 131072, planner);
 }
 
 #define HETSIM_SEARCH_AT_SCALE(name, planner)                                                                    \

@@ -34,6 +34,8 @@ std::optional<Candidate> interleaved(const Candidate& base, const Problem& probl
     Plan variant           = plan;
     variant.virtual_stages = chunks;
     variant.stage_starts   = uniform_stage_starts(layer_count, plan.pp * chunks);
+    if (!fits_in_memory(variant, problem)) // kept only when it fits
+      continue;
     Candidate c = evaluate(std::move(variant), problem, context,
                            base.note + (base.note.empty() ? "" : ", ") + "interleaved " + std::to_string(chunks));
     if (c.fits() && (!best || c.estimate.iteration_time_s < best->estimate.iteration_time_s))
@@ -72,6 +74,10 @@ public:
                 uniform_batch_plan(d, placement, uniform_stage_starts(layer_count, d.pp), mbs, problem, cp);
             plan.ep = ep;
             plan.set_recompute(recompute);
+            // One that does not fit counts only as the closest (full recompute): the others need no estimate.
+            const bool closest_if_over = recompute == Recompute::full && (!closest || cp == 1);
+            if (!closest_if_over && !fits_in_memory(plan, problem))
+              continue;
             const std::string split = cp > 1 ? "cp " + std::to_string(cp) : "";
             const std::string note  = recompute_note(recompute);
             Candidate c = evaluate(std::move(plan), problem, context,
