@@ -196,11 +196,11 @@ std::vector<double> replica_surroundings(const Plan& plan, const Cluster& cluste
   return signature;
 }
 
-std::vector<int> alike_replicas(const Plan& plan, const Cluster& cluster)
+std::vector<int> alike_replicas(const Plan& plan, const Cluster& cluster, AlikeFor use)
 {
   std::vector<int> first(plan.dp);
   std::iota(first.begin(), first.end(), 0);
-  if (plan.ep > 1 || plan.cp > 1 || !cluster.overrides().empty())
+  if (plan.ep > 1 || (plan.cp > 1 && use == AlikeFor::timing) || !cluster.overrides().empty())
     return first;
   std::map<std::vector<double>, int> seen;
   for (int r = 0; r < plan.dp; ++r) {

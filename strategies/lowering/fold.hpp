@@ -66,12 +66,17 @@ struct Fold {
 /// alike and estimate alike.
 std::vector<double> replica_surroundings(const Plan& plan, const Cluster& cluster, int r);
 
+/// What replicas are alike for: their pipelines' timing, which a context-parallel group's ring ties to the other
+/// replicas' devices, or their memory, which no ring changes.
+enum class AlikeFor { timing, memory };
+
 /// Per data-parallel rank, the first rank alike with it in all its own work depends on: its batches and its
 /// devices' surroundings (replica_surroundings).
 /// Alike ranks time their pipelines alike and need as much memory, so the estimate and the memory model work one
 /// of each out. Every rank stands for itself where ranks depend on one another's devices (expert-parallel
-/// all-to-alls, context-parallel rings) or the cluster has node-pair links, which surroundings do not tell apart.
-std::vector<int> alike_replicas(const Plan& plan, const Cluster& cluster);
+/// all-to-alls and communicators; for timing, context-parallel rings) or the cluster has node-pair links, which
+/// surroundings do not tell apart.
+std::vector<int> alike_replicas(const Plan& plan, const Cluster& cluster, AlikeFor use = AlikeFor::timing);
 
 /// The largest fold `plan` allows on `problem`'s cluster; replays every device when nothing folds.
 Fold find_fold(const Plan& plan, const Problem& problem);

@@ -412,7 +412,7 @@ std::vector<DeviceMemory> plan_memory(const Plan& plan, const Problem& problem)
   HETSIM_ASSERT(static_cast<int>(plan.stage_starts.size()) == plan.chunk_count());
 
   std::vector<DeviceMemory> memory(cluster.device_count());
-  const std::vector<int> alike = alike_replicas(plan, cluster); // alike replicas need as much
+  const std::vector<int> alike = alike_replicas(plan, cluster, AlikeFor::memory); // alike replicas need as much
   for (int s = 0; s < plan.pp; ++s) {
     // One data-parallel communicator for all the stage's replicas.
     const double data_parallel = data_parallel_communicator_bytes(plan, cluster, s);

@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using namespace hetsim;
 using namespace hetsim::strategies;
 using namespace hetsim::strategies::testing;
@@ -93,4 +95,14 @@ TEST_CASE("the estimate and the memory of alike replicas are those of every repl
       CHECK(memory_a[d].total_bytes() == memory_b[d].total_bytes());
   }
   CHECK(folds > 0); // the shapes do have alike replicas to stand for one another
+
+  // Context-parallel groups tie their replicas' timing together, not their memory.
+  Plan plan = make_plan(folded, workload, 1, 2, 8, 2, 2);
+  plan.cp   = 2;
+  CHECK(alike_replicas(plan, folded)[2] == 2);
+  const std::vector<int> for_memory = alike_replicas(plan, folded, AlikeFor::memory);
+  CHECK(std::count_if(for_memory.begin(), for_memory.end(), [r = 0](int first) mutable { return first != r++; }) > 0);
+  const auto memory_a = plan_memory(plan, folded_problem), memory_b = plan_memory(plan, each_problem);
+  for (std::size_t d = 0; d < memory_a.size(); ++d)
+    CHECK(memory_a[d].total_bytes() == memory_b[d].total_bytes());
 }
