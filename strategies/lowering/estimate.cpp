@@ -52,19 +52,19 @@ public:
   {
     PlanEstimate result;
     // Every replica runs its pipeline; a stage's data-parallel group synchronises once all of its replicas have
-    // ended their last backward.
-    // Replicas alike in all their pipeline depends on finish alike: each kind is timed once (a search at 16,384
-    // GPUs has thousands of replicas of a few kinds).
-    // Replicas whose steps and transfers come out equal (a context-parallel group's) share the timing too.
+    // ended their last backward. Replicas whose steps and transfers come out equal finish alike, so each set of
+    // inputs is timed once (a search at 16,384 GPUs has thousands of replicas of a few kinds); an alike replica
+    // (alike_replicas) takes its steps from the first of its kind.
     std::vector<double> stage_finish(plan_.pp, 0);
+    std::map<int, ReplicaSteps> steps_of; // the first replica of each kind -> its steps
     std::set<std::vector<double>> timed;
     for (int r = 0; r < plan_.dp; ++r) {
-      if (alike_[r] != r && times_as(r, alike_[r]))
+      const auto [known, added] = steps_of.try_emplace(alike_[r]);
+      if (added)
+        known->second = replica_steps(r);
+      if (!timed.insert(pipeline_inputs(r, known->second)).second)
         continue;
-      const ReplicaSteps steps = replica_steps(r);
-      if (!timed.insert(pipeline_inputs(r, steps)).second)
-        continue;
-      const std::vector<double> finish = pipeline_finish_seconds(r, steps);
+      const std::vector<double> finish = pipeline_finish_seconds(r, known->second);
       for (int s = 0; s < plan_.pp; ++s)
         stage_finish[s] = std::max(stage_finish[s], finish[s]);
     }
@@ -873,20 +873,6 @@ private:
     for (int gpu : gpus)
       seconds = std::max(seconds, compute_.optimizer_seconds(cluster_.gpus()[gpu], params));
     return seconds;
-  }
-
-  /// Whether replica `r` times its pipeline as replica `alike` does: alike (fold.hpp's alike_replicas) and with
-  /// the same boundary transfers, which also depend on the replicas beside it on the links.
-  bool times_as(int r, int alike) const
-  {
-    for (int k = 0; k + 1 < plan_.chunk_count(); ++k) {
-      const Boundary& a = boundary_[k * plan_.dp + r];
-      const Boundary& b = boundary_[k * plan_.dp + alike];
-      for (const auto& [x, y] : {std::pair{a.to_next, b.to_next}, std::pair{a.from_next, b.from_next}})
-        if (x.seconds != y.seconds || x.latency_s != y.latency_s || x.occupancy_s != y.occupancy_s)
-          return false;
-    }
-    return true;
   }
 
   const Plan& plan_;

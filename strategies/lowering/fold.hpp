@@ -61,9 +61,9 @@ struct Fold {
 };
 
 /// What data-parallel rank `r`'s devices are, stage by stage and tensor-parallel rank by rank: GPU, region, node
-/// (numbered by first appearance among them), its links, fabric, NIC transport and size, and the edges of its pipeline sends and of the tied
-/// embedding's all-reduce. Two ranks with the same surroundings, on a cluster without node-pair overrides, replay
-/// alike and estimate alike.
+/// (numbered by first appearance among them), its links, fabric, NIC transport and size, and the edges of its
+/// pipeline sends and of the tied embedding's all-reduce. Two ranks with the same surroundings, on a cluster
+/// without node-pair overrides, replay alike and estimate alike.
 std::vector<double> replica_surroundings(const Plan& plan, const Cluster& cluster, int r);
 
 /// What replicas are alike for: their pipelines' timing, which a context-parallel group's ring ties to the other

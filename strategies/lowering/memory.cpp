@@ -61,7 +61,6 @@ int placed_device(const Plan& plan, const Cluster& cluster, int stage, int repli
                                                                       : rank % cluster.device_count();
 }
 
-
 /// What NCCL holds on a device of `stage` and `replica` (costmodel/nccl_memory.hpp), per communicator: the
 /// tensor- and data-parallel ones (the latter `data_parallel` when known, else worked out), a point-to-point
 /// link per pipeline neighbour, the experts' all-to-all peers and gradient group. Where the plan gives

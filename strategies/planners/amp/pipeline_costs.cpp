@@ -143,7 +143,8 @@ bool PipelineCosts::fits(int stage, int first, int end) const
   for (int r = 0; r < shape_.dp; ++r) {
     if (r > 0 && shape_.micro_batch[r] == shape_.micro_batch[r - 1] && shape_.grad_accum[r] == shape_.grad_accum[r - 1])
       continue; // same batch, same memory
-    const DeviceMemory m = stage_device_memory(shape_, problem_, stage, first, end, r, data_parallel_bytes_[stage], &kinds_);
+    const DeviceMemory m =
+        stage_device_memory(shape_, problem_, stage, first, end, r, data_parallel_bytes_[stage], &kinds_);
     if (m.total_bytes() + problem_.workspace_bytes.value_or(0) > stage_capacity_bytes_[stage])
       return false;
   }
