@@ -6,6 +6,7 @@
 #include "exec/run_space.hpp"
 #include "exec/run_traces.hpp"
 #include "exec/store_directory.hpp"
+#include "tests/temp_folder.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,7 +14,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <string>
 
@@ -32,6 +35,26 @@ pid_t dead_pid()
   return child;
 }
 
+/// TMPDIR set to a folder of the test's own while it lives, as a user sets it: the stores a run makes and scans for
+/// then lie there, apart from any other run's, and go with the folder.
+struct OwnTemporaryDirectory {
+  hetsim::test::TempFolder folder{"stores"};
+  std::optional<std::string> before;
+  OwnTemporaryDirectory()
+  {
+    if (const char* value = std::getenv("TMPDIR"))
+      before = value;
+    ::setenv("TMPDIR", folder.path.c_str(), 1);
+  }
+  ~OwnTemporaryDirectory()
+  {
+    if (before)
+      ::setenv("TMPDIR", before->c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
+  }
+};
+
 fs::path store_of(pid_t owner, const std::string& suffix, std::chrono::minutes age)
 {
   const fs::path dir = fs::temp_directory_path() / ("hetsim-store-" + std::to_string(owner) + "-" + suffix);
@@ -44,6 +67,8 @@ fs::path store_of(pid_t owner, const std::string& suffix, std::chrono::minutes a
 
 TEST_CASE("a new run removes the stores of launchers killed before they could, and only those")
 {
+  const OwnTemporaryDirectory temporary;
+  REQUIRE(fs::temp_directory_path() == temporary.folder.path);
   const pid_t dead                = dead_pid();
   const fs::path orphaned         = store_of(dead, "orphan", std::chrono::minutes(5));
   const fs::path written_recently = store_of(dead, "recent", std::chrono::minutes(0)); // another namespace's
@@ -62,9 +87,8 @@ TEST_CASE("a new run removes the stores of launchers killed before they could, a
 
 TEST_CASE("the traces a failed run's finished ranks wrote are set aside as rank<i>.failed.json")
 {
-  const fs::path dir = fs::temp_directory_path() / "hetsim_failed_run_traces";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const hetsim::test::TempFolder folder("failed_run_traces");
+  const fs::path& dir = folder.path;
   for (const char* name : {"rank0.json", "rank2.json"})
     std::ofstream(dir / name) << "{}";
   CHECK(hetsim::exec::set_aside_rank_traces(dir.string(), 4) == 2);
@@ -73,7 +97,6 @@ TEST_CASE("the traces a failed run's finished ranks wrote are set aside as rank<
   CHECK_FALSE(fs::exists(dir / "rank0.json"));
   CHECK_FALSE(fs::exists(dir / "rank1.failed.json"));
   CHECK(hetsim::exec::set_aside_rank_traces(dir.string(), 4) == 0);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("the free space a run needs is checked where it writes, naming the directory")
